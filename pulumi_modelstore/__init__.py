@@ -1,0 +1,11 @@
+"""pulumi-modelstore: one shared, read-mostly model store per model on Kubernetes.
+
+Backends live in their own rooms: :mod:`pulumi_modelstore.aws`, :mod:`pulumi_modelstore.local`.
+The contract they share is :class:`ModelStore` and :class:`WorkloadMount`.
+"""
+
+from .errors import ModelStoreInputError
+from .kube.workload import WorkloadMount
+from .store import ModelStore, ModelStoreArgs
+
+__all__ = ["ModelStore", "ModelStoreArgs", "ModelStoreInputError", "WorkloadMount"]

@@ -1,0 +1,62 @@
+"""The ``modelstore`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+from .plan.engine import PlanError, plan_directory
+from .plan.project import ProjectError
+from .plan.render import FORMATS, render
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="modelstore", description="pulumi-modelstore: shared ML model stores on Kubernetes."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    plan = sub.add_parser(
+        "plan",
+        help="show what a stack would create, offline (Pulumi SDK mock runtime, no credentials)",
+        description=(
+            "Run a Pulumi Python program for a stack, offline, as a preview: outputs of created "
+            "resources stay unknown and data sources get deterministic placeholder answers."
+        ),
+    )
+    plan.add_argument("--cwd", default=".", help="Pulumi project directory (default: .)")
+    plan.add_argument("--stack", help="stack name (default: the only stack, else 'local')")
+    plan.add_argument("--format", choices=FORMATS, default="tree", help="output format")
+    plan.add_argument("--out", help="write to this file instead of standard output")
+    plan.add_argument(
+        "--fill-outputs",
+        action="store_true",
+        help="give created resources placeholder outputs shaped like real ones",
+    )
+    plan.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        plan = plan_directory(args.cwd, args.stack, fill_outputs=args.fill_outputs)
+    except ProjectError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except PlanError as exc:
+        if args.verbose:
+            traceback.print_exception(exc.cause, file=sys.stderr)
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    text = render(plan, args.format)
+    if args.out:
+        Path(args.out).write_text(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""Static PersistentVolume + PersistentVolumeClaim pairs: the binding every store hides."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+# The annotation pulumi-kubernetes reads to skip waiting for a PVC to bind.
+SKIP_AWAIT = "pulumi.com/skipAwait"
+
+
+def static_volume(
+    resource_name: str,
+    *,
+    pv_name: str,
+    claim_name: str,
+    namespace: str,
+    capacity: str,
+    access_mode: str,
+    source: Mapping[str, Any],
+    mount_options: Sequence[str],
+    labels: Mapping[str, str],
+    node_affinity: Mapping[str, Any] | None,
+    parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource],
+) -> tuple[k8s.core.v1.PersistentVolume, k8s.core.v1.PersistentVolumeClaim]:
+    """One PV pre-bound to one PVC.
+
+    The PV carries ``claimRef`` so no other claim can take it, reclaim policy Retain so deleting
+    the claim never deletes data, and ``storageClassName: ""`` on both sides so no provisioner
+    steps in. The PVC names the PV in ``volumeName``.
+    """
+    pv_spec: dict[str, Any] = {
+        "capacity": {"storage": capacity},
+        "accessModes": [access_mode],
+        "persistentVolumeReclaimPolicy": "Retain",
+        "storageClassName": "",
+        "volumeMode": "Filesystem",
+        "claimRef": {"namespace": namespace, "name": claim_name},
+        **source,
+    }
+    if mount_options:
+        pv_spec["mountOptions"] = list(mount_options)
+    if node_affinity:
+        pv_spec["nodeAffinity"] = dict(node_affinity)
+    pv = k8s.core.v1.PersistentVolume(
+        f"{resource_name}-pv-{namespace}",
+        metadata={"name": pv_name, "labels": dict(labels)},
+        spec=pv_spec,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+    )
+    pvc = k8s.core.v1.PersistentVolumeClaim(
+        f"{resource_name}-pvc-{namespace}",
+        metadata={"name": claim_name, "namespace": namespace, "labels": dict(labels)},
+        spec={
+            "accessModes": [access_mode],
+            "storageClassName": "",
+            "volumeName": pv_name,
+            "volumeMode": "Filesystem",
+            "resources": {"requests": {"storage": capacity}},
+        },
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pv]),
+    )
+    return pv, pvc

@@ -1,0 +1,83 @@
+"""What a pod needs to use a model store: one value a Deployment, a KServe InferenceService or a
+vLLM pod can be wired with in one call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# Where Hugging Face libraries may write when the model volume is read-only.
+HF_HOME_VOLUME = "hf-home"
+HF_HOME_PATH = "/tmp/hf-home"
+
+
+@dataclass(frozen=True)
+class WorkloadMount:
+    """Everything a pod spec needs to mount one store in one namespace.
+
+    All values are plain data (the claim name is fixed before deploy), so they can go straight
+    into any Kubernetes pod template.
+    """
+
+    namespace: str
+    claim_name: str
+    read_only: bool
+    mount_path: str
+    volume: dict[str, Any]
+    """The pod volume: a persistentVolumeClaim source, readOnly for readers."""
+    volume_mount: dict[str, Any]
+    """The container volumeMount for the model volume, readOnly for readers."""
+    service_account_name: str | None = None
+    """The service account the pod must run as, where the backend needs a workload identity."""
+    pod_annotations: dict[str, str] = field(default_factory=dict)
+    """Annotations for the POD TEMPLATE metadata (not the Deployment's)."""
+    env: list[dict[str, Any]] = field(default_factory=list)
+    """Container env: for readers HF_HUB_OFFLINE=1 and HF_HOME on a writable emptyDir."""
+    extra_volumes: list[dict[str, Any]] = field(default_factory=list)
+    extra_volume_mounts: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def volumes(self) -> list[dict[str, Any]]:
+        """All pod volumes: the model volume first, then helpers such as the HF_HOME emptyDir."""
+        return [self.volume, *self.extra_volumes]
+
+    @property
+    def volume_mounts(self) -> list[dict[str, Any]]:
+        """All container volumeMounts, in the same order as :attr:`volumes`."""
+        return [self.volume_mount, *self.extra_volume_mounts]
+
+    def kserve_storage_uri(self, path: str = "") -> str:
+        """``pvc://<claim>/<path>``: KServe mounts it read-only at /mnt/models, no copy."""
+        return f"pvc://{self.claim_name}/{path.lstrip('/')}"
+
+    def patch_container(self, container: dict[str, Any]) -> dict[str, Any]:
+        """A copy of ``container`` with this mount's volumeMounts and env added."""
+        out = dict(container)
+        out["volumeMounts"] = [*container.get("volumeMounts", []), *self.volume_mounts]
+        out["env"] = [*container.get("env", []), *self.env]
+        return out
+
+    def patch_pod_spec(self, pod_spec: dict[str, Any]) -> dict[str, Any]:
+        """A copy of ``pod_spec`` with the volumes, the service account and every container's
+        mounts and env added. Pod annotations go on the template metadata: see
+        :attr:`pod_annotations`."""
+        out = dict(pod_spec)
+        out["volumes"] = [*pod_spec.get("volumes", []), *self.volumes]
+        out["containers"] = [self.patch_container(c) for c in pod_spec.get("containers", [])]
+        if self.service_account_name:
+            out["serviceAccountName"] = self.service_account_name
+        return out
+
+
+def reader_env() -> list[dict[str, Any]]:
+    return [
+        {"name": "HF_HUB_OFFLINE", "value": "1"},
+        {"name": "HF_HOME", "value": HF_HOME_PATH},
+    ]
+
+
+def hf_home_volume() -> tuple[dict[str, Any], dict[str, Any]]:
+    return (
+        {"name": HF_HOME_VOLUME, "emptyDir": {}},
+        {"name": HF_HOME_VOLUME, "mountPath": HF_HOME_PATH},
+    )

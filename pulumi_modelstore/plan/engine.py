@@ -1,0 +1,472 @@
+"""Run a Pulumi Python program offline, as a preview, and record every registration.
+
+The program runs on the Pulumi SDK's mock runtime: a :class:`RecordingMonitor` (a
+``MockMonitor`` subclass) receives each ``RegisterResourceRequest`` and keeps what the engine
+would see (type, name, parent, dependencies, property dependencies, provider, protect,
+retainOnDelete, deleteBeforeReplace, ignoreChanges, replaceOnChanges, aliases, inputs). Outputs of
+created resources stay unknown, as in ``pulumi preview``, unless ``fill_outputs`` asks for
+placeholders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import runpy
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import json_format
+from pulumi.runtime import config as pulumi_config
+from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime.stack import run_in_stack
+
+from . import placeholders
+from .project import Project, load_project
+
+UNKNOWN = rpc.UNKNOWN
+SECRET = "[secret]"
+_SIG = rpc._special_sig_key
+_SECRET_SIG = rpc._special_secret_sig
+_RESOURCE_SIG = rpc._special_resource_sig
+_ASSET_SIGS = {rpc._special_asset_sig: "[asset]", rpc._special_archive_sig: "[archive]"}
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+class PlanError(Exception):
+    """The program failed: a validation error, bad config, an exception in the program."""
+
+    def __init__(self, message: str, cause: BaseException) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+@dataclass
+class Plan:
+    project: str
+    stack: str
+    steps: list[dict[str, Any]]
+    outputs: dict[str, Any]
+    invokes: list[dict[str, Any]]
+    diagnostics: list[dict[str, str]]
+    fill_outputs: bool
+    config: dict[str, str] = field(default_factory=dict)
+
+    def states(self) -> Iterator[dict[str, Any]]:
+        for step in self.steps:
+            yield step["newState"]
+
+    def by_type(self, type_: str) -> list[dict[str, Any]]:
+        return [s for s in self.states() if s["type"] == type_]
+
+    def by_name(self, name: str) -> dict[str, Any]:
+        found = [s for s in self.states() if s["urn"].rsplit("::", 1)[-1] == name]
+        if len(found) != 1:
+            raise KeyError(f"{len(found)} resources named {name!r}")
+        return found[0]
+
+    def by_urn(self, urn: str) -> dict[str, Any]:
+        for s in self.states():
+            if s["urn"] == urn:
+                return s
+        raise KeyError(urn)
+
+    def kubernetes_objects(self) -> list[dict[str, Any]]:
+        """Every Kubernetes object the plan would create (Helm releases are rendered by Helm
+        at deploy time, so they are not among them)."""
+        return [
+            s["inputs"]
+            for s in self.states()
+            if s["custom"]
+            and s["type"].startswith("kubernetes:")
+            and "apiVersion" in s["inputs"]
+            and "kind" in s["inputs"]
+        ]
+
+
+def to_plain(value: Any) -> Any:
+    """A deserialized-for-display property value: secrets masked, resource references as
+    their URN, whole-number floats (protobuf Struct numbers) back to ints. Unknowns stay as the
+    engine's unknown sentinel, as ``pulumi preview --json`` prints them."""
+    if isinstance(value, dict):
+        sig = value.get(_SIG)
+        if sig == _SECRET_SIG:
+            return SECRET
+        if sig == _RESOURCE_SIG:
+            return value.get("urn", UNKNOWN)
+        if sig in _ASSET_SIGS:
+            return _ASSET_SIGS[sig]
+        return {k: to_plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [to_plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _struct(message: Any) -> dict[str, Any]:
+    return to_plain(json_format.MessageToDict(message)) if message is not None else {}
+
+
+class PlanMocks(mocks.Mocks):
+    """Answers for the mock runtime: inputs echoed back as in a preview, placeholder ids and
+    outputs with ``fill_outputs``, placeholder invoke answers."""
+
+    def __init__(
+        self,
+        config: Mapping[str, str],
+        fill_outputs: bool,
+        invoke_overrides: Mapping[str, placeholders.InvokeHandler] | None,
+        stack: str,
+        project: str,
+    ) -> None:
+        self.config = dict(config)
+        self.fill_outputs = fill_outputs
+        self.invokes = {**placeholders.INVOKES, **(invoke_overrides or {})}
+        self.calls: list[dict[str, Any]] = []
+        self.stack = stack
+        self.project = project
+        self._lock = threading.Lock()
+
+    def _urn(self, args: mocks.MockResourceArgs) -> str:
+        # The mock monitor computes the same URN; the name alone is not unique.
+        return f"{args.typ}::{args.name}"
+
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str | None, dict]:
+        if not args.custom and args.resource_id is None:
+            return "", {}
+        inputs = dict(args.inputs)
+        if args.resource_id:  # a read of an existing resource: reads happen in a preview too
+            key = f"read::{self._urn(args)}::{args.resource_id}"
+            out = placeholders.resource_outputs(
+                args.typ, key, args.resource_id, inputs, self.config
+            )
+            return args.resource_id, {**inputs, **out}
+        if not self.fill_outputs:
+            return "", inputs
+        key = self._urn(args)
+        id_ = placeholders.resource_id(args.typ, key, inputs)
+        return id_, {
+            **inputs,
+            **placeholders.resource_outputs(args.typ, key, id_, inputs, self.config),
+        }
+
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict, list]:
+        handler = self.invokes.get(args.token)
+        with self._lock:
+            self.calls.append({"token": args.token, "args": to_plain(dict(args.args))})
+        if handler is None:
+            return {}, []
+        return handler(args.args, self.config), []
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    """A MockMonitor that keeps every registration the way the engine would receive it."""
+
+    def __init__(self, plan_mocks: PlanMocks) -> None:
+        super().__init__(plan_mocks)
+        self.records: list[dict[str, Any]] = []
+        self.stack_outputs: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        record = {
+            "urn": response.urn,
+            "type": request.type,
+            "name": request.name,
+            "custom": bool(request.custom),
+            "parent": request.parent,
+            "inputs": _struct(request.object),
+            "outputs": _struct(response.object) if request.custom else {},
+            "id": response.id,
+            "dependencies": list(request.dependencies),
+            "propertyDependencies": {
+                k: list(v.urns) for k, v in request.propertyDependencies.items()
+            },
+            "provider": request.provider,
+            "version": request.version,
+            "protect": bool(request.protect) if request.HasField("protect") else False,
+            "retainOnDelete": (
+                bool(request.retainOnDelete) if request.HasField("retainOnDelete") else False
+            ),
+            "deleteBeforeReplace": bool(request.deleteBeforeReplace),
+            "ignoreChanges": list(request.ignoreChanges),
+            "replaceOnChanges": list(request.replaceOnChanges),
+            "aliases": [_alias(a) for a in request.aliases] + list(request.aliasURNs),
+            "importId": request.importId,
+            "op": "import" if request.importId else "create",
+        }
+        with self._lock:
+            self.records.append(record)
+        return response
+
+    def ReadResource(self, request):
+        response = super().ReadResource(request)
+        with self._lock:
+            self.records.append(
+                {
+                    "urn": response.urn,
+                    "type": request.type,
+                    "name": request.name,
+                    "custom": True,
+                    "parent": request.parent,
+                    "inputs": {},
+                    "outputs": _struct(response.properties),
+                    "id": request.id,
+                    "dependencies": list(request.dependencies),
+                    "propertyDependencies": {},
+                    "provider": request.provider,
+                    "version": request.version,
+                    "protect": False,
+                    "retainOnDelete": False,
+                    "deleteBeforeReplace": False,
+                    "ignoreChanges": [],
+                    "replaceOnChanges": [],
+                    "aliases": [],
+                    "importId": "",
+                    "op": "read",
+                }
+            )
+        return response
+
+    def RegisterResourceOutputs(self, request):
+        if request.urn.split("::")[2] == STACK_TYPE:
+            self.stack_outputs = _struct(request.outputs)
+        return super().RegisterResourceOutputs(request)
+
+
+def _alias(alias: Any) -> Any:
+    if alias.HasField("urn") if "urn" in alias.DESCRIPTOR.fields_by_name else False:
+        return alias.urn
+    return json_format.MessageToDict(alias)
+
+
+class _Diagnostics(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.items: list[dict[str, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.INFO:
+            self.items.append(
+                {"severity": record.levelname.lower(), "message": record.getMessage()}
+            )
+
+
+Program = Callable[[], Any]
+
+
+def plan_program(
+    program: Program,
+    *,
+    project: str = "modelstore",
+    stack: str = "test",
+    config: Mapping[str, str] | None = None,
+    secret_keys: list[str] | None = None,
+    fill_outputs: bool = False,
+    invoke_overrides: Mapping[str, placeholders.InvokeHandler] | None = None,
+) -> Plan:
+    """Run ``program`` (a callable that declares resources) as a preview and return the plan.
+
+    Raises :class:`PlanError` with the program's own message when it fails."""
+    config = dict(config or {})
+    plan_mocks = PlanMocks(config, fill_outputs, invoke_overrides, stack, project)
+    monitor = RecordingMonitor(plan_mocks)
+    diagnostics = _Diagnostics()
+    logger = logging.getLogger(f"modelstore.plan.{id(monitor)}")
+    logger.propagate = False
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(diagnostics)
+
+    settings.ROOT.set(None)
+    settings.configure(
+        mocks.MockSettings(
+            monitor=monitor,
+            monitor_features=set(monitor.GetDeploymentInfo(None).supportedFeatures),
+            engine=mocks.MockEngine(logger),
+            project=project,
+            stack=stack,
+            dry_run=True,
+            organization="organization",
+            callbacks=None,
+        )
+    )
+    settings.SETTINGS.outputs.clear()
+    pulumi_config.set_all_config(config, secret_keys or [])
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        loop.run_until_complete(run_in_stack(program))
+    except Exception as exc:
+        raise PlanError(_one_line(exc), exc) from exc
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+        settings.ROOT.set(None)
+        logger.removeHandler(diagnostics)
+
+    steps = _steps(monitor.records, stack, project)
+    invokes = sorted(plan_mocks.calls, key=lambda c: (c["token"], repr(c["args"])))
+    return Plan(
+        project=project,
+        stack=stack,
+        steps=steps,
+        outputs=monitor.stack_outputs,
+        invokes=invokes,
+        diagnostics=sorted(diagnostics.items, key=lambda d: (d["severity"], d["message"])),
+        fill_outputs=fill_outputs,
+        config=config,
+    )
+
+
+def plan_directory(
+    directory: str | Path,
+    stack: str | None = None,
+    *,
+    fill_outputs: bool = False,
+    invoke_overrides: Mapping[str, placeholders.InvokeHandler] | None = None,
+) -> Plan:
+    """Plan the Pulumi project in ``directory`` for ``stack`` (default: its default stack)."""
+    project = load_project(directory)
+    stack = stack or project.default_stack()
+    config, secret_keys = project.stack_config(stack)
+    with _program_context(project):
+        return plan_program(
+            _runner(project),
+            project=project.name,
+            stack=stack,
+            config=config,
+            secret_keys=secret_keys,
+            fill_outputs=fill_outputs,
+            invoke_overrides=invoke_overrides,
+        )
+
+
+def _runner(project: Project) -> Program:
+    def run() -> None:
+        runpy.run_path(str(project.main), run_name="__main__")
+
+    return run
+
+
+@contextlib.contextmanager
+def _program_context(project: Project) -> Iterator[None]:
+    """Run with the project directory as cwd and the program's directory importable, as the
+    Pulumi language host does; restore both afterwards."""
+    program_dir = project.main if project.main.is_dir() else project.main.parent
+    old_cwd = os.getcwd()
+    old_path = list(sys.path)
+    os.chdir(project.directory)
+    sys.path.insert(0, str(program_dir))
+    try:
+        yield
+    finally:
+        os.chdir(old_cwd)
+        sys.path[:] = old_path
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return " ".join(text.split())
+
+
+def _steps(records: list[dict[str, Any]], stack: str, project: str) -> list[dict[str, Any]]:
+    """Preview steps in a deterministic order: parents and dependencies first, ties broken by
+    URN (the mock monitor is called from worker threads, so arrival order varies)."""
+    default_providers: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        if (
+            rec["custom"]
+            and not rec["provider"]
+            and not rec["type"].startswith("pulumi:providers:")
+        ):
+            package = rec["type"].split(":", 1)[0]
+            version = rec["version"]
+            name = (
+                f"default_{version.replace('.', '_').replace('-', '_')}" if version else "default"
+            )
+            urn = f"urn:pulumi:{stack}::{project}::pulumi:providers:{package}::{name}"
+            rec["provider"] = f"{urn}::{UNKNOWN}"
+            default_providers.setdefault(
+                urn,
+                {
+                    "urn": urn,
+                    "type": f"pulumi:providers:{package}",
+                    "name": name,
+                    "custom": True,
+                    "parent": "",
+                    "inputs": {"version": version} if version else {},
+                    "outputs": {},
+                    "id": "",
+                    "dependencies": [],
+                    "propertyDependencies": {},
+                    "provider": "",
+                    "version": version,
+                    "protect": False,
+                    "retainOnDelete": False,
+                    "deleteBeforeReplace": False,
+                    "ignoreChanges": [],
+                    "replaceOnChanges": [],
+                    "aliases": [],
+                    "importId": "",
+                    "op": "create",
+                },
+            )
+    all_records = {r["urn"]: r for r in [*default_providers.values(), *records]}
+    order = _topological(all_records)
+    steps = []
+    for urn in order:
+        rec = all_records[urn]
+        state = {
+            "urn": urn,
+            "custom": rec["custom"],
+            "type": rec["type"],
+            "id": rec["id"] or (UNKNOWN if rec["custom"] else ""),
+            "parent": rec["parent"],
+            "inputs": rec["inputs"],
+            "outputs": rec["outputs"],
+            "provider": rec["provider"],
+            "protect": rec["protect"],
+            "retainOnDelete": rec["retainOnDelete"],
+            "deleteBeforeReplace": rec["deleteBeforeReplace"],
+            "dependencies": sorted(rec["dependencies"]),
+            "propertyDependencies": {
+                k: sorted(v) for k, v in sorted(rec["propertyDependencies"].items())
+            },
+            "ignoreChanges": rec["ignoreChanges"],
+            "replaceOnChanges": rec["replaceOnChanges"],
+            "aliases": rec["aliases"],
+        }
+        if rec["importId"]:
+            state["importID"] = rec["importId"]
+        steps.append({"op": rec["op"], "urn": urn, "provider": rec["provider"], "newState": state})
+    return steps
+
+
+def _topological(records: Mapping[str, dict[str, Any]]) -> list[str]:
+    def before(rec: dict[str, Any]) -> set[str]:
+        deps = set(rec["dependencies"]) | {rec["parent"]}
+        if rec["provider"]:
+            deps.add(rec["provider"].rsplit("::", 1)[0])
+        return {d for d in deps if d in records and d != rec["urn"]}
+
+    waiting = {urn: before(rec) for urn, rec in records.items()}
+    order: list[str] = []
+    done: set[str] = set()
+    while waiting:
+        ready = sorted(urn for urn, deps in waiting.items() if deps <= done)
+        if not ready:  # a cycle cannot come out of a real program; keep going deterministically
+            ready = [min(waiting)]
+        urn = ready[0]
+        order.append(urn)
+        done.add(urn)
+        del waiting[urn]
+    return order

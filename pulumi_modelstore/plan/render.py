@@ -1,0 +1,188 @@
+"""Plan output formats: preview JSON, a terminal tree, a Mermaid graph, Kubernetes YAML."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+import yaml
+
+from .engine import UNKNOWN, Plan
+
+FORMATS = ("json", "tree", "mermaid", "yaml")
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+SHOWN_UNKNOWN = "(known after apply)"
+
+
+def render(plan: Plan, fmt: str) -> str:
+    return {"json": to_json, "tree": to_tree, "mermaid": to_mermaid, "yaml": to_yaml}[fmt](plan)
+
+
+def change_summary(plan: Plan) -> dict[str, int]:
+    return dict(sorted(Counter(step["op"] for step in plan.steps).items()))
+
+
+def to_json(plan: Plan) -> str:
+    """The shape of ``pulumi preview --json`` (steps, changeSummary, diagnostics), plus the
+    stack outputs."""
+    document = {
+        "config": {k: v for k, v in sorted(plan.config.items())},
+        "steps": plan.steps,
+        "diagnostics": plan.diagnostics,
+        "changeSummary": change_summary(plan),
+        "outputs": plan.outputs,
+        "invokes": plan.invokes,
+        "stack": plan.stack,
+        "project": plan.project,
+    }
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def _short_name(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+def _flags(state: dict[str, Any]) -> str:
+    flags = []
+    if state.get("protect"):
+        flags.append("protect")
+    if state.get("retainOnDelete"):
+        flags.append("retain-on-delete")
+    if state.get("deleteBeforeReplace"):
+        flags.append("delete-before-replace")
+    return f"  [{', '.join(flags)}]" if flags else ""
+
+
+def _children(plan: Plan) -> dict[str, list[dict[str, Any]]]:
+    children: dict[str, list[dict[str, Any]]] = {}
+    for step in plan.steps:
+        children.setdefault(step["newState"]["parent"], []).append(step)
+    return children
+
+
+def to_tree(plan: Plan) -> str:
+    """Components and their children, one line each, in dependency order."""
+    children = _children(plan)
+    ops = {"create": "+", "read": ">", "import": "="}
+    lines: list[str] = []
+
+    def walk(step: dict[str, Any], prefix: str, last: bool, root: bool) -> None:
+        state = step["newState"]
+        op = ops.get(step["op"], "?")
+        label = f"{op} {state['type']}  {_short_name(state['urn'])}{_flags(state)}"
+        if root:
+            lines.append(label)
+            child_prefix = ""
+        else:
+            lines.append(f"{prefix}{'└─ ' if last else '├─ '}{label}")
+            child_prefix = prefix + ("   " if last else "│  ")
+        kids = children.get(state["urn"], [])
+        for i, kid in enumerate(kids):
+            walk(kid, child_prefix, i == len(kids) - 1, False)
+
+    roots = [
+        s for s in children.get("", []) if not s["newState"]["type"].startswith("pulumi:providers:")
+    ]
+    for step in roots:
+        walk(step, "", True, True)
+    providers = [
+        s for s in children.get("", []) if s["newState"]["type"].startswith("pulumi:providers:")
+    ]
+    if providers:
+        lines.append("Providers:")
+        lines += [f"  + {_short_name(s['urn'])} ({s['newState']['type']})" for s in providers]
+    if plan.outputs:
+        lines.append("Outputs:")
+        for key, value in sorted(plan.outputs.items()):
+            lines.append(f"  {key}: {json.dumps(_shown(value), sort_keys=True)}")
+    for diag in plan.diagnostics:
+        lines.append(f"{diag['severity']}: {diag['message']}")
+    summary = ", ".join(f"{n} to {op}" for op, n in change_summary(plan).items())
+    lines.append(f"Resources: {summary}")
+    return "\n".join(lines) + "\n"
+
+
+def _shown(value: Any) -> Any:
+    if value == UNKNOWN:
+        return SHOWN_UNKNOWN
+    if isinstance(value, dict):
+        return {k: _shown(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shown(v) for v in value]
+    return value
+
+
+def _mermaid_label(text: str) -> str:
+    return text.replace('"', "#quot;")
+
+
+def to_mermaid(plan: Plan) -> str:
+    """A flowchart: components as subgraphs, resources as nodes, an edge from each dependency
+    to what depends on it."""
+    ids = {step["urn"]: f"r{i}" for i, step in enumerate(plan.steps)}
+    children = _children(plan)
+    lines = ["flowchart LR"]
+
+    def node(step: dict[str, Any], indent: str) -> None:
+        state = step["newState"]
+        urn = state["urn"]
+        label = _mermaid_label(f"{_short_name(urn)}<br/><small>{state['type']}</small>")
+        kids = children.get(urn, [])
+        if state["custom"]:
+            shape = f'[("{label}")]' if state.get("protect") else f'["{label}"]'
+            lines.append(f"{indent}{ids[urn]}{shape}")
+        elif kids:
+            lines.append(f'{indent}subgraph {ids[urn]}["{label}"]')
+            for kid in kids:
+                node(kid, indent + "  ")
+            lines.append(f"{indent}end")
+        else:
+            lines.append(f'{indent}{ids[urn]}["{label}"]')
+
+    for step in children.get("", []):
+        if step["newState"]["type"] == "pulumi:pulumi:Stack":
+            for kid in children.get(step["urn"], []):
+                node(kid, "  ")
+    for step in plan.steps:
+        state = step["newState"]
+        if not state["custom"] or state["type"].startswith("pulumi:providers:"):
+            continue
+        for dep in state["dependencies"]:
+            if dep in ids and plan.by_urn(dep)["custom"]:
+                lines.append(f"  {ids[dep]} --> {ids[state['urn']]}")
+    return "\n".join(lines) + "\n"
+
+
+_K8S_ORDER = ("apiVersion", "kind", "metadata", "spec", "data", "stringData")
+
+
+def _ordered(obj: dict[str, Any]) -> dict[str, Any]:
+    first = {k: _sorted(obj[k]) for k in _K8S_ORDER if k in obj}
+    rest = {k: _sorted(obj[k]) for k in sorted(obj) if k not in _K8S_ORDER}
+    return {**first, **rest}
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return _shown(value)
+
+
+def to_yaml(plan: Plan) -> str:
+    """Every Kubernetes object the plan creates, as multi-document YAML. Helm releases are
+    listed as comments: Helm renders their objects at deploy time."""
+    header = [f"# modelstore plan: project {plan.project}, stack {plan.stack}"]
+    for state in plan.by_type(HELM_RELEASE):
+        inputs = state["inputs"]
+        repo = (inputs.get("repositoryOpts") or {}).get("repo", "")
+        header.append(
+            f"# Helm release {inputs.get('namespace', 'default')}/{inputs.get('name')}: chart "
+            f"{inputs.get('chart')} {inputs.get('version')} from {repo} "
+            "(rendered by Helm at deploy time)"
+        )
+    objects = [_ordered(obj) for obj in plan.kubernetes_objects()]
+    body = yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False) if objects else ""
+    return "\n".join(header) + "\n" + body

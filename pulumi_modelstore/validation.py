@@ -1,0 +1,89 @@
+"""Small validators, one rule each. Every one skips values that are still Outputs: those are
+checked by the cloud at deploy time, not guessed at here."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import pulumi
+
+from .errors import ModelStoreInputError
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# S3 bucket naming rules for general purpose buckets: 3-63 chars, lowercase letters, digits,
+# dots and hyphens, starting and ending with a letter or digit.
+_S3_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+
+DNS_LABEL_RULE = (
+    "a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter "
+    "or digit, at most 63 characters)"
+)
+DNS_SUBDOMAIN_RULE = (
+    "a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', starting and ending with a "
+    "letter or digit, at most 253 characters)"
+)
+
+
+def is_output(value: Any) -> bool:
+    return isinstance(value, pulumi.Output)
+
+
+def dns_label(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if not isinstance(value, str) or len(value) > 63 or not _DNS_LABEL.match(value):
+        raise ModelStoreInputError(store, field, value, DNS_LABEL_RULE)
+
+
+def dns_subdomain(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if not isinstance(value, str) or len(value) > 253 or not _DNS_SUBDOMAIN.match(value):
+        raise ModelStoreInputError(store, field, value, DNS_SUBDOMAIN_RULE)
+
+
+def absolute_path(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if not isinstance(value, str) or not value.startswith("/"):
+        raise ModelStoreInputError(store, field, value, "an absolute path starting with '/'")
+
+
+def one_of(store: str, field: str, value: Any, allowed: Sequence[Any]) -> None:
+    if is_output(value):
+        return
+    if value not in allowed:
+        raise ModelStoreInputError(store, field, value, f"one of {', '.join(map(str, allowed))}")
+
+
+def positive_int(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ModelStoreInputError(store, field, value, "a positive whole number")
+
+
+def string_list(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ModelStoreInputError(store, field, value, "a list of strings")
+    for item in value:
+        if not is_output(item) and not isinstance(item, str):
+            raise ModelStoreInputError(store, field, value, "a list of strings")
+
+
+def s3_uri(store: str, field: str, value: Any) -> tuple[str, str] | None:
+    """Check ``s3://bucket[/prefix]`` and return (bucket, prefix), or None for an Output."""
+    if is_output(value):
+        return None
+    allowed = "an S3 URI of the form s3://bucket[/prefix] with a valid bucket name"
+    if not isinstance(value, str) or not value.startswith("s3://"):
+        raise ModelStoreInputError(store, field, value, allowed)
+    bucket, _, prefix = value[len("s3://") :].partition("/")
+    if not _S3_BUCKET.match(bucket) or ".." in bucket or "//" in prefix:
+        raise ModelStoreInputError(store, field, value, allowed)
+    return bucket, prefix
