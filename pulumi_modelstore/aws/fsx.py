@@ -454,12 +454,16 @@ class FsxLustreModelStore(ModelStore):
         )
 
     @staticmethod
-    def _metadata(spec: _FsxSpec) -> dict[str, Any] | None:
+    def _metadata(
+        spec: _FsxSpec,
+    ) -> aws.fsx.LustreFileSystemMetadataConfigurationArgs | None:
         if spec.deployment_type != "PERSISTENT_2" or spec.file_system_type_version != "2.15":
             return None
         if spec.metadata_iops is None:
-            return {"mode": "AUTOMATIC"}
-        return {"mode": "USER_PROVISIONED", "iops": spec.metadata_iops}
+            return aws.fsx.LustreFileSystemMetadataConfigurationArgs(mode="AUTOMATIC")
+        return aws.fsx.LustreFileSystemMetadataConfigurationArgs(
+            mode="USER_PROVISIONED", iops=spec.metadata_iops
+        )
 
     def _network(
         self, name: str, spec: _FsxSpec, cluster: EksClusterFacts

@@ -33,7 +33,7 @@ def static_volume(
     the claim never deletes data, and ``storageClassName: ""`` on both sides so no provisioner
     steps in. The PVC names the PV in ``volumeName``.
     """
-    pv_spec: dict[str, Any] = {
+    pv_spec: Any = {
         "capacity": {"storage": capacity},
         "accessModes": [access_mode],
         "persistentVolumeReclaimPolicy": "Retain",
@@ -46,22 +46,25 @@ def static_volume(
         pv_spec["mountOptions"] = list(mount_options)
     if node_affinity:
         pv_spec["nodeAffinity"] = dict(node_affinity)
+    pv_metadata: Any = {"name": pv_name, "labels": dict(labels)}
     pv = k8s.core.v1.PersistentVolume(
         f"{resource_name}-pv-{namespace}",
-        metadata={"name": pv_name, "labels": dict(labels)},
+        metadata=pv_metadata,
         spec=pv_spec,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
     )
+    pvc_metadata: Any = {"name": claim_name, "namespace": namespace, "labels": dict(labels)}
+    pvc_spec: Any = {
+        "accessModes": [access_mode],
+        "storageClassName": "",
+        "volumeName": pv_name,
+        "volumeMode": "Filesystem",
+        "resources": {"requests": {"storage": capacity}},
+    }
     pvc = k8s.core.v1.PersistentVolumeClaim(
         f"{resource_name}-pvc-{namespace}",
-        metadata={"name": claim_name, "namespace": namespace, "labels": dict(labels)},
-        spec={
-            "accessModes": [access_mode],
-            "storageClassName": "",
-            "volumeName": pv_name,
-            "volumeMode": "Filesystem",
-            "resources": {"requests": {"storage": capacity}},
-        },
+        metadata=pvc_metadata,
+        spec=pvc_spec,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=[pv]),
     )
     return pv, pvc

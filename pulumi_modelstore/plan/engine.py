@@ -42,9 +42,11 @@ STACK_TYPE = "pulumi:pulumi:Stack"
 class PlanError(Exception):
     """The program failed: a validation error, bad config, an exception in the program."""
 
-    def __init__(self, message: str, cause: BaseException) -> None:
+    def __init__(self, message: str, cause: BaseException, registered: list[str]) -> None:
         super().__init__(message)
         self.cause = cause
+        self.registered = registered
+        """URNs registered before the failure: the stack alone when input was rejected up front."""
 
 
 @dataclass
@@ -306,7 +308,7 @@ def plan_program(
     try:
         loop.run_until_complete(run_in_stack(program))
     except Exception as exc:
-        raise PlanError(_one_line(exc), exc) from exc
+        raise PlanError(_one_line(exc), exc, [r["urn"] for r in monitor.records]) from exc
     finally:
         loop.close()
         asyncio.set_event_loop(None)

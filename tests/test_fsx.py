@@ -1,0 +1,424 @@
+"""FsxLustreModelStore: graph wiring, inputs, defaults, protection and exact input errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pulumi_modelstore.aws import FSX_CSI, FsxLustreModelStore
+from pulumi_modelstore.aws.fsx import LUSTRE_PORT_RANGES
+from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
+from pulumi_modelstore.plan.placeholders import digest
+from tests.conftest import CLUSTER, CLUSTER_SG, CLUSTER_SUBNETS, plan
+
+FS = "aws:fsx/lustreFileSystem:LustreFileSystem"
+SG = "aws:ec2/securityGroup:SecurityGroup"
+INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+PV = "kubernetes:core/v1:PersistentVolume"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+DRA = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
+
+
+def fsx(**args: Any):
+    fields: dict[str, Any] = {"cluster_name": CLUSTER, "readers": ["inference"], **args}
+    return lambda: FsxLustreModelStore("llama", fields)
+
+
+def test_file_system_depends_on_every_lnet_rule():
+    p = plan(fsx())
+    rules = p.by_type(INGRESS) + p.by_type(EGRESS)
+    # 2 port ranges x (self, nodes) x (in, out) + 2 client-side rules on the node group.
+    assert len(rules) == 10
+    fs = p.by_type(FS)[0]
+    assert {r["urn"] for r in rules} <= set(fs["dependencies"])
+    sg = p.by_type(SG)[0]
+    assert sg["urn"] in fs["dependencies"]
+
+
+def test_lnet_rules_cover_both_port_ranges_from_self_and_nodes():
+    p = plan(fsx(), fill=True)
+    sg_id = p.by_type(SG)[0]["id"]
+    assert sg_id.startswith("sg-")
+
+    def rules(type_: str, group: str) -> set[tuple[int, int, str]]:
+        return {
+            (
+                r["inputs"]["fromPort"],
+                r["inputs"]["toPort"],
+                r["inputs"]["referencedSecurityGroupId"],
+            )
+            for r in p.by_type(type_)
+            if r["inputs"]["securityGroupId"] == group and r["inputs"]["ipProtocol"] == "tcp"
+        }
+
+    lnet = ((988, 988), (1018, 1023))  # FACTS: TCP 988 and 1018-1023
+    assert lnet == LUSTRE_PORT_RANGES
+    expected = {(lo, hi, peer) for lo, hi in lnet for peer in (sg_id, CLUSTER_SG)}
+    assert rules(INGRESS, sg_id) == expected
+    assert rules(EGRESS, sg_id) == expected
+    # Lustre servers connect back to clients: the nodes accept LNET from the file system.
+    assert rules(INGRESS, CLUSTER_SG) == {(lo, hi, sg_id) for lo, hi in lnet}
+    fs = p.by_type(FS)[0]["inputs"]
+    assert fs["securityGroupIds"] == [sg_id]
+
+
+def test_node_security_group_rules_can_be_left_to_the_cluster_owner():
+    p = plan(fsx(node_security_group_rules=False), fill=True)
+    assert not [r for r in p.by_type(INGRESS) if r["inputs"]["securityGroupId"] == CLUSTER_SG]
+
+
+def test_file_system_defaults():
+    p = plan(fsx(tags={"team": "ml"}))
+    fs = p.by_type(FS)[0]["inputs"]
+    assert fs["deploymentType"] == "PERSISTENT_2"
+    assert fs["storageType"] == "SSD"
+    assert fs["storageCapacity"] == 1200
+    assert fs["perUnitStorageThroughput"] == 125
+    assert fs["dataCompressionType"] == "LZ4"
+    assert fs["fileSystemTypeVersion"] == "2.15"
+    assert fs["metadataConfiguration"] == {"mode": "AUTOMATIC"}
+    assert fs["subnetIds"] == CLUSTER_SUBNETS[0]
+    assert "kmsKeyId" not in fs and "driveCacheType" not in fs
+    assert fs["tags"]["team"] == "ml" and fs["tags"]["Name"] == "llama"
+    # Tags land on every AWS resource the store makes.
+    for state in p.states():
+        if state["type"].startswith("aws:") and "tags" in state["inputs"]:
+            assert state["inputs"]["tags"]["team"] == "ml", state["urn"]
+
+
+def test_file_system_is_protected_and_retained_by_default():
+    state = plan(fsx()).by_type(FS)[0]
+    assert state["protect"] is True and state["retainOnDelete"] is True
+
+
+def test_protection_can_be_turned_off():
+    state = plan(fsx(protect=False)).by_type(FS)[0]
+    assert state["protect"] is False and state["retainOnDelete"] is False
+
+
+def test_pvs_carry_the_file_systems_attributes_and_unique_handles():
+    p = plan(fsx(readers=["inference", "batch"], writers=["loader"]), fill=True)
+    fs = p.by_type(FS)[0]
+    fs_id, dns, mount = fs["id"], fs["outputs"]["dnsName"], fs["outputs"]["mountName"]
+    pvs = {pv["inputs"]["spec"]["claimRef"]["namespace"]: pv for pv in p.by_type(PV)}
+    assert set(pvs) == {"inference", "batch", "loader"}
+    handles = set()
+    for ns, pv in pvs.items():
+        csi = pv["inputs"]["spec"]["csi"]
+        assert csi["driver"] == "fsx.csi.aws.com"
+        assert csi["volumeHandle"] == f"{fs_id}::{ns}"
+        assert csi["volumeAttributes"] == {"dnsname": dns, "mountname": mount}
+        handles.add(csi["volumeHandle"])
+        assert fs["urn"] in pv["dependencies"]
+    assert len(handles) == 3
+
+
+def test_pvs_depend_on_the_driver_install_and_data_repository_link():
+    p = plan(fsx(data_repository_path="s3://models/llama/"))
+    release = p.by_type(RELEASE)[0]["urn"]
+    link = p.by_type(DRA)[0]["urn"]
+    for pv in p.by_type(PV):
+        assert release in pv["dependencies"] and link in pv["dependencies"]
+    for pvc in p.by_type(PVC):
+        pv_urns = {pv["urn"] for pv in p.by_type(PV)}
+        assert set(pvc["dependencies"]) & pv_urns
+
+
+def test_readers_read_only_writers_read_write_all_rwx_retained():
+    p = plan(fsx(readers=["inference"], writers=["loader"]))
+    by_ns = {pv["inputs"]["spec"]["claimRef"]["namespace"]: pv["inputs"] for pv in p.by_type(PV)}
+    for ns, read_only in (("inference", True), ("loader", False)):
+        pv = by_ns[ns]
+        spec = pv["spec"]
+        assert spec["accessModes"] == ["ReadWriteMany"]  # the driver rejects ReadOnlyMany
+        assert spec["csi"]["readOnly"] is read_only
+        assert spec["persistentVolumeReclaimPolicy"] == "Retain"
+        assert spec["storageClassName"] == ""
+        assert spec["mountOptions"] == ["flock"]
+        assert spec["capacity"] == {"storage": "1200Gi"}
+        assert spec["claimRef"] == {"namespace": ns, "name": "llama"}
+        assert pv["metadata"]["name"] == f"llama-{ns}"
+    claims = {c["inputs"]["metadata"]["namespace"]: c["inputs"] for c in p.by_type(PVC)}
+    for ns in ("inference", "loader"):
+        spec = claims[ns]["spec"]
+        assert claims[ns]["metadata"]["name"] == "llama"
+        assert spec["storageClassName"] == "" and spec["volumeName"] == f"llama-{ns}"
+        assert spec["accessModes"] == ["ReadWriteMany"]
+
+
+def test_helm_driver_is_pinned_and_tolerates_gpu_taints():
+    p = plan(fsx())
+    (release,) = p.by_type(RELEASE)
+    inputs = release["inputs"]
+    assert inputs["chart"] == FSX_CSI.chart == "aws-fsx-csi-driver"
+    assert inputs["version"] == FSX_CSI.version
+    assert inputs["repositoryOpts"]["repo"] == FSX_CSI.repo
+    assert inputs["namespace"] == "kube-system"
+    assert inputs["values"]["node"]["tolerateAllTaints"] is True
+    assert inputs["values"]["controller"]["region"] == "us-west-2"
+
+
+def test_eks_addon_driver():
+    p = plan(fsx(driver="eks-addon", eks_addon_version="v1.9.0-eksbuild.1"))
+    assert not p.by_type(RELEASE)
+    (addon,) = p.by_type("aws:eks/addon:Addon")
+    assert addon["inputs"]["addonName"] == "aws-fsx-csi-driver"
+    assert addon["inputs"]["clusterName"] == CLUSTER
+    assert addon["inputs"]["addonVersion"] == "v1.9.0-eksbuild.1"
+    for pv in p.by_type(PV):
+        assert addon["urn"] in pv["dependencies"]
+
+
+def test_no_driver_install_when_the_cluster_has_one():
+    p = plan(fsx(driver="none"))
+    assert not p.by_type(RELEASE) and not p.by_type("aws:eks/addon:Addon")
+
+
+def test_static_pvs_need_no_iam():
+    p = plan(fsx(data_repository_path="s3://models/llama"))
+    assert not [s for s in p.states() if s["type"].startswith("aws:iam/")]
+
+
+def test_existing_security_group_is_used_as_is():
+    p = plan(fsx(security_group_id="sg-0123456789abcdef0"))
+    assert not p.by_type(SG) and not p.by_type(INGRESS) and not p.by_type(EGRESS)
+    assert p.by_type(FS)[0]["inputs"]["securityGroupIds"] == ["sg-0123456789abcdef0"]
+
+
+def test_explicit_cluster_facts_skip_the_cluster_lookup():
+    p = plan(
+        lambda: FsxLustreModelStore(
+            "llama",
+            {
+                "readers": ["inference"],
+                "vpc_id": "vpc-0a",
+                "cluster_subnet_ids": ["subnet-0b"],
+                "node_security_group_ids": ["sg-0c"],
+                "region": "eu-west-1",
+            },
+        ),
+        invokes={"aws:ec2/getSubnet:getSubnet": lambda a, c: {"id": a["id"], "vpcId": "vpc-0a"}},
+    )
+    assert "aws:eks/getCluster:getCluster" not in {i["token"] for i in p.invokes}
+    assert p.by_type(FS)[0]["inputs"]["subnetIds"] == "subnet-0b"
+
+
+def test_data_repository_association_imports_new_changed_deleted():
+    p = plan(fsx(data_repository_path="s3://acme-models/llama/"))
+    (link,) = p.by_type(DRA)
+    inputs = link["inputs"]
+    assert inputs["dataRepositoryPath"] == "s3://acme-models/llama/"
+    assert inputs["fileSystemPath"] == "/"
+    assert inputs["s3"]["autoImportPolicy"]["events"] == ["NEW", "CHANGED", "DELETED"]
+    assert "autoExportPolicy" not in inputs["s3"]
+    assert inputs["deleteDataInFilesystem"] is False
+    assert inputs["batchImportMetaDataOnCreate"] is True
+    assert p.by_type(FS)[0]["urn"] in link["dependencies"]
+    assert inputs["fileSystemId"] == UNKNOWN  # a preview: the id is known after apply
+
+
+def test_user_provisioned_metadata_and_hdd():
+    p = plan(fsx(metadata_iops=24000))
+    assert p.by_type(FS)[0]["inputs"]["metadataConfiguration"] == {
+        "mode": "USER_PROVISIONED",
+        "iops": 24000,
+    }
+    hdd = plan(
+        fsx(
+            deployment_type="PERSISTENT_1",
+            storage_type="HDD",
+            drive_cache_type="READ",
+            per_unit_storage_throughput=40,
+            storage_capacity_gib=3600,
+        )
+    ).by_type(FS)[0]["inputs"]
+    assert (hdd["storageType"], hdd["driveCacheType"], hdd["perUnitStorageThroughput"]) == (
+        "HDD",
+        "READ",
+        40,
+    )
+    assert "metadataConfiguration" not in hdd
+
+
+def test_subnet_outside_the_cluster_vpc_fails_the_preview_before_anything_registers():
+    def elsewhere(args, config):
+        return {"id": args["id"], "vpcId": "vpc-0other"}
+
+    with pytest.raises(PlanError) as err:
+        plan(fsx(subnet_ids=["subnet-0abc"]), invokes={"aws:ec2/getSubnet:getSubnet": elsewhere})
+    vpc = f"vpc-{digest('vpc', 'us-west-2')}"
+    assert str(err.value) == (
+        f"llama: subnet_ids must be a subnet in the cluster's VPC {vpc} (it is in vpc-0other), "
+        "got 'subnet-0abc'"
+    )
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+BAD_INPUTS = [
+    (
+        {"storage_capacity_gib": 3600},
+        "llama: storage_capacity_gib must be 1200, 2400 or a multiple of 2400 for PERSISTENT_2, "
+        "got 3600",
+    ),
+    (
+        {"deployment_type": "SCRATCH_1", "storage_capacity_gib": 4800},
+        "llama: storage_capacity_gib must be 1200, 2400 or a multiple of 3600 for SCRATCH_1, "
+        "got 4800",
+    ),
+    (
+        {"storage_capacity_gib": 0},
+        "llama: storage_capacity_gib must be a positive whole number, got 0",
+    ),
+    (
+        {"per_unit_storage_throughput": 200},
+        "llama: per_unit_storage_throughput must be 125, 250, 500, 1000 MB/s/TiB for "
+        "PERSISTENT_2 SSD, got 200",
+    ),
+    (
+        {"deployment_type": "PERSISTENT_1", "per_unit_storage_throughput": 125},
+        "llama: per_unit_storage_throughput must be 50, 100, 200 MB/s/TiB for PERSISTENT_1 SSD, "
+        "got 125",
+    ),
+    (
+        {"deployment_type": "SCRATCH_2", "per_unit_storage_throughput": 125},
+        "llama: per_unit_storage_throughput must be unset for SCRATCH_2, got 125",
+    ),
+    (
+        {"deployment_type": "PERSISTENT_1", "storage_type": "HDD", "storage_capacity_gib": 6000},
+        "llama: drive_cache_type must be NONE or READ when storage_type is HDD, got None",
+    ),
+    (
+        {"storage_type": "HDD", "drive_cache_type": "READ"},
+        "llama: deployment_type must be PERSISTENT_1 when storage_type is HDD, got 'PERSISTENT_2'",
+    ),
+    (
+        {"drive_cache_type": "READ"},
+        "llama: drive_cache_type must be unset when storage_type is SSD, got 'READ'",
+    ),
+    (
+        {
+            "deployment_type": "PERSISTENT_1",
+            "storage_type": "HDD",
+            "drive_cache_type": "NONE",
+            "storage_capacity_gib": 1800,
+        },
+        "llama: storage_capacity_gib must be a multiple of 6000 for PERSISTENT_1 HDD at "
+        "12 MB/s/TiB, got 1800",
+    ),
+    (
+        {"deployment_type": "PERSISTENT_3"},
+        "llama: deployment_type must be one of PERSISTENT_2, PERSISTENT_1, SCRATCH_2, SCRATCH_1, "
+        "got 'PERSISTENT_3'",
+    ),
+    (
+        {"subnet_ids": ["subnet-0a", "subnet-0b"]},
+        "llama: subnet_ids must be a list of exactly one subnet (a Lustre file system lives in "
+        "one AZ), got ['subnet-0a', 'subnet-0b']",
+    ),
+    (
+        {"subnet_ids": []},
+        "llama: subnet_ids must be a list of exactly one subnet (a Lustre file system lives in "
+        "one AZ), got []",
+    ),
+    (
+        {"readers": ["Inference"]},
+        "llama: readers must be a DNS-1123 label (lowercase letters, digits and '-', starting "
+        "and ending with a letter or digit, at most 63 characters), got 'Inference'",
+    ),
+    (
+        {"readers": ["inference"], "writers": ["inference"]},
+        "llama: writers must be a namespace that is not also a reader, got 'inference'",
+    ),
+    (
+        {"readers": []},
+        "llama: readers and writers must be at least one consumer namespace between them, got []",
+    ),
+    (
+        {"mount_path": "models"},
+        "llama: mount_path must be an absolute path starting with '/', got 'models'",
+    ),
+    (
+        {"data_repository_path": "https://acme-models.s3.amazonaws.com/llama"},
+        "llama: data_repository_path must be an S3 URI of the form s3://bucket[/prefix] with a "
+        "valid bucket name, got 'https://acme-models.s3.amazonaws.com/llama'",
+    ),
+    (
+        {"data_repository_path": "s3://Acme_Models/llama"},
+        "llama: data_repository_path must be an S3 URI of the form s3://bucket[/prefix] with a "
+        "valid bucket name, got 's3://Acme_Models/llama'",
+    ),
+    (
+        {"data_repository_path": "s3://acme-models/llama", "file_system_path": "models"},
+        "llama: file_system_path must be an absolute path starting with '/', got 'models'",
+    ),
+    (
+        {
+            "deployment_type": "SCRATCH_1",
+            "data_repository_path": "s3://acme-models/llama",
+        },
+        "llama: data_repository_path must be unset for SCRATCH_1 or Lustre 2.10 (data repository "
+        "associations need Lustre 2.12 or newer and a deployment type other than SCRATCH_1), "
+        "got 's3://acme-models/llama'",
+    ),
+    (
+        {"data_repository_path": "s3://acme-models/x", "auto_import_events": ["NEW", "MOVED"]},
+        "llama: auto_import_events must be one of NEW, CHANGED, DELETED, got 'MOVED'",
+    ),
+    (
+        {"deployment_type": "SCRATCH_2", "kms_key_id": "alias/models"},
+        "llama: kms_key_id must be unset for scratch deployment types (they always use an "
+        "AWS-owned key), got 'alias/models'",
+    ),
+    (
+        {"file_system_type_version": "2.10"},
+        "llama: file_system_type_version must be 2.12 or 2.15 for PERSISTENT_2, got '2.10'",
+    ),
+    (
+        {"metadata_iops": 5000},
+        "llama: metadata_iops must be 1500, 3000, 6000, or 12000 to 192000 in steps of 12000, "
+        "got 5000",
+    ),
+    (
+        {"deployment_type": "PERSISTENT_1", "metadata_iops": 1500},
+        "llama: metadata_iops must be unset unless deployment_type is PERSISTENT_2 on Lustre "
+        "2.15, got 1500",
+    ),
+    (
+        {"driver": "kubectl"},
+        "llama: driver must be one of helm, eks-addon, none, got 'kubectl'",
+    ),
+    (
+        {"claim_name": "Llama_3"},
+        "llama: claim_name must be a DNS-1123 label (lowercase letters, digits and '-', starting "
+        "and ending with a letter or digit, at most 63 characters), got 'Llama_3'",
+    ),
+    (
+        {"cluster_name": None},
+        "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
+        "and node_security_group_ids explicitly), got None",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    BAD_INPUTS,
+    ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(BAD_INPUTS)],
+)
+def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(args, message):
+    with pytest.raises(PlanError) as err:
+        plan(fsx(**args))
+    assert str(err.value) == message
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+def test_unknown_field_names_the_allowed_ones():
+    with pytest.raises(PlanError) as err:
+        plan(fsx(storage_capacity=1200))
+    assert str(err.value).startswith(
+        "llama: field name must be one of auto_import_events, claim_name, cluster_name, "
+    )
+    assert str(err.value).endswith(", got 'storage_capacity'")

@@ -1,0 +1,237 @@
+"""`modelstore plan`: formats, determinism, fill-outputs, secrets, errors, speed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pulumi_modelstore.cli import main
+from pulumi_modelstore.plan.engine import UNKNOWN, plan_directory
+from pulumi_modelstore.plan.render import FORMATS
+from tests.conftest import ROOT
+
+STEP_STATE_KEYS = {
+    "type",
+    "custom",
+    "parent",
+    "inputs",
+    "dependencies",
+    "propertyDependencies",
+    "protect",
+    "retainOnDelete",
+    "deleteBeforeReplace",
+    "ignoreChanges",
+    "replaceOnChanges",
+    "aliases",
+}
+
+
+def run_cli(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(["plan", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def project(tmp_path: Path, program: str, stack_config: str, stack: str = "dev") -> Path:
+    (tmp_path / "Pulumi.yaml").write_text("name: trial\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(textwrap.dedent(program))
+    (tmp_path / f"Pulumi.{stack}.yaml").write_text(textwrap.dedent(stack_config))
+    return tmp_path
+
+
+def test_json_has_the_preview_shape(capsys):
+    code, out, _ = run_cli(capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["changeSummary"] == {"create": len(doc["steps"])}
+    for step in doc["steps"]:
+        assert {"op", "urn", "provider", "newState"} <= set(step)
+        assert set(step["newState"]) >= STEP_STATE_KEYS
+    fs = next(s for s in doc["steps"] if s["newState"]["type"].startswith("aws:fsx/lustre"))
+    assert fs["op"] == "create"
+    assert fs["provider"].startswith("urn:pulumi:aws-prod::modelstore::pulumi:providers:aws::")
+    assert fs["newState"]["protect"] is True
+    assert fs["newState"]["inputs"]["storageCapacity"] == 2400
+    # A preview: what the cloud computes is unknown until apply.
+    assert doc["outputs"]["llama"]["fileSystemId"] == UNKNOWN
+    assert doc["outputs"]["llama"]["claimNames"] == {
+        "inference": "llama",
+        "batch-inference": "llama",
+    }
+
+
+def test_tree_lists_components_and_children(capsys):
+    code, out, _ = run_cli(capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "tree")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "+ pulumi:pulumi:Stack  modelstore-aws-prod"
+    assert "└─ + modelstore:index:FsxLustreModelStore  llama" in lines
+    assert any(
+        "aws:fsx/lustreFileSystem:LustreFileSystem  llama-fs  [protect, retain-on-delete]" in line
+        for line in lines
+    )
+    assert lines[-1] == "Resources: 22 to create"
+
+
+def test_mermaid_is_a_flowchart_with_dependency_edges(capsys):
+    code, out, _ = run_cli(capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "mermaid")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "flowchart LR"
+    ids = {}
+    for line in lines:
+        for name in ("llama-fs<br/>", "llama-fs-sg<br/>", "llama-pv-inference<br/>"):
+            if name in line:
+                ids[name] = line.strip().split("[")[0]
+    assert f"  {ids['llama-fs-sg<br/>']} --> {ids['llama-fs<br/>']}" in lines
+    assert f"  {ids['llama-fs<br/>']} --> {ids['llama-pv-inference<br/>']}" in lines
+    assert any(line.strip().startswith("subgraph") for line in lines)
+
+
+def test_yaml_is_every_kubernetes_object(capsys):
+    code, out, _ = run_cli(capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "yaml")
+    assert code == 0
+    docs = list(yaml.safe_load_all(out))
+    kinds = sorted(
+        (d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]) for d in docs
+    )
+    assert kinds == [
+        ("PersistentVolume", "", "llama-batch-inference"),
+        ("PersistentVolume", "", "llama-inference"),
+        ("PersistentVolumeClaim", "batch-inference", "llama"),
+        ("PersistentVolumeClaim", "inference", "llama"),
+    ]
+    assert "# Helm release kube-system/aws-fsx-csi-driver: chart aws-fsx-csi-driver 1.17.0" in out
+
+
+def test_fill_outputs_renders_whole_persistent_volumes():
+    plan = plan_directory(ROOT, "aws-prod", fill_outputs=True)
+    fs = plan.by_name("llama-fs")
+    assert fs["id"].startswith("fs-") and len(fs["id"]) == 20
+    assert fs["outputs"]["dnsName"] == f"{fs['id']}.fsx.us-west-2.amazonaws.com"
+    pv = plan.by_name("llama-pv-inference")["inputs"]
+    assert pv["spec"]["csi"]["volumeHandle"] == f"{fs['id']}::inference"
+    assert pv["spec"]["csi"]["volumeAttributes"]["mountname"] == fs["outputs"]["mountName"]
+    assert UNKNOWN not in json.dumps(plan.kubernetes_objects())
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_planning_twice_is_byte_identical(tmp_path, capsys, fmt):
+    outputs = []
+    for i in range(2):
+        out = tmp_path / f"{i}.{fmt}"
+        args = ["--cwd", str(ROOT), "--stack", "aws-prod", "--format", fmt, "--out", str(out)]
+        assert run_cli(capsys, *args)[0] == 0
+        assert run_cli(capsys, *args, "--fill-outputs", "--out", str(out) + ".filled")[0] == 0
+        outputs.append((out.read_bytes(), Path(str(out) + ".filled").read_bytes()))
+    assert outputs[0] == outputs[1]
+    assert outputs[0][0]
+
+
+def test_default_stack_is_local(capsys):
+    code, out, _ = run_cli(capsys, "--cwd", str(ROOT))
+    assert code == 0
+    assert out.splitlines()[0] == "+ pulumi:pulumi:Stack  modelstore-local"
+
+
+def test_secrets_are_masked(tmp_path):
+    directory = project(
+        tmp_path,
+        """
+        import pulumi
+        pulumi.export("token", pulumi.Config().require_secret("token"))
+        pulumi.export("plain", "visible")
+        """,
+        """
+        config:
+          trial:token:
+            secure: v1:AAAABBBBCCCC
+        """,
+    )
+    plan = plan_directory(directory)
+    assert plan.outputs == {"token": "[secret]", "plain": "visible"}
+
+
+def test_a_failing_program_exits_1_with_one_line(tmp_path, capsys):
+    directory = project(
+        tmp_path,
+        """
+        from pulumi_modelstore.aws import FsxLustreModelStore
+        FsxLustreModelStore("llama", {"cluster_name": "c", "readers": ["inference"],
+                                      "storage_capacity_gib": 3600})
+        """,
+        "config: {}\n",
+    )
+    code, out, err = run_cli(capsys, "--cwd", str(directory))
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: llama: storage_capacity_gib must be 1200, 2400 or a multiple of 2400 for "
+        "PERSISTENT_2, got 3600\n"
+    )
+    code, _, err = run_cli(capsys, "--cwd", str(directory), "--verbose")
+    assert code == 1 and "Traceback" in err and "ModelStoreInputError" in err
+
+
+def test_unknown_stack_lists_the_stacks(capsys):
+    code, out, err = run_cli(capsys, "--cwd", str(ROOT), "--stack", "aws-staging")
+    assert (code, out) == (1, "")
+    assert err == f"error: stack 'aws-staging' not found in {ROOT}; stacks: aws-prod, local\n"
+
+
+def test_a_directory_without_pulumi_yaml_says_so(tmp_path, capsys):
+    code, _, err = run_cli(capsys, "--cwd", str(tmp_path))
+    assert code == 1
+    assert err == f"error: no Pulumi.yaml in {tmp_path}: not a Pulumi project directory\n"
+
+
+def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
+    directory = project(
+        tmp_path,
+        "from pulumi_modelstore.program import main\nmain()\n",
+        """
+        config:
+          modelstore:stores:
+            llama:
+              backend: fsx-lustr
+        """,
+    )
+    code, _, err = run_cli(capsys, "--cwd", str(directory))
+    assert code == 1
+    assert err == "error: llama: backend must be one of fsx-lustre, local, got 'fsx-lustr'\n"
+
+
+def test_aws_prod_plans_in_under_ten_seconds():
+    started = time.perf_counter()
+    plan_directory(ROOT, "aws-prod")
+    assert time.perf_counter() - started < 10
+
+
+def test_console_script_runs_offline():
+    """The installed `modelstore` command, in a fresh process with no cloud credentials."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pulumi_modelstore.cli",
+            "plan",
+            "--cwd",
+            str(ROOT),
+            "--stack",
+            "aws-prod",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["changeSummary"] == {"create": 22}
