@@ -51,12 +51,34 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
             raise ModelStoreInputError(name, "backend", backend, f"one of {', '.join(BACKENDS)}")
         args = {snake_case(k): v for k, v in fields.items() if k != "backend"}
         plans.append((name, BACKENDS[backend], args))
+    _one_helm_driver_per_cluster(plans)
     built: dict[str, ModelStore] = {}
     for name, constructor, args in plans:
         store = constructor(name, args)
         built[name] = store
         pulumi.export(name, store.summary)
     return built
+
+
+def _one_helm_driver_per_cluster(
+    plans: list[tuple[str, Callable[..., ModelStore], dict[str, Any]]],
+) -> None:
+    """Two Helm releases of one driver on one cluster collide: the first store installs it, the
+    others must say ``driver: none``."""
+    installed_by: dict[Any, str] = {}
+    for name, constructor, args in plans:
+        if constructor is not FsxLustreModelStore or args.get("driver", "helm") != "helm":
+            continue
+        cluster = args.get("cluster_name")
+        if cluster in installed_by:
+            raise ModelStoreInputError(
+                name,
+                "driver",
+                "helm",
+                f"none (store {installed_by[cluster]!r} already installs the FSx CSI driver "
+                f"on cluster {cluster!r})",
+            )
+        installed_by[cluster] = name
 
 
 def main() -> dict[str, ModelStore]:

@@ -172,3 +172,19 @@ def test_input_error_is_a_value_error_with_its_parts():
     assert isinstance(err, ValueError)
     assert (err.store, err.field, err.value, err.allowed) == ("s", "field", 3, "1 or 2")
     assert str(err) == "s: field must be 1 or 2, got 3"
+
+
+def test_program_refuses_two_helm_installs_of_the_fsx_driver_on_one_cluster():
+    stores = {
+        "a": {"backend": "fsx-lustre", "cluster_name": CLUSTER, "readers": ["x"]},
+        "b": {"backend": "fsx-lustre", "cluster_name": CLUSTER, "readers": ["y"]},
+    }
+    with pytest.raises(PlanError) as err:
+        plan(lambda: build_stores(stores))
+    assert str(err.value) == (
+        "b: driver must be none (store 'a' already installs the FSx CSI driver on cluster "
+        "'prod-eks'), got 'helm'"
+    )
+    stores["b"]["driver"] = "none"
+    p = plan(lambda: build_stores(stores))
+    assert len(p.by_type("kubernetes:helm.sh/v3:Release")) == 1

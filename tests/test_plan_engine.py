@@ -14,7 +14,7 @@ import yaml
 
 from pulumi_modelstore.cli import main
 from pulumi_modelstore.plan.engine import UNKNOWN, plan_directory
-from pulumi_modelstore.plan.render import FORMATS
+from pulumi_modelstore.plan.render import FORMATS, render
 from tests.conftest import ROOT
 
 STEP_STATE_KEYS = {
@@ -157,6 +157,35 @@ def test_secrets_are_masked(tmp_path):
     )
     plan = plan_directory(directory)
     assert plan.outputs == {"token": "[secret]", "plain": "visible"}
+    assert json.loads(render(plan, "json"))["config"] == {"trial:token": "[secret]"}
+
+
+def test_main_file_and_config_declarations_are_honoured(tmp_path):
+    (tmp_path / "Pulumi.yaml").write_text(
+        textwrap.dedent(
+            """
+            name: trial
+            runtime: {name: python}
+            main: app/program.py
+            stackConfigDir: envs
+            config:
+              replicas: {type: integer, default: 2}
+              region: {default: eu-west-1}
+            """
+        )
+    )
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "program.py").write_text(
+        "import pulumi\n"
+        "c = pulumi.Config()\n"
+        "pulumi.export('replicas', c.require_int('replicas'))\n"
+        "pulumi.export('region', c.require('region'))\n"
+    )
+    (tmp_path / "envs").mkdir()
+    (tmp_path / "envs" / "Pulumi.qa.yaml").write_text("config:\n  trial:region: us-east-2\n")
+    plan = plan_directory(tmp_path)
+    assert plan.stack == "qa"
+    assert plan.outputs == {"replicas": 2, "region": "us-east-2"}
 
 
 def test_a_failing_program_exits_1_with_one_line(tmp_path, capsys):

@@ -59,6 +59,7 @@ class Plan:
     diagnostics: list[dict[str, str]]
     fill_outputs: bool
     config: dict[str, str] = field(default_factory=dict)
+    secret_keys: list[str] = field(default_factory=list)
 
     def states(self) -> Iterator[dict[str, Any]]:
         for step in self.steps:
@@ -326,6 +327,7 @@ def plan_program(
         diagnostics=sorted(diagnostics.items, key=lambda d: (d["severity"], d["message"])),
         fill_outputs=fill_outputs,
         config=config,
+        secret_keys=sorted(secret_keys or []),
     )
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from .engine import UNKNOWN, Plan
+from .engine import SECRET, UNKNOWN, Plan
 
 FORMATS = ("json", "tree", "mermaid", "yaml")
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -27,7 +27,9 @@ def to_json(plan: Plan) -> str:
     """The shape of ``pulumi preview --json`` (steps, changeSummary, diagnostics), plus the
     stack outputs."""
     document = {
-        "config": {k: v for k, v in sorted(plan.config.items())},
+        "config": {
+            k: SECRET if k in plan.secret_keys else v for k, v in sorted(plan.config.items())
+        },
         "steps": plan.steps,
         "diagnostics": plan.diagnostics,
         "changeSummary": change_summary(plan),
