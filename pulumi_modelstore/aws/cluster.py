@@ -23,6 +23,8 @@ class EksClusterFacts:
     subnet_ids: tuple[pulumi.Input[str], ...]
     node_security_group_ids: tuple[pulumi.Input[str], ...]
     region: pulumi.Input[str]
+    oidc_issuer: str | None = None
+    """The cluster's OIDC issuer URL (``https://oidc.eks...``), for IRSA; None when unknown."""
 
 
 def invoke_options(opts: pulumi.ResourceOptions | None) -> pulumi.InvokeOptions | None:
@@ -51,6 +53,7 @@ def resolve_cluster(
     subnet_ids = args.get("cluster_subnet_ids")
     node_sgs = args.get("node_security_group_ids")
     region = args.get("region")
+    oidc_issuer = args.get("oidc_issuer")
     invoke_opts = invoke_options(opts)
     if vpc_id is None or subnet_ids is None or node_sgs is None:
         if not cluster_name:
@@ -68,21 +71,35 @@ def resolve_cluster(
                 "<Output>",
                 "a plain string so the cluster can be looked up before deploy",
             )
+    cluster = None
+    if (
+        cluster_name
+        and not is_output(cluster_name)
+        and (vpc_id is None or subnet_ids is None or node_sgs is None or oidc_issuer is None)
+    ):
         cluster = aws.eks.get_cluster(name=cluster_name, opts=invoke_opts)
+    if cluster is not None:
         vpc = cluster.vpc_config
-        vpc_id = vpc_id if vpc_id is not None else vpc.vpc_id
-        subnet_ids = subnet_ids if subnet_ids is not None else sorted(vpc.subnet_ids)
+        if vpc_id is None:
+            vpc_id = vpc.vpc_id
+        if subnet_ids is None:
+            subnet_ids = sorted(vpc.subnet_ids)
         if node_sgs is None:
             # EKS attaches the cluster security group to managed node groups' nodes.
             node_sgs = [vpc.cluster_security_group_id]
+        if oidc_issuer is None:
+            issuers = [o.issuer for i in (cluster.identities or []) for o in (i.oidcs or [])]
+            oidc_issuer = issuers[0] if issuers else None
     if region is None:
         region = aws.get_region(opts=invoke_opts).region
+    assert vpc_id is not None and subnet_ids is not None and node_sgs is not None
     return EksClusterFacts(
         name=cluster_name,
         vpc_id=vpc_id,
         subnet_ids=tuple(subnet_ids),
         node_security_group_ids=tuple(node_sgs),
         region=region,
+        oidc_issuer=oidc_issuer,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 ACCOUNT_ID = "123456789012"
@@ -116,24 +117,102 @@ INVOKES: dict[str, InvokeHandler] = {
 }
 
 
+def _oidc_provider(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+    url = str(args.get("url", "")).removeprefix("https://")
+    arn = f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{url}"
+    return {
+        "id": arn,
+        "arn": arn,
+        "url": url,
+        "clientIdLists": ["sts.amazonaws.com"],
+        "thumbprintLists": [digest("thumbprint", url, length=40)],
+        "tags": {},
+    }
+
+
+INVOKES["aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider"] = _oidc_provider
+
+
+@dataclass(frozen=True)
+class Created:
+    """A resource being created, as the placeholder functions see it."""
+
+    type: str
+    urn: str
+    id: str
+    inputs: Mapping[str, Any]
+    config: Mapping[str, str]
+
+    @property
+    def name(self) -> str:
+        return self.urn.rsplit("::", 1)[-1]
+
+    @property
+    def region(self) -> str:
+        return aws_region(self.config)
+
+    def autoname(self, given: Any = None) -> str:
+        """Pulumi's auto-naming: the resource name and a random-looking suffix."""
+        return str(given) if given else f"{self.name}-{digest('name', self.urn, length=7)}"
+
+    def hexid(self, kind: str, length: int = 17) -> str:
+        return digest(kind, self.urn, length=length)
+
+
+# Ids shaped like the cloud's own, by resource type. Types not listed get `<name>-<hash>`.
+ID_PREFIXES: dict[str, str] = {
+    "aws:ec2/securityGroup:SecurityGroup": "sg-",
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "sgr-",
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr-",
+    "aws:fsx/lustreFileSystem:LustreFileSystem": "fs-",
+    "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": "dra-",
+    "aws:efs/fileSystem:FileSystem": "fs-",
+    "aws:efs/mountTarget:MountTarget": "fsmt-",
+    "aws:efs/accessPoint:AccessPoint": "fsap-",
+}
+# Resources whose id is one of their inputs.
+ID_FROM_INPUT: dict[str, str] = {
+    "aws:efs/fileSystemPolicy:FileSystemPolicy": "fileSystemId",
+    "aws:efs/backupPolicy:BackupPolicy": "fileSystemId",
+    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": "bucket",
+    "aws:s3/bucketOwnershipControls:BucketOwnershipControls": "bucket",
+    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": (
+        "bucket"
+    ),
+    "aws:s3/bucketVersioning:BucketVersioning": "bucket",
+    "aws:s3/bucketPolicy:BucketPolicy": "bucket",
+}
+
+OutputsFn = Callable[[Created], dict[str, Any]]
+OUTPUTS: dict[str, OutputsFn] = {}
+
+
+def outputs_of(*types: str) -> Callable[[OutputsFn], OutputsFn]:
+    def register(fn: OutputsFn) -> OutputsFn:
+        for type_ in types:
+            OUTPUTS[type_] = fn
+        return fn
+
+    return register
+
+
 def resource_id(type_: str, urn: str, inputs: Mapping[str, Any]) -> str:
     """A placeholder physical id shaped like the cloud's own."""
     h = digest("id", urn)
-    prefixes = {
-        "aws:ec2/securityGroup:SecurityGroup": "sg-",
-        "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "sgr-",
-        "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr-",
-        "aws:fsx/lustreFileSystem:LustreFileSystem": "fs-",
-        "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": "dra-",
-    }
-    if type_ in prefixes:
-        return prefixes[type_] + h
+    if type_ in ID_PREFIXES:
+        return ID_PREFIXES[type_] + h
+    if type_ in ID_FROM_INPUT and inputs.get(ID_FROM_INPUT[type_]):
+        return str(inputs[ID_FROM_INPUT[type_]])
     if type_.startswith("kubernetes:"):
         meta = inputs.get("metadata") or {}
         name = meta.get("name") or urn.rsplit("::", 1)[-1]
         return f"{meta['namespace']}/{name}" if meta.get("namespace") else str(name)
     if type_ == "aws:eks/addon:Addon":
         return f"{inputs.get('clusterName')}:{inputs.get('addonName')}"
+    if type_ == "aws:s3/bucket:Bucket":
+        return Created(type_, urn, "", inputs, {}).autoname(inputs.get("bucket"))
+    if type_ == "aws:iam/role:Role":
+        return Created(type_, urn, "", inputs, {}).autoname(inputs.get("name"))
     return f"{urn.rsplit('::', 1)[-1]}-{h[:8]}"
 
 
@@ -141,66 +220,148 @@ def resource_outputs(
     type_: str, urn: str, id_: str, inputs: Mapping[str, Any], config: Mapping[str, str]
 ) -> dict[str, Any]:
     """Computed outputs a created resource would report, on top of its inputs."""
-    region = aws_region(config)
-    name = urn.rsplit("::", 1)[-1]
-    out: dict[str, Any] = {}
-    if type_ == "aws:ec2/securityGroup:SecurityGroup":
-        out = {
-            "name": inputs.get("name") or f"{name}-{digest('name', urn, length=7)}",
-            "arn": f"arn:aws:ec2:{region}:{ACCOUNT_ID}:security-group/{id_}",
-            "ownerId": ACCOUNT_ID,
+    fn = OUTPUTS.get(type_)
+    return fn(Created(type_, urn, id_, inputs, config)) if fn else {}
+
+
+@outputs_of("aws:ec2/securityGroup:SecurityGroup")
+def _security_group(r: Created) -> dict[str, Any]:
+    return {
+        "name": r.autoname(r.inputs.get("name")),
+        "arn": f"arn:aws:ec2:{r.region}:{ACCOUNT_ID}:security-group/{r.id}",
+        "ownerId": ACCOUNT_ID,
+    }
+
+
+@outputs_of(
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+)
+def _security_group_rule(r: Created) -> dict[str, Any]:
+    return {
+        "securityGroupRuleId": r.id,
+        "arn": f"arn:aws:ec2:{r.region}:{ACCOUNT_ID}:security-group-rule/{r.id}",
+    }
+
+
+@outputs_of("aws:fsx/lustreFileSystem:LustreFileSystem")
+def _lustre(r: Created) -> dict[str, Any]:
+    return {
+        "arn": f"arn:aws:fsx:{r.region}:{ACCOUNT_ID}:file-system/{r.id}",
+        "dnsName": f"{r.id}.fsx.{r.region}.amazonaws.com",
+        "mountName": r.hexid("mount", 8),
+        "networkInterfaceIds": [f"eni-{r.hexid('eni')}"],
+        "ownerId": ACCOUNT_ID,
+        "vpcId": plan_vpc_id(r.config),
+    }
+
+
+@outputs_of("aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation")
+def _dra(r: Created) -> dict[str, Any]:
+    fs_id = r.inputs.get("fileSystemId")
+    return {
+        "associationId": r.id,
+        "arn": f"arn:aws:fsx:{r.region}:{ACCOUNT_ID}:association/{fs_id}/{r.id}",
+    }
+
+
+@outputs_of("aws:efs/fileSystem:FileSystem")
+def _efs(r: Created) -> dict[str, Any]:
+    return {
+        "arn": f"arn:aws:elasticfilesystem:{r.region}:{ACCOUNT_ID}:file-system/{r.id}",
+        "dnsName": f"{r.id}.efs.{r.region}.amazonaws.com",
+        "ownerId": ACCOUNT_ID,
+        "numberOfMountTargets": 0,
+    }
+
+
+@outputs_of("aws:efs/mountTarget:MountTarget")
+def _efs_mount_target(r: Created) -> dict[str, Any]:
+    fs_id = r.inputs.get("fileSystemId")
+    octet = int(r.hexid("ip", 2), 16)
+    return {
+        "dnsName": f"{fs_id}.efs.{r.region}.amazonaws.com",
+        "fileSystemArn": f"arn:aws:elasticfilesystem:{r.region}:{ACCOUNT_ID}:file-system/{fs_id}",
+        "ipAddress": f"10.0.{octet % 32}.{10 + octet % 200}",
+        "networkInterfaceId": f"eni-{r.hexid('eni')}",
+        "ownerId": ACCOUNT_ID,
+        "availabilityZoneName": f"{r.region}a",
+    }
+
+
+@outputs_of("aws:efs/accessPoint:AccessPoint")
+def _efs_access_point(r: Created) -> dict[str, Any]:
+    fs_id = r.inputs.get("fileSystemId")
+    return {
+        "arn": f"arn:aws:elasticfilesystem:{r.region}:{ACCOUNT_ID}:access-point/{r.id}",
+        "fileSystemArn": f"arn:aws:elasticfilesystem:{r.region}:{ACCOUNT_ID}:file-system/{fs_id}",
+        "ownerId": ACCOUNT_ID,
+    }
+
+
+@outputs_of("aws:s3/bucket:Bucket")
+def _bucket(r: Created) -> dict[str, Any]:
+    return {
+        "bucket": r.id,
+        "arn": f"arn:aws:s3:::{r.id}",
+        "bucketDomainName": f"{r.id}.s3.amazonaws.com",
+        "bucketRegionalDomainName": f"{r.id}.s3.{r.region}.amazonaws.com",
+        "region": r.region,
+    }
+
+
+@outputs_of("aws:eks/addon:Addon")
+def _addon(r: Created) -> dict[str, Any]:
+    return {
+        "arn": f"arn:aws:eks:{r.region}:{ACCOUNT_ID}:addon/{r.inputs.get('clusterName')}/"
+        f"{r.inputs.get('addonName')}/{r.hexid('addon', 8)}",
+        "addonVersion": r.inputs.get("addonVersion") or "v0.0.0-eksbuild.1",
+    }
+
+
+@outputs_of("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+def _pod_identity(r: Created) -> dict[str, Any]:
+    association = f"a-{r.hexid('association', 17)}"
+    return {
+        "associationId": association,
+        "associationArn": f"arn:aws:eks:{r.region}:{ACCOUNT_ID}:podidentityassociation/"
+        f"{r.inputs.get('clusterName')}/{association}",
+    }
+
+
+@outputs_of("aws:iam/role:Role")
+def _role(r: Created) -> dict[str, Any]:
+    return {
+        "name": r.id,
+        "arn": f"arn:aws:iam::{ACCOUNT_ID}:role{r.inputs.get('path') or '/'}{r.id}",
+        "uniqueId": "AROA" + r.hexid("role").upper(),
+    }
+
+
+@outputs_of("aws:iam/rolePolicy:RolePolicy")
+def _role_policy(r: Created) -> dict[str, Any]:
+    return {"name": r.autoname(r.inputs.get("name"))}
+
+
+@outputs_of("aws:iam/policy:Policy")
+def _policy(r: Created) -> dict[str, Any]:
+    policy = r.autoname(r.inputs.get("name"))
+    return {
+        "name": policy,
+        "arn": f"arn:aws:iam::{ACCOUNT_ID}:policy{r.inputs.get('path') or '/'}{policy}",
+        "policyId": "ANPA" + r.hexid("policy").upper(),
+    }
+
+
+@outputs_of("kubernetes:helm.sh/v3:Release")
+def _release(r: Created) -> dict[str, Any]:
+    i = r.inputs
+    return {
+        "status": {
+            "name": i.get("name"),
+            "namespace": i.get("namespace"),
+            "status": "deployed",
+            "version": i.get("version"),
+            "chart": i.get("chart"),
         }
-    elif type_ in (
-        "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
-        "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
-    ):
-        out = {
-            "securityGroupRuleId": id_,
-            "arn": f"arn:aws:ec2:{region}:{ACCOUNT_ID}:security-group-rule/{id_}",
-        }
-    elif type_ == "aws:fsx/lustreFileSystem:LustreFileSystem":
-        out = {
-            "arn": f"arn:aws:fsx:{region}:{ACCOUNT_ID}:file-system/{id_}",
-            "dnsName": f"{id_}.fsx.{region}.amazonaws.com",
-            "mountName": digest("mount", urn, length=8),
-            "networkInterfaceIds": [f"eni-{digest('eni', urn)}"],
-            "ownerId": ACCOUNT_ID,
-            "vpcId": plan_vpc_id(config),
-        }
-    elif type_ == "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation":
-        fs_id = inputs.get("fileSystemId")
-        out = {
-            "associationId": id_,
-            "arn": f"arn:aws:fsx:{region}:{ACCOUNT_ID}:association/{fs_id}/{id_}",
-        }
-    elif type_ == "aws:eks/addon:Addon":
-        out = {
-            "arn": f"arn:aws:eks:{region}:{ACCOUNT_ID}:addon/{inputs.get('clusterName')}/"
-            f"{inputs.get('addonName')}/{digest('addon', urn, length=8)}",
-            "addonVersion": inputs.get("addonVersion") or "v0.0.0-eksbuild.1",
-        }
-    elif type_ == "aws:iam/role:Role":
-        role = inputs.get("name") or f"{name}-{digest('name', urn, length=7)}"
-        out = {
-            "name": role,
-            "arn": f"arn:aws:iam::{ACCOUNT_ID}:role{inputs.get('path') or '/'}{role}",
-            "uniqueId": "AROA" + digest("role", urn, length=17).upper(),
-        }
-    elif type_ == "aws:iam/policy:Policy":
-        policy = inputs.get("name") or f"{name}-{digest('name', urn, length=7)}"
-        out = {
-            "name": policy,
-            "arn": f"arn:aws:iam::{ACCOUNT_ID}:policy{inputs.get('path') or '/'}{policy}",
-            "policyId": "ANPA" + digest("policy", urn, length=17).upper(),
-        }
-    elif type_ == "kubernetes:helm.sh/v3:Release":
-        out = {
-            "status": {
-                "name": inputs.get("name"),
-                "namespace": inputs.get("namespace"),
-                "status": "deployed",
-                "version": inputs.get("version"),
-                "chart": inputs.get("chart"),
-            }
-        }
-    return out
+    }
