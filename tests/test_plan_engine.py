@@ -264,3 +264,28 @@ def test_console_script_runs_offline():
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["changeSummary"] == {"create": 22}
+
+
+def test_resource_options_reach_the_plan():
+    import pulumi
+    import pulumi_kubernetes as k8s
+
+    from pulumi_modelstore.plan.engine import plan_program
+
+    def program():
+        k8s.core.v1.ConfigMap(
+            "renamed",
+            metadata={"name": "cm"},
+            opts=pulumi.ResourceOptions(
+                aliases=[pulumi.Alias(name="original")],
+                ignore_changes=["data"],
+                replace_on_changes=["metadata.name"],
+                delete_before_replace=True,
+            ),
+        )
+
+    state = plan_program(program).by_name("renamed")
+    assert state["aliases"] == [{"name": "original", "parentUrn": ""}]
+    assert state["ignoreChanges"] == ["data"]
+    assert state["replaceOnChanges"] == ["metadata.name"]
+    assert state["deleteBeforeReplace"] is True

@@ -126,19 +126,16 @@ class PlanMocks(mocks.Mocks):
         config: Mapping[str, str],
         fill_outputs: bool,
         invoke_overrides: Mapping[str, placeholders.InvokeHandler] | None,
-        stack: str,
-        project: str,
     ) -> None:
         self.config = dict(config)
         self.fill_outputs = fill_outputs
         self.invokes = {**placeholders.INVOKES, **(invoke_overrides or {})}
         self.calls: list[dict[str, Any]] = []
-        self.stack = stack
-        self.project = project
         self._lock = threading.Lock()
 
-    def _urn(self, args: mocks.MockResourceArgs) -> str:
-        # The mock monitor computes the same URN; the name alone is not unique.
+    @staticmethod
+    def _key(args: mocks.MockResourceArgs) -> str:
+        """What placeholder values are derived from: type and name identify a resource."""
         return f"{args.typ}::{args.name}"
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str | None, dict]:
@@ -146,14 +143,14 @@ class PlanMocks(mocks.Mocks):
             return "", {}
         inputs = dict(args.inputs)
         if args.resource_id:  # a read of an existing resource: reads happen in a preview too
-            key = f"read::{self._urn(args)}::{args.resource_id}"
+            key = f"read::{self._key(args)}::{args.resource_id}"
             out = placeholders.resource_outputs(
                 args.typ, key, args.resource_id, inputs, self.config
             )
             return args.resource_id, {**inputs, **out}
         if not self.fill_outputs:
             return "", inputs
-        key = self._urn(args)
+        key = self._key(args)
         id_ = placeholders.resource_id(args.typ, key, inputs)
         return id_, {
             **inputs,
@@ -249,9 +246,10 @@ class RecordingMonitor(mocks.MockMonitor):
 
 
 def _alias(alias: Any) -> Any:
-    if alias.HasField("urn") if "urn" in alias.DESCRIPTOR.fields_by_name else False:
+    """An alias as the engine gets it: an old URN, or the spec of the old name/parent/type."""
+    if alias.WhichOneof("alias") == "urn":
         return alias.urn
-    return json_format.MessageToDict(alias)
+    return json_format.MessageToDict(alias.spec)
 
 
 class _Diagnostics(logging.Handler):
@@ -283,7 +281,7 @@ def plan_program(
 
     Raises :class:`PlanError` with the program's own message when it fails."""
     config = dict(config or {})
-    plan_mocks = PlanMocks(config, fill_outputs, invoke_overrides, stack, project)
+    plan_mocks = PlanMocks(config, fill_outputs, invoke_overrides)
     monitor = RecordingMonitor(plan_mocks)
     diagnostics = _Diagnostics()
     logger = logging.getLogger(f"modelstore.plan.{id(monitor)}")
