@@ -1,0 +1,80 @@
+"""A vLLM Deployment serving a model from a shared Amazon EFS store.
+
+A `model-loader` namespace writes the weights once; every vLLM replica in `inference` mounts the
+same file system read-only through its own access point, as uid/gid 1000, over TLS, and with
+IAM authorization the driver's node role may write only through the loader's access point.
+"""
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from pulumi_modelstore.aws import EfsModelStore
+
+config = pulumi.Config()
+SERVING_UID = 1000
+
+store = EfsModelStore(
+    "llama",
+    {
+        "cluster_name": config.require("clusterName"),
+        "readers": ["inference"],
+        "writers": ["model-loader"],
+        "posix_uid": SERVING_UID,
+        "posix_gid": SERVING_UID,
+        "iam_authorization": True,
+    },
+)
+
+mount = store.mount_for("inference")
+labels = {"app": "vllm-llama"}
+pod_spec = mount.patch_pod_spec(
+    {
+        "securityContext": {
+            "runAsUser": SERVING_UID,
+            "runAsGroup": SERVING_UID,
+            "fsGroup": SERVING_UID,
+            "runAsNonRoot": True,
+        },
+        "containers": [
+            {
+                "name": "vllm",
+                "image": "vllm/vllm-openai:v0.11.0",
+                "args": [
+                    "--model",
+                    f"{mount.mount_path}/llama-3-8b-instruct",
+                    "--served-model-name",
+                    "llama-3-8b-instruct",
+                    # mmap over a network file system is slow; load the weights eagerly.
+                    "--safetensors-load-strategy",
+                    "eager",
+                ],
+                "ports": [{"containerPort": 8000, "name": "http"}],
+                "resources": {"limits": {"nvidia.com/gpu": 1}},
+            }
+        ],
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    }
+)
+
+metadata: Any = {"name": "vllm-llama", "namespace": "inference", "labels": labels}
+deployment_spec: Any = {
+    "replicas": 3,
+    "selector": {"matchLabels": labels},
+    "template": {
+        "metadata": {"labels": labels, "annotations": mount.pod_annotations},
+        "spec": pod_spec,
+    },
+}
+k8s.apps.v1.Deployment(
+    "vllm-llama",
+    metadata=metadata,
+    spec=deployment_spec,
+    opts=pulumi.ResourceOptions(depends_on=[store]),
+)
+
+pulumi.export("claimNames", store.claim_names)
+pulumi.export("fileSystemId", store.file_system_id)
+pulumi.export("accessPointIds", store.access_point_ids)
+pulumi.export("nodeRoleArn", store.node_role_arn)

@@ -1,0 +1,699 @@
+"""EfsModelStore: graph wiring, inputs, defaults, protection, IAM and exact input errors."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, cast
+
+import pulumi
+import pytest
+
+from pulumi_modelstore.aws import EFS_CSI, EfsModelStore
+from pulumi_modelstore.aws import efs as efs_module
+from pulumi_modelstore.aws.efs import EfsModelStoreArgs, client_access_policy
+from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
+from pulumi_modelstore.plan.placeholders import INVOKES, plan_vpc_id
+from tests.conftest import CLUSTER, CLUSTER_SG, CLUSTER_SUBNETS, plan
+
+FS = "aws:efs/fileSystem:FileSystem"
+MOUNT_TARGET = "aws:efs/mountTarget:MountTarget"
+ACCESS_POINT = "aws:efs/accessPoint:AccessPoint"
+FS_POLICY = "aws:efs/fileSystemPolicy:FileSystemPolicy"
+BACKUP = "aws:efs/backupPolicy:BackupPolicy"
+SG = "aws:ec2/securityGroup:SecurityGroup"
+INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+ROLE = "aws:iam/role:Role"
+ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+POD_IDENTITY = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
+ADDON = "aws:eks/addon:Addon"
+PV = "kubernetes:core/v1:PersistentVolume"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+GET_SUBNET = "aws:ec2/getSubnet:getSubnet"
+REGION = "us-west-2"
+
+
+def efs(**args: Any):
+    fields: dict[str, Any] = {"cluster_name": CLUSTER, "readers": ["inference"], **args}
+    return lambda: EfsModelStore("llama", cast(EfsModelStoreArgs, fields))
+
+
+def subnets_in(zones: dict[str, str]):
+    """A getSubnet answer placing each subnet in the given zone letter, in the plan's VPC."""
+
+    def answer(args, config):
+        return {
+            "id": args["id"],
+            "vpcId": plan_vpc_id(config),
+            "availabilityZone": f"{REGION}{zones[args['id']]}",
+        }
+
+    return {GET_SUBNET: answer}
+
+
+def by_namespace(states: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    return {s["inputs"]["spec"]["claimRef"]["namespace"]: s for s in states}
+
+
+def policy_of(state: dict[str, Any], key: str = "policy") -> dict[str, Any]:
+    return json.loads(state["inputs"][key])
+
+
+# -- network ----------------------------------------------------------------------------------
+
+
+def test_one_mount_target_per_zone_each_after_every_nfs_rule():
+    p = plan(efs(), fill=True)
+    (sg,) = p.by_type(SG)
+    (rule,) = p.by_type(INGRESS)
+    assert not p.by_type(EGRESS)
+    assert rule["inputs"]["securityGroupId"] == sg["id"]
+    assert rule["inputs"]["referencedSecurityGroupId"] == CLUSTER_SG
+    assert (rule["inputs"]["ipProtocol"], rule["inputs"]["fromPort"], rule["inputs"]["toPort"]) == (
+        "tcp",
+        2049,
+        2049,
+    )
+    targets = p.by_type(MOUNT_TARGET)
+    # prod-eks's three placeholder subnets sit in three zones.
+    assert sorted(t["inputs"]["subnetId"] for t in targets) == CLUSTER_SUBNETS
+    fs = p.by_type(FS)[0]
+    for target in targets:
+        assert rule["urn"] in target["dependencies"]
+        assert target["inputs"]["securityGroups"] == [sg["id"]]
+        assert target["inputs"]["fileSystemId"] == fs["id"]
+
+
+def test_subnets_sharing_a_zone_get_one_mount_target_in_the_first_by_id():
+    zones = {"subnet-0c": "a", "subnet-0a": "a", "subnet-0b": "b", "subnet-0d": "b"}
+    for order in (["subnet-0c", "subnet-0a", "subnet-0d", "subnet-0b"], sorted(zones)):
+        p = plan(efs(subnet_ids=order), invokes=subnets_in(zones))
+        targets = {
+            t["urn"].rsplit("::", 1)[-1]: t["inputs"]["subnetId"] for t in p.by_type(MOUNT_TARGET)
+        }
+        assert targets == {
+            f"llama-mount-target-{REGION}a": "subnet-0a",
+            f"llama-mount-target-{REGION}b": "subnet-0b",
+        }
+
+
+def test_zones_are_looked_up_before_anything_registers():
+    p = plan(efs())
+    looked_up = {i["args"]["id"] for i in p.invokes if i["token"] == GET_SUBNET}
+    assert looked_up == set(CLUSTER_SUBNETS)
+
+
+def test_existing_security_group_is_used_as_is():
+    p = plan(efs(security_group_id="sg-0123456789abcdef0"))
+    assert not p.by_type(SG) and not p.by_type(INGRESS)
+    for target in p.by_type(MOUNT_TARGET):
+        assert target["inputs"]["securityGroups"] == ["sg-0123456789abcdef0"]
+
+
+def test_explicit_cluster_facts_skip_the_cluster_lookup():
+    zones = {"subnet-0b": "a", "subnet-0c": "b"}
+
+    def answer(args, config):
+        return {
+            "id": args["id"],
+            "vpcId": "vpc-0a",
+            "availabilityZone": f"eu-west-1{zones[args['id']]}",
+        }
+
+    p = plan(
+        lambda: EfsModelStore(
+            "llama",
+            {
+                "readers": ["inference"],
+                "vpc_id": "vpc-0a",
+                "cluster_subnet_ids": ["subnet-0c", "subnet-0b"],
+                "node_security_group_ids": ["sg-0c", "sg-0d"],
+            },
+        ),
+        invokes={GET_SUBNET: answer},
+    )
+    assert "aws:eks/getCluster:getCluster" not in {i["token"] for i in p.invokes}
+    assert sorted(t["inputs"]["subnetId"] for t in p.by_type(MOUNT_TARGET)) == sorted(zones)
+    assert sorted(r["inputs"]["referencedSecurityGroupId"] for r in p.by_type(INGRESS)) == [
+        "sg-0c",
+        "sg-0d",
+    ]
+    assert p.by_type(SG)[0]["inputs"]["vpcId"] == "vpc-0a"
+
+
+# -- the file system ----------------------------------------------------------------------------
+
+
+def test_file_system_defaults():
+    p = plan(efs(tags={"team": "ml"}))
+    fs = p.by_type(FS)[0]["inputs"]
+    assert fs["encrypted"] is True
+    assert fs["throughputMode"] == "elastic"
+    assert fs["performanceMode"] == "generalPurpose"
+    assert "provisionedThroughputInMibps" not in fs and "kmsKeyId" not in fs
+    assert "lifecyclePolicies" not in fs  # no transition to IA: it slows model loads
+    assert fs["tags"]["team"] == "ml" and fs["tags"]["Name"] == "llama"
+    (backup,) = p.by_type(BACKUP)
+    assert backup["inputs"]["backupPolicy"] == {"status": "ENABLED"}
+    for state in p.states():
+        if state["type"].startswith("aws:") and "tags" in state["inputs"]:
+            assert state["inputs"]["tags"]["team"] == "ml", state["urn"]
+
+
+def test_file_system_options_reach_the_file_system():
+    p = plan(
+        efs(
+            throughput_mode="provisioned",
+            provisioned_throughput_in_mibps=256,
+            performance_mode="maxIO",
+            kms_key_id="alias/models",
+            transition_to_ia="AFTER_30_DAYS",
+            transition_to_primary_storage_class="AFTER_1_ACCESS",
+            backup=False,
+        )
+    )
+    fs = p.by_type(FS)[0]["inputs"]
+    assert (fs["throughputMode"], fs["provisionedThroughputInMibps"]) == ("provisioned", 256)
+    assert (fs["performanceMode"], fs["kmsKeyId"], fs["encrypted"]) == (
+        "maxIO",
+        "alias/models",
+        True,
+    )
+    # One transition per lifecycle policy, as the EFS API takes them.
+    assert fs["lifecyclePolicies"] == [
+        {"transitionToIa": "AFTER_30_DAYS"},
+        {"transitionToPrimaryStorageClass": "AFTER_1_ACCESS"},
+    ]
+    assert p.by_type(BACKUP)[0]["inputs"]["backupPolicy"] == {"status": "DISABLED"}
+
+
+def test_file_system_is_protected_and_retained_by_default():
+    state = plan(efs()).by_type(FS)[0]
+    assert state["protect"] is True and state["retainOnDelete"] is True
+
+
+def test_protection_can_be_turned_off():
+    state = plan(efs(protect=False)).by_type(FS)[0]
+    assert state["protect"] is False and state["retainOnDelete"] is False
+
+
+# -- file system policy -------------------------------------------------------------------------
+
+
+def test_policy_denies_clients_without_tls_and_still_lets_anonymous_clients_mount():
+    p = plan(efs(readers=["inference"], writers=["loader"]), fill=True)
+    fs = p.by_type(FS)[0]
+    (state,) = p.by_type(FS_POLICY)
+    assert state["inputs"]["fileSystemId"] == fs["id"]
+    statements = policy_of(state)["Statement"]
+    deny = [s for s in statements if s["Effect"] == "Deny"]
+    assert deny == [
+        {
+            "Sid": "DenyWithoutTls",
+            "Effect": "Deny",
+            "Principal": {"AWS": "*"},
+            "Action": "*",
+            "Resource": fs["outputs"]["arn"],
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        }
+    ]
+    # A deny-only policy would refuse every client that does not sign with IAM: like the EFS
+    # console's "enforce in-transit encryption" policy, clients via a mount target are allowed.
+    (allow,) = [s for s in statements if s["Effect"] == "Allow"]
+    assert allow["Principal"] == {"AWS": "*"}
+    assert allow["Condition"] == {"Bool": {"elasticfilesystem:AccessedViaMountTarget": "true"}}
+    assert allow["Action"] == ["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"]
+
+
+def test_a_store_without_writers_lets_no_anonymous_client_write():
+    p = plan(efs(readers=["inference"]), fill=True)
+    (allow,) = [
+        s for s in policy_of(p.by_type(FS_POLICY)[0])["Statement"] if s["Effect"] == "Allow"
+    ]
+    assert allow["Action"] == ["elasticfilesystem:ClientMount"]
+
+
+# -- access points and volumes --------------------------------------------------------------------
+
+
+def test_an_access_point_per_consumer_runs_as_the_serving_pods_user():
+    p = plan(efs(readers=["inference", "batch"], writers=["loader"]), fill=True)
+    fs_id = p.by_type(FS)[0]["id"]
+    points = {s["urn"].rsplit("-", 1)[-1]: s["inputs"] for s in p.by_type(ACCESS_POINT)}
+    assert set(points) == {"inference", "batch", "loader"}
+    for ap in points.values():
+        assert ap["fileSystemId"] == fs_id
+        assert ap["posixUser"] == {"uid": 1000, "gid": 1000}
+        assert ap["rootDirectory"] == {
+            "path": "/models",
+            "creationInfo": {"ownerUid": 1000, "ownerGid": 1000, "permissions": "0755"},
+        }
+    custom = plan(efs(posix_uid=2000, posix_gid=3000, root_directory="/llama-3"))
+    ap = custom.by_type(ACCESS_POINT)[0]["inputs"]
+    assert ap["posixUser"] == {"uid": 2000, "gid": 3000}
+    assert ap["rootDirectory"]["path"] == "/llama-3"
+    assert ap["rootDirectory"]["creationInfo"]["ownerUid"] == 2000
+    assert ap["rootDirectory"]["creationInfo"]["ownerGid"] == 3000
+
+
+def test_pvs_have_unique_handles_through_their_own_access_point():
+    p = plan(efs(readers=["inference", "batch"], writers=["loader"]), fill=True)
+    fs_id = p.by_type(FS)[0]["id"]
+    points = {s["urn"].rsplit("-", 1)[-1]: s for s in p.by_type(ACCESS_POINT)}
+    pvs = by_namespace(p.by_type(PV))
+    assert set(pvs) == {"inference", "batch", "loader"}
+    handles = set()
+    for ns, pv in pvs.items():
+        csi = pv["inputs"]["spec"]["csi"]
+        assert csi["driver"] == "efs.csi.aws.com"
+        assert csi["volumeHandle"] == f"{fs_id}::{points[ns]['id']}"
+        assert csi["volumeAttributes"] == {"encryptInTransit": "true"}
+        assert points[ns]["urn"] in pv["dependencies"]
+        handles.add(csi["volumeHandle"])
+    assert len(handles) == 3
+
+
+def test_readers_read_only_writers_read_write_all_rwx_retained():
+    p = plan(efs(readers=["inference"], writers=["loader"]))
+    pvs = by_namespace(p.by_type(PV))
+    for ns, read_only in (("inference", True), ("loader", False)):
+        spec = pvs[ns]["inputs"]["spec"]
+        assert spec["accessModes"] == ["ReadWriteMany"]  # the driver rejects ReadOnlyMany
+        assert spec["csi"]["readOnly"] is read_only
+        assert spec["persistentVolumeReclaimPolicy"] == "Retain"
+        assert spec["storageClassName"] == ""
+        assert spec["claimRef"] == {"namespace": ns, "name": "llama"}
+        assert "mountOptions" not in spec  # TLS comes from encryptInTransit, not `tls`
+    claims = {c["inputs"]["metadata"]["namespace"]: c for c in p.by_type(PVC)}
+    for ns in ("inference", "loader"):
+        spec = claims[ns]["inputs"]["spec"]
+        assert spec["storageClassName"] == "" and spec["volumeName"] == f"llama-{ns}"
+        assert pvs[ns]["urn"] in claims[ns]["dependencies"]
+
+
+def test_pvs_depend_on_driver_mount_targets_and_policy():
+    p = plan(efs())
+    needed = {p.by_type(RELEASE)[0]["urn"], p.by_type(FS_POLICY)[0]["urn"]}
+    needed |= {t["urn"] for t in p.by_type(MOUNT_TARGET)}
+    for pv in p.by_type(PV):
+        assert needed <= set(pv["dependencies"])
+
+
+def test_outputs_name_what_they_are():
+    def program():
+        store = EfsModelStore("llama", {"cluster_name": CLUSTER, "readers": ["inference"]})
+        pulumi.export("summary", store.summary)
+
+    p = plan(program, fill=True)
+    summary = p.outputs["summary"]
+    ap_id = p.by_type(ACCESS_POINT)[0]["id"]
+    assert summary["fileSystemId"] == p.by_type(FS)[0]["id"]
+    assert summary["accessPointIds"] == {"inference": ap_id}
+    assert summary["securityGroupId"] == p.by_type(SG)[0]["id"]
+    assert set(summary["mountTargetIds"]) == {f"{REGION}{z}" for z in "abc"}
+    assert summary["claimNames"] == {"inference": "llama"}
+    assert summary["nodeRoleArn"] is None
+
+
+# -- driver ---------------------------------------------------------------------------------------
+
+
+def test_efs_chart_pin_matches_upstream():
+    # kubernetes-sigs/aws-efs-csi-driver charts/aws-efs-csi-driver/Chart.yaml
+    assert (EFS_CSI.chart, EFS_CSI.version, EFS_CSI.app_version) == (
+        "aws-efs-csi-driver",
+        "4.4.1",
+        "3.4.1",
+    )
+
+
+def test_helm_driver_is_pinned_and_tolerates_every_taint():
+    (release,) = plan(efs()).by_type(RELEASE)
+    inputs = release["inputs"]
+    assert inputs["chart"] == EFS_CSI.chart and inputs["version"] == EFS_CSI.version
+    assert inputs["repositoryOpts"]["repo"] == EFS_CSI.repo
+    assert inputs["namespace"] == "kube-system"
+    assert inputs["values"]["node"]["tolerations"] == [{"operator": "Exists"}]
+    assert inputs["values"]["node"]["serviceAccount"] == {"name": "efs-csi-node-sa"}
+
+
+def test_eks_addon_driver():
+    p = plan(efs(driver="eks-addon", eks_addon_version="v3.4.1-eksbuild.1"))
+    assert not p.by_type(RELEASE)
+    (addon,) = p.by_type(ADDON)
+    assert addon["inputs"]["addonName"] == "aws-efs-csi-driver"
+    assert addon["inputs"]["clusterName"] == CLUSTER
+    assert addon["inputs"]["addonVersion"] == "v3.4.1-eksbuild.1"
+    assert "serviceAccountRoleArn" not in addon["inputs"]
+    for pv in p.by_type(PV):
+        assert addon["urn"] in pv["dependencies"]
+
+
+def test_no_driver_install_when_the_cluster_has_one():
+    p = plan(efs(driver="none"))
+    assert not p.by_type(RELEASE) and not p.by_type(ADDON)
+
+
+def test_no_iam_without_iam_authorization():
+    p = plan(efs(writers=["loader"]))
+    assert not [s for s in p.states() if s["type"].startswith("aws:iam/")]
+
+
+# -- IAM authorization ---------------------------------------------------------------------------
+
+
+def test_irsa_role_trusts_exactly_the_service_account_the_chart_annotates():
+    p = plan(
+        efs(iam_authorization=True, driver_namespace="efs-system", node_service_account="efs-n"),
+        fill=True,
+    )
+    (role,) = p.by_type(ROLE)
+    (release,) = p.by_type(RELEASE)
+    assert release["inputs"]["namespace"] == "efs-system"
+    node_sa = release["inputs"]["values"]["node"]["serviceAccount"]
+    assert node_sa["annotations"] == {"eks.amazonaws.com/role-arn": role["outputs"]["arn"]}
+    (statement,) = policy_of(role, "assumeRolePolicy")["Statement"]
+    issuer = INVOKES["aws:eks/getCluster:getCluster"]({"name": CLUSTER}, {"aws:region": REGION})[
+        "identities"
+    ][0]["oidcs"][0]["issuer"].removeprefix("https://")
+    assert statement["Principal"] == {
+        "Federated": f"arn:aws:iam::123456789012:oidc-provider/{issuer}"
+    }
+    assert statement["Condition"]["StringEquals"] == {
+        f"{issuer}:sub": f"system:serviceaccount:efs-system:{node_sa['name']}",
+        f"{issuer}:aud": "sts.amazonaws.com",
+    }
+    for pv in p.by_type(PV):
+        assert pv["inputs"]["spec"]["mountOptions"] == ["iam"]
+        assert p.by_type(ROLE_POLICY)[0]["urn"] in pv["dependencies"]
+
+
+def test_node_role_mounts_via_store_access_points_and_writes_only_via_writers():
+    p = plan(
+        efs(readers=["inference", "batch"], writers=["loader"], iam_authorization=True), fill=True
+    )
+    fs_arn = p.by_type(FS)[0]["outputs"]["arn"]
+    arns = {s["urn"].rsplit("-", 1)[-1]: s["outputs"]["arn"] for s in p.by_type(ACCESS_POINT)}
+    (state,) = p.by_type(ROLE_POLICY)
+    document = policy_of(state)
+    assert document == client_access_policy(
+        fs_arn, [arns["inference"], arns["batch"]], [arns["loader"]]
+    )
+    statements = {s["Action"]: s for s in document["Statement"]}
+    assert set(statements) == {"elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"}
+    for s in statements.values():
+        assert s["Resource"] == fs_arn and s["Effect"] == "Allow"
+        assert s["Condition"]["Bool"] == {"elasticfilesystem:AccessedViaMountTarget": "true"}
+    mount = statements["elasticfilesystem:ClientMount"]["Condition"]["StringEquals"]
+    assert mount == {"elasticfilesystem:AccessPointArn": sorted(arns.values())}
+    write = statements["elasticfilesystem:ClientWrite"]["Condition"]["StringEquals"]
+    assert write == {"elasticfilesystem:AccessPointArn": [arns["loader"]]}
+    # With IAM on, the file system policy no longer lets anonymous clients in.
+    fs_policy = policy_of(p.by_type(FS_POLICY)[0])
+    assert [s["Effect"] for s in fs_policy["Statement"]] == ["Deny"]
+
+
+def test_readers_never_get_a_write_action():
+    p = plan(efs(readers=["inference", "batch"], iam_authorization=True), fill=True)
+    text = p.by_type(ROLE_POLICY)[0]["inputs"]["policy"]
+    assert "ClientWrite" not in text and "ClientRootAccess" not in text
+    assert client_access_policy("arn:fs", ["arn:ap-r"], [])["Statement"][0]["Action"] == (
+        "elasticfilesystem:ClientMount"
+    )
+
+
+def test_pod_identity_associates_the_chart_node_service_account():
+    p = plan(efs(iam_authorization=True, identity="pod-identity"), fill=True)
+    (role,) = p.by_type(ROLE)
+    (statement,) = policy_of(role, "assumeRolePolicy")["Statement"]
+    assert statement["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    (association,) = p.by_type(POD_IDENTITY)
+    node_sa = p.by_type(RELEASE)[0]["inputs"]["values"]["node"]["serviceAccount"]
+    assert "annotations" not in node_sa
+    assert association["inputs"]["namespace"] == "kube-system"
+    assert association["inputs"]["serviceAccount"] == node_sa["name"] == "efs-csi-node-sa"
+    assert association["inputs"]["roleArn"] == role["outputs"]["arn"]
+    assert association["inputs"]["clusterName"] == CLUSTER
+    for pv in p.by_type(PV):
+        assert association["urn"] in pv["dependencies"]
+
+
+def test_eks_addon_irsa_role_is_the_addons_and_trusts_both_its_service_accounts():
+    p = plan(efs(iam_authorization=True, driver="eks-addon"), fill=True)
+    (role,) = p.by_type(ROLE)
+    (addon,) = p.by_type(ADDON)
+    assert addon["inputs"]["serviceAccountRoleArn"] == role["outputs"]["arn"]
+    subs = {
+        value
+        for s in policy_of(role, "assumeRolePolicy")["Statement"]
+        for key, value in s["Condition"]["StringEquals"].items()
+        if key.endswith(":sub")
+    }
+    assert subs == {
+        "system:serviceaccount:kube-system:efs-csi-node-sa",
+        "system:serviceaccount:kube-system:efs-csi-controller-sa",
+    }
+    assert "ClientWrite" not in p.by_type(ROLE_POLICY)[0]["inputs"]["policy"]
+
+
+def test_eks_addon_pod_identity_uses_an_association_not_the_addon_role():
+    p = plan(efs(iam_authorization=True, identity="pod-identity", driver="eks-addon"))
+    (addon,) = p.by_type(ADDON)
+    assert "serviceAccountRoleArn" not in addon["inputs"]
+    (association,) = p.by_type(POD_IDENTITY)
+    assert association["inputs"]["serviceAccount"] == "efs-csi-node-sa"
+
+
+def test_driver_none_still_makes_the_node_role_to_annotate():
+    def program():
+        store = EfsModelStore(
+            "llama",
+            {
+                "cluster_name": CLUSTER,
+                "readers": ["inference"],
+                "iam_authorization": True,
+                "driver": "none",
+            },
+        )
+        pulumi.export("role", store.node_role_arn)
+
+    p = plan(program)
+    assert len(p.by_type(ROLE)) == 1 and not p.by_type(RELEASE)
+    assert p.outputs["role"] == UNKNOWN  # known after apply, as in a preview
+
+
+def test_pod_identity_is_refused_on_a_pinned_chart_that_predates_it(monkeypatch):
+    old = dataclasses.replace(EFS_CSI, version="2.5.6", app_version="2.0.4")
+    monkeypatch.setattr(efs_module, "EFS_CSI", old)
+    with pytest.raises(PlanError) as err:
+        plan(efs(iam_authorization=True, identity="pod-identity"))
+    assert str(err.value) == (
+        "llama: identity must be irsa with EFS CSI driver the pinned chart's 2.0.4 (EKS Pod "
+        "Identity needs driver 2.0.5 or newer), got 'pod-identity'"
+    )
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+def test_irsa_without_an_oidc_provider_fails_before_anything_registers():
+    def missing(args, config):
+        raise RuntimeError("NoSuchEntity: OpenIDConnect provider not found")
+
+    with pytest.raises(PlanError) as err:
+        plan(
+            efs(iam_authorization=True),
+            invokes={"aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": missing},
+        )
+    assert str(err.value).startswith("llama: identity must be pod-identity, or irsa on a cluster")
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+
+def test_subnet_outside_the_cluster_vpc_fails_the_preview_before_anything_registers():
+    def elsewhere(args, config):
+        return {"id": args["id"], "vpcId": "vpc-0other", "availabilityZone": f"{REGION}a"}
+
+    with pytest.raises(PlanError) as err:
+        plan(efs(subnet_ids=["subnet-0abc"]), invokes={GET_SUBNET: elsewhere})
+    vpc = plan_vpc_id({"aws:region": REGION})
+    assert str(err.value) == (
+        f"llama: subnet_ids must be a subnet in the cluster's VPC {vpc} (it is in vpc-0other), "
+        "got 'subnet-0abc'"
+    )
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+def test_a_cluster_without_subnets_fails_before_anything_registers():
+    def no_subnets(args, config):
+        cluster = INVOKES["aws:eks/getCluster:getCluster"](args, config)
+        cluster["vpcConfig"]["subnetIds"] = []
+        return cluster
+
+    with pytest.raises(PlanError) as err:
+        plan(efs(), invokes={"aws:eks/getCluster:getCluster": no_subnets})
+    assert str(err.value) == (
+        "llama: subnet_ids must be a non-empty list of the subnets where the cluster's nodes run "
+        "(the cluster reported none), got []"
+    )
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+UID_RULE = (
+    "a whole number from 1 to 4294967295 (0, root, would be squashed: the store grants no "
+    "ClientRootAccess)"
+)
+ROOT_RULE = (
+    "a plain directory below '/' of at most 100 characters ('/' itself is root's, and pods "
+    "could not write to it)"
+)
+BAD_INPUTS = [
+    (
+        {"throughput_mode": "burst"},
+        "llama: throughput_mode must be one of elastic, provisioned, bursting, got 'burst'",
+    ),
+    (
+        {"throughput_mode": "provisioned"},
+        "llama: provisioned_throughput_in_mibps must be a throughput in MiB/s when "
+        "throughput_mode is provisioned, got None",
+    ),
+    (
+        {"throughput_mode": "provisioned", "provisioned_throughput_in_mibps": 0},
+        "llama: provisioned_throughput_in_mibps must be a positive number of MiB/s, got 0",
+    ),
+    (
+        {"provisioned_throughput_in_mibps": 128},
+        "llama: provisioned_throughput_in_mibps must be unset unless throughput_mode is "
+        "provisioned (it is elastic), got 128",
+    ),
+    (
+        {"performance_mode": "maxIO"},
+        "llama: throughput_mode must be provisioned or bursting when performance_mode is maxIO "
+        "(elastic throughput needs generalPurpose), got 'elastic'",
+    ),
+    (
+        {"performance_mode": "max_io", "throughput_mode": "bursting"},
+        "llama: performance_mode must be one of generalPurpose, maxIO, got 'max_io'",
+    ),
+    ({"posix_uid": 0}, f"llama: posix_uid must be {UID_RULE}, got 0"),
+    ({"posix_gid": -1}, f"llama: posix_gid must be {UID_RULE}, got -1"),
+    ({"posix_uid": 4294967296}, f"llama: posix_uid must be {UID_RULE}, got 4294967296"),
+    ({"posix_uid": "1000"}, f"llama: posix_uid must be {UID_RULE}, got '1000'"),
+    ({"root_directory": "/"}, f"llama: root_directory must be {ROOT_RULE}, got '/'"),
+    (
+        {"root_directory": "models"},
+        "llama: root_directory must be an absolute path starting with '/', got 'models'",
+    ),
+    (
+        {"root_directory": "/" + "m" * 100},
+        f"llama: root_directory must be {ROOT_RULE}, got '/{'m' * 100}'",
+    ),
+    (
+        {"root_directory_permissions": "rwxr-xr-x"},
+        "llama: root_directory_permissions must be an octal mode such as '0755', got 'rwxr-xr-x'",
+    ),
+    (
+        {"transition_to_ia": "AFTER_2_DAYS"},
+        "llama: transition_to_ia must be one of AFTER_1_DAY, AFTER_7_DAYS, AFTER_14_DAYS, "
+        "AFTER_30_DAYS, AFTER_60_DAYS, AFTER_90_DAYS, AFTER_180_DAYS, AFTER_270_DAYS, "
+        "AFTER_365_DAYS, got 'AFTER_2_DAYS'",
+    ),
+    (
+        {"transition_to_archive": "AFTER_90_DAYS"},
+        "llama: transition_to_archive must be unset unless transition_to_ia is set and "
+        "throughput_mode is elastic, got 'AFTER_90_DAYS'",
+    ),
+    (
+        {"transition_to_primary_storage_class": "AFTER_2_ACCESSES"},
+        "llama: transition_to_primary_storage_class must be one of AFTER_1_ACCESS, "
+        "got 'AFTER_2_ACCESSES'",
+    ),
+    (
+        {"identity": "irsa"},
+        "llama: identity must be unset unless iam_authorization is True (without it the driver "
+        "mounts with no AWS identity), got 'irsa'",
+    ),
+    (
+        {"iam_authorization": True, "identity": "kiam"},
+        "llama: identity must be one of irsa, pod-identity, got 'kiam'",
+    ),
+    (
+        {
+            "iam_authorization": True,
+            "identity": "pod-identity",
+            "driver": "eks-addon",
+            "eks_addon_version": "v2.0.4-eksbuild.1",
+        },
+        "llama: identity must be irsa with EFS CSI driver add-on v2.0.4-eksbuild.1 (EKS Pod "
+        "Identity needs driver 2.0.5 or newer), got 'pod-identity'",
+    ),
+    (
+        {"mount_options": ["accesspoint=fsap-0123456789abcdef0"]},
+        "llama: mount_options must be options other than accesspoint (the store puts each "
+        "access point in the volumeHandle) and crossaccount (the driver refuses it), "
+        "got 'accesspoint=fsap-0123456789abcdef0'",
+    ),
+    (
+        {"subnet_ids": []},
+        "llama: subnet_ids must be a non-empty list of the subnets where the cluster's nodes "
+        "run, got []",
+    ),
+    (
+        {"subnet_ids": "subnet-0a"},
+        "llama: subnet_ids must be a list of strings, got 'subnet-0a'",
+    ),
+    ({"driver": "kubectl"}, "llama: driver must be one of helm, eks-addon, none, got 'kubectl'"),
+    (
+        {"driver": "eks-addon", "driver_namespace": "efs-system"},
+        "llama: driver_namespace must be kube-system when driver is eks-addon (the add-on "
+        "installs there), got 'efs-system'",
+    ),
+    (
+        {"driver": "eks-addon", "cluster_name": None},
+        "llama: cluster_name must be set when driver is eks-addon, got None",
+    ),
+    (
+        {"readers": ["Inference"]},
+        "llama: readers must be a DNS-1123 label (lowercase letters, digits and '-', starting "
+        "and ending with a letter or digit, at most 63 characters), got 'Inference'",
+    ),
+    (
+        {"readers": ["inference"], "writers": ["inference"]},
+        "llama: writers must be a namespace that is not also a reader, got 'inference'",
+    ),
+    (
+        {"readers": []},
+        "llama: readers and writers must be at least one consumer namespace between them, got []",
+    ),
+    (
+        {"claim_name": "Llama_3"},
+        "llama: claim_name must be a DNS-1123 label (lowercase letters, digits and '-', starting "
+        "and ending with a letter or digit, at most 63 characters), got 'Llama_3'",
+    ),
+    (
+        {"cluster_name": None},
+        "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
+        "and node_security_group_ids explicitly), got None",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    BAD_INPUTS,
+    ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(BAD_INPUTS)],
+)
+def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(args, message):
+    with pytest.raises(PlanError) as err:
+        plan(efs(**args))
+    assert str(err.value) == message
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+def test_unknown_field_names_the_allowed_ones():
+    with pytest.raises(PlanError) as err:
+        plan(efs(throughput="elastic"))
+    assert str(err.value).startswith("llama: field name must be one of backup, claim_name, ")
+    assert str(err.value).endswith(", got 'throughput'")
