@@ -1,0 +1,71 @@
+"""A vLLM Deployment serving a model straight from S3 through Mountpoint for Amazon S3.
+
+The store makes a hardened, versioned bucket; a publisher namespace writes models under one
+prefix, and every vLLM replica mounts that prefix read-only. With pod-level credentials each
+namespace runs as its own service account whose role the store scopes: readers cannot write,
+even in IAM.
+"""
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from pulumi_modelstore.aws import MountpointS3ModelStore
+
+config = pulumi.Config()
+
+store = MountpointS3ModelStore(
+    "llama",
+    {
+        "cluster_name": config.require("clusterName"),
+        "readers": ["inference"],
+        "writers": ["model-publisher"],
+        "prefix": "llama-3-8b-instruct/",
+        "authentication_source": "pod",
+        # Weights are read once per Mountpoint pod; keep them on the node for restarts.
+        "cache_size": "20Gi",
+    },
+)
+
+mount = store.mount_for("inference")
+labels = {"app": "vllm-llama"}
+pod_spec = mount.patch_pod_spec(
+    {
+        "containers": [
+            {
+                "name": "vllm",
+                "image": "vllm/vllm-openai:v0.11.0",
+                "args": [
+                    "--model",
+                    mount.mount_path,
+                    "--served-model-name",
+                    "llama-3-8b-instruct",
+                    # Mountpoint serves sequential reads fast and random (mmap) reads slowly.
+                    "--safetensors-load-strategy",
+                    "eager",
+                ],
+                "ports": [{"containerPort": 8000, "name": "http"}],
+                "resources": {"limits": {"nvidia.com/gpu": 1}},
+            }
+        ],
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+    }
+)
+
+k8s.apps.v1.Deployment(
+    "vllm-llama",
+    metadata={"name": "vllm-llama", "namespace": "inference", "labels": labels},
+    spec={
+        "replicas": 3,
+        "selector": {"matchLabels": labels},
+        "template": {
+            "metadata": {"labels": labels, "annotations": mount.pod_annotations},
+            "spec": pod_spec,
+        },
+    },
+    opts=pulumi.ResourceOptions(depends_on=[store]),
+)
+
+pulumi.export("claimNames", store.claim_names)
+pulumi.export("bucketName", store.bucket_name)
+pulumi.export("serviceAccountName", store.service_account_name)
+pulumi.export("podRoleArns", store.pod_role_arns)

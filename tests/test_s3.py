@@ -1,0 +1,729 @@
+"""MountpointS3ModelStore: bucket hardening, IAM per role, driver identity, PVs and exact input
+errors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+import pulumi
+import pytest
+from moto import mock_aws
+
+from pulumi_modelstore import WorkloadMount
+from pulumi_modelstore.aws import (
+    MOUNTPOINT_S3_CSI,
+    MountpointS3ModelStore,
+    MountpointS3ModelStoreArgs,
+)
+from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
+from pulumi_modelstore.plan.placeholders import digest
+from tests.aws_replay import Replay
+from tests.conftest import CLUSTER, plan
+
+BUCKET = "aws:s3/bucket:Bucket"
+PUBLIC_ACCESS = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+OWNERSHIP = "aws:s3/bucketOwnershipControls:BucketOwnershipControls"
+ENCRYPTION = (
+    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
+)
+VERSIONING = "aws:s3/bucketVersioning:BucketVersioning"
+BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
+ROLE = "aws:iam/role:Role"
+ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+ASSOCIATION = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
+ADDON = "aws:eks/addon:Addon"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+PV = "kubernetes:core/v1:PersistentVolume"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+SA = "kubernetes:core/v1:ServiceAccount"
+
+# What the placeholder getCluster answers for CLUSTER in us-west-2.
+ISSUER = f"oidc.eks.us-west-2.amazonaws.com/id/{digest('oidc', CLUSTER, length=32).upper()}"
+OIDC_PROVIDER = f"arn:aws:iam::123456789012:oidc-provider/{ISSUER}"
+WRITE_ACTIONS = {"s3:PutObject", "s3:AbortMultipartUpload", "s3:DeleteObject"}
+KMS_KEY = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+
+def s3(**args: Any):
+    fields: dict[str, Any] = {"cluster_name": CLUSTER, "readers": ["inference"], **args}
+    return lambda: MountpointS3ModelStore("llama", cast(MountpointS3ModelStoreArgs, fields))
+
+
+def mounts_and_plan(**args: Any) -> tuple[dict[str, WorkloadMount], Plan]:
+    found: dict[str, WorkloadMount] = {}
+
+    def program():
+        store = s3(**args)()
+        for ns, _ in store.common.consumers:
+            found[ns] = store.mount_for(ns)
+        pulumi.export("store", store.summary)
+
+    return found, plan(program, fill=True)
+
+
+def actions(statement: dict[str, Any]) -> set[str]:
+    action = statement["Action"]
+    return {action} if isinstance(action, str) else set(action)
+
+
+def policy_of(p: Plan, role_state: dict[str, Any]) -> dict[str, Any]:
+    (policy,) = [s for s in p.by_type(ROLE_POLICY) if s["inputs"]["role"] == role_state["id"]]
+    return json.loads(policy["inputs"]["policy"])
+
+
+def all_actions(document: dict[str, Any]) -> set[str]:
+    return set().union(*(actions(s) for s in document["Statement"]))
+
+
+def by_namespace(p: Plan, type_: str) -> dict[str, dict[str, Any]]:
+    def namespace(state: dict[str, Any]) -> str:
+        inputs = state["inputs"]
+        if type_ == PV:
+            return inputs["spec"]["claimRef"]["namespace"]
+        return inputs["metadata"]["namespace"]
+
+    return {namespace(s): s for s in p.by_type(type_)}
+
+
+# -- the bucket -----------------------------------------------------------------------------
+
+
+def test_new_bucket_is_hardened():
+    p = plan(s3(), fill=True)
+    (bucket,) = p.by_type(BUCKET)
+    name, arn = bucket["id"], bucket["outputs"]["arn"]
+    assert bucket["inputs"]["region"] == "us-west-2"
+    assert bucket["inputs"]["forceDestroy"] is False
+    for type_ in (PUBLIC_ACCESS, OWNERSHIP, ENCRYPTION, VERSIONING, BUCKET_POLICY):
+        (state,) = p.by_type(type_)
+        assert state["inputs"]["bucket"] == name, type_
+        assert bucket["urn"] in state["dependencies"], type_
+    block = p.by_type(PUBLIC_ACCESS)[0]["inputs"]
+    assert all(
+        block[k] is True
+        for k in (
+            "blockPublicAcls",
+            "blockPublicPolicy",
+            "ignorePublicAcls",
+            "restrictPublicBuckets",
+        )
+    )
+    assert p.by_type(OWNERSHIP)[0]["inputs"]["rule"] == {"objectOwnership": "BucketOwnerEnforced"}
+    (rule,) = p.by_type(ENCRYPTION)[0]["inputs"]["rules"]
+    assert rule["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
+    assert p.by_type(VERSIONING)[0]["inputs"]["versioningConfiguration"] == {"status": "Enabled"}
+    (deny,) = json.loads(p.by_type(BUCKET_POLICY)[0]["inputs"]["policy"])["Statement"]
+    assert deny == {
+        "Sid": "DenyInsecureTransport",
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": "s3:*",
+        "Resource": [arn, f"{arn}/*"],
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+    }
+    # S3 rejects concurrent configuration changes: the policy waits for the public access block.
+    assert p.by_type(PUBLIC_ACCESS)[0]["urn"] in p.by_type(BUCKET_POLICY)[0]["dependencies"]
+
+
+def test_bucket_is_protected_and_retained_by_default():
+    bucket = plan(s3()).by_type(BUCKET)[0]
+    assert bucket["protect"] is True and bucket["retainOnDelete"] is True
+
+
+def test_unprotected_bucket_can_be_destroyed_with_its_objects():
+    bucket = plan(s3(protect=False)).by_type(BUCKET)[0]
+    assert bucket["protect"] is False and bucket["retainOnDelete"] is False
+    assert bucket["inputs"]["forceDestroy"] is True
+
+
+def test_kms_key_encrypts_the_bucket_and_reaches_every_role():
+    p = plan(s3(kms_key_arn=KMS_KEY, writers=["loader"], authentication_source="pod"), fill=True)
+    (rule,) = p.by_type(ENCRYPTION)[0]["inputs"]["rules"]
+    assert rule["applyServerSideEncryptionByDefault"] == {
+        "sseAlgorithm": "aws:kms",
+        "kmsMasterKeyId": KMS_KEY,
+    }
+    assert rule["bucketKeyEnabled"] is True
+    roles = {r["urn"].rsplit("::", 1)[-1]: r for r in p.by_type(ROLE)}
+    for role, expected in (
+        ("llama-pod-inference-role", {"kms:Decrypt"}),
+        ("llama-pod-loader-role", {"kms:Decrypt", "kms:GenerateDataKey"}),
+    ):
+        (kms,) = [s for s in policy_of(p, roles[role])["Statement"] if s["Sid"] == "MountpointKms"]
+        assert actions(kms) == expected and kms["Resource"] == KMS_KEY
+
+
+def test_existing_bucket_creates_no_bucket_resources():
+    mounts, p = mounts_and_plan(bucket_name="acme-models", prefix="llama/")
+    assert not [s for s in p.states() if s["type"].startswith("aws:s3/")]
+    for pv in p.by_type(PV):
+        assert pv["inputs"]["spec"]["csi"]["volumeAttributes"]["bucketName"] == "acme-models"
+    (role,) = p.by_type(ROLE)
+    list_bucket = policy_of(p, role)["Statement"][0]
+    assert list_bucket["Resource"] == "arn:aws:s3:::acme-models"
+    store = p.outputs["store"]
+    assert store["bucketName"] == "acme-models"
+    assert store["bucketArn"] == "arn:aws:s3:::acme-models"
+    assert mounts["inference"].read_only is True
+
+
+# -- IAM: one policy, scoped per role --------------------------------------------------------
+
+
+def test_driver_role_of_a_read_only_store_cannot_write():
+    p = plan(s3(readers=["inference", "batch"]), fill=True)
+    (role,) = p.by_type(ROLE)
+    document = policy_of(p, role)
+    assert not all_actions(document) & WRITE_ACTIONS
+    assert all_actions(document) == {"s3:ListBucket", "s3:GetObject"}
+    bucket_arn = p.by_type(BUCKET)[0]["outputs"]["arn"]
+    list_bucket, read = document["Statement"]
+    assert list_bucket["Resource"] == bucket_arn and "Condition" not in list_bucket
+    assert read["Resource"] == f"{bucket_arn}/*"
+
+
+def test_driver_role_gets_write_actions_only_when_the_store_has_writers():
+    p = plan(s3(writers=["loader"]), fill=True)
+    (role,) = p.by_type(ROLE)
+    assert all_actions(policy_of(p, role)) & WRITE_ACTIONS == {
+        "s3:PutObject",
+        "s3:AbortMultipartUpload",
+    }
+    p = plan(s3(writers=["loader"], allow_delete=True), fill=True)
+    (role,) = p.by_type(ROLE)
+    assert all_actions(policy_of(p, role)) & WRITE_ACTIONS == WRITE_ACTIONS
+
+
+def test_prefix_scopes_list_and_objects():
+    p = plan(s3(prefix="models/llama-3/"), fill=True)
+    (role,) = p.by_type(ROLE)
+    bucket_arn = p.by_type(BUCKET)[0]["outputs"]["arn"]
+    list_bucket, read = policy_of(p, role)["Statement"]
+    assert list_bucket["Action"] == "s3:ListBucket" and list_bucket["Resource"] == bucket_arn
+    assert list_bucket["Condition"] == {"StringLike": {"s3:prefix": ["models/llama-3/*"]}}
+    assert read["Resource"] == f"{bucket_arn}/models/llama-3/*"
+
+
+def test_pod_level_roles_per_namespace_readers_never_write():
+    mounts, p = mounts_and_plan(
+        readers=["inference"], writers=["loader"], authentication_source="pod", allow_delete=True
+    )
+    roles = {r["urn"].rsplit("::", 1)[-1]: r for r in p.by_type(ROLE)}
+    assert set(roles) == {"llama-pod-inference-role", "llama-pod-loader-role"}
+    reader = all_actions(policy_of(p, roles["llama-pod-inference-role"]))
+    writer = all_actions(policy_of(p, roles["llama-pod-loader-role"]))
+    assert reader == {"s3:ListBucket", "s3:GetObject"}
+    assert writer == {"s3:ListBucket", "s3:GetObject"} | WRITE_ACTIONS
+    # No driver-level role: the driver's own identity is not used.
+    release = p.by_type(RELEASE)[0]["inputs"]["values"]["node"]
+    assert "annotations" not in release["serviceAccount"]
+    for pv in p.by_type(PV):
+        attributes = pv["inputs"]["spec"]["csi"]["volumeAttributes"]
+        assert attributes["authenticationSource"] == "pod"
+    for ns in ("inference", "loader"):
+        assert mounts[ns].service_account_name == "llama-s3"
+        assert mounts[ns].patch_pod_spec({"containers": []})["serviceAccountName"] == "llama-s3"
+
+
+def test_pod_level_trust_matches_exactly_the_service_account_the_store_creates():
+    _, p = mounts_and_plan(
+        writers=["loader"], authentication_source="pod", service_account_name="vllm"
+    )
+    accounts = by_namespace(p, SA)
+    assert set(accounts) == {"inference", "loader"}
+    roles = {r["urn"].rsplit("::", 1)[-1]: r for r in p.by_type(ROLE)}
+    for ns, account in accounts.items():
+        role = roles[f"llama-pod-{ns}-role"]
+        metadata = account["inputs"]["metadata"]
+        assert metadata["name"] == "vllm"
+        assert metadata["annotations"] == {"eks.amazonaws.com/role-arn": role["outputs"]["arn"]}
+        (statement,) = json.loads(role["inputs"]["assumeRolePolicy"])["Statement"]
+        assert statement["Principal"] == {"Federated": OIDC_PROVIDER}
+        assert statement["Action"] == "sts:AssumeRoleWithWebIdentity"
+        assert statement["Condition"] == {
+            "StringEquals": {
+                f"{ISSUER}:sub": f"system:serviceaccount:{ns}:vllm",
+                f"{ISSUER}:aud": "sts.amazonaws.com",
+            }
+        }
+
+
+def test_pod_level_pod_identity_associates_each_namespace_service_account():
+    _, p = mounts_and_plan(authentication_source="pod", identity="pod-identity")
+    (association,) = p.by_type(ASSOCIATION)
+    (role,) = p.by_type(ROLE)
+    inputs = association["inputs"]
+    assert (inputs["clusterName"], inputs["namespace"], inputs["serviceAccount"]) == (
+        CLUSTER,
+        "inference",
+        "llama-s3",
+    )
+    assert inputs["roleArn"] == role["outputs"]["arn"]
+    (statement,) = json.loads(role["inputs"]["assumeRolePolicy"])["Statement"]
+    assert statement["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert statement["Action"] == ["sts:AssumeRole", "sts:TagSession"]
+    # Pod Identity needs no annotation on the service account.
+    assert not by_namespace(p, SA)["inference"]["inputs"]["metadata"].get("annotations")
+
+
+# -- the driver and its identity ----------------------------------------------------------
+
+
+def test_helm_driver_is_pinned_and_carries_the_node_role_by_irsa():
+    p = plan(s3(), fill=True)
+    (release,) = p.by_type(RELEASE)
+    inputs = release["inputs"]
+    assert inputs["chart"] == MOUNTPOINT_S3_CSI.chart == "aws-mountpoint-s3-csi-driver"
+    assert inputs["version"] == MOUNTPOINT_S3_CSI.version == "2.7.0"
+    assert inputs["repositoryOpts"]["repo"] == "https://awslabs.github.io/mountpoint-s3-csi-driver"
+    assert inputs["namespace"] == "kube-system"
+    node = inputs["values"]["node"]
+    assert node["tolerateAllTaints"] is True
+    (role,) = p.by_type(ROLE)
+    assert node["serviceAccount"] == {
+        "create": True,
+        "name": "s3-csi-driver-sa",
+        "annotations": {"eks.amazonaws.com/role-arn": role["outputs"]["arn"]},
+    }
+    (statement,) = json.loads(role["inputs"]["assumeRolePolicy"])["Statement"]
+    assert statement["Condition"]["StringEquals"] == {
+        f"{ISSUER}:sub": "system:serviceaccount:kube-system:s3-csi-driver-sa",
+        f"{ISSUER}:aud": "sts.amazonaws.com",
+    }
+
+
+def test_helm_driver_namespace_and_version_follow_the_args():
+    p = plan(s3(driver_namespace="storage", driver_version="2.6.0"), fill=True)
+    (release,) = p.by_type(RELEASE)
+    assert (release["inputs"]["namespace"], release["inputs"]["version"]) == ("storage", "2.6.0")
+    (statement,) = json.loads(p.by_type(ROLE)[0]["inputs"]["assumeRolePolicy"])["Statement"]
+    sub = statement["Condition"]["StringEquals"][f"{ISSUER}:sub"]
+    assert sub == "system:serviceaccount:storage:s3-csi-driver-sa"
+
+
+def test_helm_driver_by_pod_identity_waits_for_the_association():
+    p = plan(s3(identity="pod-identity"), fill=True)
+    (association,) = p.by_type(ASSOCIATION)
+    assert (association["inputs"]["namespace"], association["inputs"]["serviceAccount"]) == (
+        "kube-system",
+        "s3-csi-driver-sa",
+    )
+    (release,) = p.by_type(RELEASE)
+    node = release["inputs"]["values"]["node"]
+    assert "annotations" not in node["serviceAccount"]
+    # EKS injects Pod Identity credentials at pod creation: node pods come after the association.
+    assert association["urn"] in release["dependencies"]
+    assert node["podLabels"] == {
+        "modelstore.pulumi.com/pod-identity-association": association["outputs"]["associationId"]
+    }
+
+
+def test_eks_addon_gets_the_node_role():
+    p = plan(s3(driver="eks-addon", eks_addon_version="v2.7.0-eksbuild.1"), fill=True)
+    assert not p.by_type(RELEASE)
+    (addon,) = p.by_type(ADDON)
+    (role,) = p.by_type(ROLE)
+    inputs = addon["inputs"]
+    assert (inputs["addonName"], inputs["clusterName"], inputs["addonVersion"]) == (
+        "aws-mountpoint-s3-csi-driver",
+        CLUSTER,
+        "v2.7.0-eksbuild.1",
+    )
+    assert inputs["serviceAccountRoleArn"] == role["outputs"]["arn"]
+    (statement,) = json.loads(role["inputs"]["assumeRolePolicy"])["Statement"]
+    sub = statement["Condition"]["StringEquals"][f"{ISSUER}:sub"]
+    assert sub == "system:serviceaccount:kube-system:s3-csi-driver-sa"
+    for pv in p.by_type(PV):
+        assert addon["urn"] in pv["dependencies"]
+
+
+def test_eks_addon_by_pod_identity_is_created_after_the_association():
+    p = plan(s3(driver="eks-addon", identity="pod-identity"))
+    (addon,) = p.by_type(ADDON)
+    (association,) = p.by_type(ASSOCIATION)
+    assert "serviceAccountRoleArn" not in addon["inputs"]
+    assert association["urn"] in addon["dependencies"]
+
+
+def test_existing_driver_gets_no_install_and_no_node_role():
+    _, p = mounts_and_plan(driver="none")
+    assert not p.by_type(RELEASE) and not p.by_type(ADDON) and not p.by_type(ROLE)
+    assert p.outputs["store"]["driverRoleArn"] is None
+
+
+def test_existing_driver_with_driver_credentials_needs_no_cluster():
+    p = plan(lambda: MountpointS3ModelStore("llama", {"readers": ["inference"], "driver": "none"}))
+    assert "aws:eks/getCluster:getCluster" not in {i["token"] for i in p.invokes}
+    assert p.by_type(PV)
+
+
+# -- PersistentVolumes and claims -----------------------------------------------------------
+
+
+def test_pvs_per_reader_and_writer():
+    p = plan(s3(readers=["inference"], writers=["loader"], prefix="llama/"), fill=True)
+    bucket = p.by_type(BUCKET)[0]["id"]
+    pvs = {ns: s["inputs"]["spec"] for ns, s in by_namespace(p, PV).items()}
+    common = [
+        "region us-west-2",
+        "prefix llama/",
+        "metadata-ttl indefinite",
+        "allow-other",
+        "uid=1000",
+        "gid=1000",
+    ]
+    assert pvs["inference"]["accessModes"] == ["ReadOnlyMany"]
+    assert pvs["inference"]["mountOptions"] == [*common, "read-only"]
+    assert pvs["inference"]["csi"]["readOnly"] is True
+    assert pvs["loader"]["accessModes"] == ["ReadWriteMany"]
+    assert pvs["loader"]["mountOptions"] == common
+    assert pvs["loader"]["csi"]["readOnly"] is False
+    for ns, spec in pvs.items():
+        assert spec["csi"]["driver"] == "s3.csi.aws.com"
+        assert spec["csi"]["volumeAttributes"] == {
+            "bucketName": bucket,
+            "authenticationSource": "driver",
+            "cache": "emptyDir",
+            "cacheEmptyDirSizeLimit": "10Gi",
+        }
+        assert spec["storageClassName"] == ""
+        assert spec["persistentVolumeReclaimPolicy"] == "Retain"
+        assert spec["claimRef"] == {"namespace": ns, "name": "llama"}
+    claims = {ns: s["inputs"]["spec"] for ns, s in by_namespace(p, PVC).items()}
+    assert claims["inference"]["accessModes"] == ["ReadOnlyMany"]
+    assert claims["loader"]["accessModes"] == ["ReadWriteMany"]
+    for ns, claim in claims.items():
+        assert claim["storageClassName"] == "" and claim["volumeName"] == f"llama-{ns}"
+
+
+def test_volume_handles_are_unique_per_pv():
+    p = plan(s3(readers=["a", "b"], writers=["c"]), fill=True)
+    handles = [pv["inputs"]["spec"]["csi"]["volumeHandle"] for pv in p.by_type(PV)]
+    assert len(handles) == len(set(handles)) == 3
+    assert UNKNOWN not in handles
+
+
+def test_pvs_depend_on_the_driver_install_the_node_role_and_the_bucket_hardening():
+    p = plan(s3(writers=["loader"]))
+    release = p.by_type(RELEASE)[0]["urn"]
+    role_policy = p.by_type(ROLE_POLICY)[0]["urn"]
+    hardening = {p.by_type(t)[0]["urn"] for t in (PUBLIC_ACCESS, ENCRYPTION, BUCKET_POLICY)}
+    for pv in p.by_type(PV):
+        deps = set(pv["dependencies"])
+        assert release in deps and role_policy in deps and hardening <= deps
+
+
+def test_writers_delete_and_overwrite_only_when_asked():
+    pvs = by_namespace(plan(s3(writers=["loader"])), PV)
+    assert not {"allow-delete", "allow-overwrite"} & set(
+        pvs["loader"]["inputs"]["spec"]["mountOptions"]
+    )
+    pvs = by_namespace(plan(s3(writers=["loader"], allow_delete=True, allow_overwrite=True)), PV)
+    assert pvs["loader"]["inputs"]["spec"]["mountOptions"][-2:] == [
+        "allow-delete",
+        "allow-overwrite",
+    ]
+    reader = pvs["inference"]["inputs"]["spec"]["mountOptions"]
+    assert not {"allow-delete", "allow-overwrite"} & set(reader) and "read-only" in reader
+
+
+def test_mount_option_fields():
+    p = plan(
+        s3(
+            uid=1001,
+            gid=2000,
+            metadata_ttl=300,
+            cache_size="50Gi",
+            extra_mount_options=["maximum-throughput-gbps 100"],
+            region="eu-west-1",
+        )
+    )
+    spec = p.by_type(PV)[0]["inputs"]["spec"]
+    assert spec["mountOptions"] == [
+        "region eu-west-1",
+        "metadata-ttl 300",
+        "allow-other",
+        "uid=1001",
+        "gid=2000",
+        "read-only",
+        "maximum-throughput-gbps 100",
+    ]
+    assert spec["csi"]["volumeAttributes"]["cacheEmptyDirSizeLimit"] == "50Gi"
+    assert p.by_type(BUCKET)[0]["inputs"]["region"] == "eu-west-1"
+
+
+def test_root_only_mount_and_no_cache():
+    spec = plan(s3(allow_other=False, cache="none")).by_type(PV)[0]["inputs"]["spec"]
+    assert not {"allow-other", "uid=1000", "gid=1000"} & set(spec["mountOptions"])
+    assert set(spec["csi"]["volumeAttributes"]) == {"bucketName", "authenticationSource"}
+
+
+def test_driver_level_mount_needs_no_service_account():
+    mounts, p = mounts_and_plan(writers=["loader"])
+    assert not p.by_type(SA)
+    assert mounts["inference"].service_account_name is None
+    assert mounts["inference"].volume_mount["readOnly"] is True
+    assert mounts["loader"].volume_mount["readOnly"] is False
+    store = p.outputs["store"]
+    assert store["driverRoleArn"] == p.by_type(ROLE)[0]["outputs"]["arn"]
+    assert store["podRoleArns"] == {} and store["serviceAccountName"] is None
+    assert store["claimNames"] == {"inference": "llama", "loader": "llama"}
+
+
+def test_service_accounts_wait_for_namespaces_the_store_creates():
+    p = plan(s3(authentication_source="pod", create_namespaces=True))
+    namespace = p.by_type("kubernetes:core/v1:Namespace")[0]["urn"]
+    assert namespace in p.by_type(SA)[0]["dependencies"]
+
+
+def test_missing_oidc_provider_fails_the_preview_before_anything_registers():
+    def missing(args, config):
+        raise Exception("OIDC provider not found")
+
+    with pytest.raises(PlanError) as err:
+        plan(s3(), invokes={"aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": missing})
+    assert str(err.value).startswith("llama: identity must be pod-identity, or irsa on a cluster")
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+# -- bad input ----------------------------------------------------------------------------
+
+BUCKET_RULE = (
+    "a valid S3 bucket name (3-63 lowercase letters, digits, '.' and '-', starting and ending "
+    "with a letter or digit, no '..', not an IP address, not starting with xn--, sthree- or "
+    "amzn-s3-demo-, not ending with -s3alias, --ol-s3, .mrap, --x-s3 or --table-s3)"
+)
+PREFIX_RULE = "an S3 key prefix ending in '/' (e.g. 'llama-3-8b/'), without a leading '/' or '//'"
+QUANTITY_RULE = "a Kubernetes quantity with a unit (Mi, Gi, Ti, M, G or T), e.g. '10Gi'"
+MANAGED_RULE = (
+    "a Mountpoint flag the store does not manage (not one of region, prefix, read-only, "
+    "allow-delete, allow-overwrite, allow-other, allow-root, uid, gid, metadata-ttl, cache: "
+    "use the store's fields)"
+)
+
+BAD_INPUTS = [
+    (
+        {"bucket_name": "Acme_Models"},
+        f"llama: bucket_name must be {BUCKET_RULE}, got 'Acme_Models'",
+    ),
+    ({"bucket_name": "ab"}, f"llama: bucket_name must be {BUCKET_RULE}, got 'ab'"),
+    (
+        {"bucket_name": "acme..models"},
+        f"llama: bucket_name must be {BUCKET_RULE}, got 'acme..models'",
+    ),
+    (
+        {"bucket_name": "192.168.5.4"},
+        f"llama: bucket_name must be {BUCKET_RULE}, got '192.168.5.4'",
+    ),
+    ({"bucket_name": "xn--models"}, f"llama: bucket_name must be {BUCKET_RULE}, got 'xn--models'"),
+    (
+        {"bucket_name": "models--x-s3"},
+        f"llama: bucket_name must be {BUCKET_RULE}, got 'models--x-s3'",
+    ),
+    ({"prefix": "llama"}, f"llama: prefix must be {PREFIX_RULE}, got 'llama'"),
+    ({"prefix": "/llama/"}, f"llama: prefix must be {PREFIX_RULE}, got '/llama/'"),
+    ({"prefix": "models//llama/"}, f"llama: prefix must be {PREFIX_RULE}, got 'models//llama/'"),
+    ({"cache_size": "10"}, f"llama: cache_size must be {QUANTITY_RULE}, got '10'"),
+    ({"cache_size": "10GB"}, f"llama: cache_size must be {QUANTITY_RULE}, got '10GB'"),
+    ({"cache_size": 10}, f"llama: cache_size must be {QUANTITY_RULE}, got 10"),
+    (
+        {"cache": "none", "cache_size": "10Gi"},
+        "llama: cache_size must be unset when cache is none, got '10Gi'",
+    ),
+    ({"cache": "ephemeral"}, "llama: cache must be one of emptyDir, none, got 'ephemeral'"),
+    (
+        {"identity": "pod-identity", "driver_version": "1.15.0", "cache": "none"},
+        "llama: identity must be irsa with Mountpoint CSI driver 1.15.0 (EKS Pod Identity needs "
+        "driver 2.0.0 or newer), got 'pod-identity'",
+    ),
+    (
+        {
+            "identity": "pod-identity",
+            "driver": "eks-addon",
+            "eks_addon_version": "v1.15.0-eksbuild.1",
+            "cache": "none",
+        },
+        "llama: identity must be irsa with Mountpoint CSI driver 1.15.0 (EKS Pod Identity needs "
+        "driver 2.0.0 or newer), got 'pod-identity'",
+    ),
+    (
+        {"driver_version": "1.15.0"},
+        "llama: cache must be none with Mountpoint CSI driver 1.15.0 (the cache volume attribute "
+        "needs driver 2.0.0 or newer), got 'emptyDir'",
+    ),
+    (
+        {"driver_version": "v2.7.0"},
+        "llama: driver_version must be a driver version such as 2.7.0, got 'v2.7.0'",
+    ),
+    (
+        {"driver": "eks-addon", "eks_addon_version": "2.7.0"},
+        "llama: eks_addon_version must be an add-on version such as v2.7.0-eksbuild.1, got '2.7.0'",
+    ),
+    (
+        {"authentication_source": "node"},
+        "llama: authentication_source must be one of driver, pod, got 'node'",
+    ),
+    ({"identity": "kiam"}, "llama: identity must be one of irsa, pod-identity, got 'kiam'"),
+    (
+        {"service_account_name": "vllm"},
+        "llama: service_account_name must be unset unless authentication_source is pod, got 'vllm'",
+    ),
+    (
+        {"authentication_source": "pod", "service_account_name": "Vllm_SA"},
+        "llama: service_account_name must be a DNS-1123 subdomain (lowercase letters, digits, '-' "
+        "and '.', starting and ending with a letter or digit, at most 253 characters), got "
+        "'Vllm_SA'",
+    ),
+    (
+        {"allow_delete": True},
+        "llama: allow_delete must be False unless the store has writers (readers never write), "
+        "got True",
+    ),
+    (
+        {"allow_overwrite": True},
+        "llama: allow_overwrite must be False unless the store has writers (readers never "
+        "write), got True",
+    ),
+    ({"allow_other": "yes"}, "llama: allow_other must be True or False, got 'yes'"),
+    ({"uid": -1}, "llama: uid must be a whole number from 0 (a Linux id), got -1"),
+    (
+        {"allow_other": False, "gid": 1000},
+        "llama: gid must be unset when allow_other is False, got 1000",
+    ),
+    (
+        {"metadata_ttl": "forever"},
+        "llama: metadata_ttl must be indefinite, minimal or a positive whole number of seconds, "
+        "got 'forever'",
+    ),
+    (
+        {"metadata_ttl": 0},
+        "llama: metadata_ttl must be indefinite, minimal or a positive whole number of seconds, "
+        "got 0",
+    ),
+    (
+        {"kms_key_arn": "alias/models"},
+        "llama: kms_key_arn must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key-id>; "
+        "an alias does not work in an IAM policy's Resource), got 'alias/models'",
+    ),
+    (
+        {"region": "us-west"},
+        "llama: region must be an AWS region code such as us-west-2, got 'us-west'",
+    ),
+    (
+        {"extra_mount_options": ["allow-delete"]},
+        f"llama: extra_mount_options must be {MANAGED_RULE}, got 'allow-delete'",
+    ),
+    (
+        {"extra_mount_options": ["--uid=0"]},
+        f"llama: extra_mount_options must be {MANAGED_RULE}, got '--uid=0'",
+    ),
+    (
+        {"extra_mount_options": "allow-other"},
+        "llama: extra_mount_options must be a list of strings, got 'allow-other'",
+    ),
+    (
+        {"driver": "eks-addon", "driver_namespace": "storage"},
+        "llama: driver_namespace must be unset unless driver is helm, got 'storage'",
+    ),
+    ({"driver": "kubectl"}, "llama: driver must be one of helm, eks-addon, none, got 'kubectl'"),
+    (
+        {"cluster_name": None},
+        "llama: cluster_name must be the EKS cluster's name (needed for its IAM roles and driver "
+        "add-on), got None",
+    ),
+    (
+        {"cluster_name": None, "driver": "none", "authentication_source": "pod"},
+        "llama: cluster_name must be the EKS cluster's name (needed for its IAM roles and driver "
+        "add-on), got None",
+    ),
+    (
+        {"readers": []},
+        "llama: readers and writers must be at least one consumer namespace between them, got []",
+    ),
+    (
+        {"writers": ["inference"]},
+        "llama: writers must be a namespace that is not also a reader, got 'inference'",
+    ),
+    (
+        {"claim_name": "Llama_3"},
+        "llama: claim_name must be a DNS-1123 label (lowercase letters, digits and '-', starting "
+        "and ending with a letter or digit, at most 63 characters), got 'Llama_3'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    BAD_INPUTS,
+    ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(BAD_INPUTS)],
+)
+def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(args, message):
+    with pytest.raises(PlanError) as err:
+        plan(s3(**args))
+    assert str(err.value) == message
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+def test_pod_identity_is_fine_on_v1_when_the_store_makes_no_role():
+    # An existing v1 driver with driver-level credentials: no role, so no Pod Identity to refuse.
+    p = plan(s3(identity="pod-identity", driver="none", driver_version="1.15.0", cache="none"))
+    assert not p.by_type(ROLE) and p.by_type(PV)
+
+
+def test_unknown_field_names_the_allowed_ones():
+    with pytest.raises(PlanError) as err:
+        plan(s3(bucket="acme-models"))
+    assert str(err.value).startswith("llama: field name must be one of allow_delete, ")
+    assert str(err.value).endswith(", got 'bucket'")
+
+
+# -- the AWS payloads, replayed against moto -------------------------------------------------
+
+
+@pytest.fixture
+def aws_env(monkeypatch):
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-west-2",
+    }.items():
+        monkeypatch.setenv(key, value)
+
+
+def test_bucket_and_roles_replay_against_moto(aws_env):
+    p = plan(s3(kms_key_arn=KMS_KEY, writers=["loader"], authentication_source="pod"), fill=True)
+    name = p.by_type(BUCKET)[0]["id"]
+    with mock_aws():
+        replay = Replay(p).run()
+        client = replay.client("s3")
+        assert client.get_bucket_location(Bucket=name)["LocationConstraint"] == "us-west-2"
+        assert client.get_bucket_versioning(Bucket=name)["Status"] == "Enabled"
+        block = client.get_public_access_block(Bucket=name)["PublicAccessBlockConfiguration"]
+        assert all(block.values()) and len(block) == 4
+        (rule,) = client.get_bucket_encryption(Bucket=name)["ServerSideEncryptionConfiguration"][
+            "Rules"
+        ]
+        assert rule["ApplyServerSideEncryptionByDefault"] == {
+            "SSEAlgorithm": "aws:kms",
+            "KMSMasterKeyID": KMS_KEY,
+        }
+        ownership = client.get_bucket_ownership_controls(Bucket=name)["OwnershipControls"]
+        assert ownership["Rules"] == [{"ObjectOwnership": "BucketOwnerEnforced"}]
+        assert json.loads(client.get_bucket_policy(Bucket=name)["Policy"])["Statement"]
+        roles = {r["RoleName"] for r in replay.client("iam").list_roles()["Roles"]}
+        assert len(roles) == 2
+
+
+def test_configuring_a_bucket_the_plan_did_not_create_fails_the_replay(aws_env):
+    p = plan(s3(), fill=True)
+    steps = []
+    for step in p.steps:
+        state = step["newState"]
+        if state["type"] == VERSIONING:
+            state = {**state, "inputs": {**state["inputs"], "bucket": "someone-elses-bucket"}}
+        steps.append({**step, "newState": state})
+    broken = Plan(**{**p.__dict__, "steps": steps})
+    with mock_aws(), pytest.raises(AssertionError, match="dangling bucket someone-elses-bucket"):
+        Replay(broken).run()
