@@ -1,0 +1,985 @@
+"""EBS: the CSI driver and its identity, snapshot classes and controller, gp3/io2 classes, the
+snapshot/restore/clone/grow helpers and the model cache; exact input errors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+import pytest
+from moto import mock_aws
+
+from pulumi_modelstore.aws import (
+    EBS_CSI,
+    SNAPSHOT_CONTROLLER,
+    EbsCsiDriver,
+    EbsModelCache,
+    ebs_csi_driver_policy,
+    io2_multi_attach_storage_class,
+    multi_attach_claim,
+)
+from pulumi_modelstore.aws.ebs import DRIVER_TAG, parse_gp3_class
+from pulumi_modelstore.kube import cloned_claim, restored_claim, volume_claim, volume_snapshot_class
+from pulumi_modelstore.kube.snapshots import storage_bytes
+from pulumi_modelstore.kube.volumes import SKIP_AWAIT
+from pulumi_modelstore.plan.engine import PlanError, plan_directory
+from pulumi_modelstore.plan.placeholders import ACCOUNT_ID, digest
+from tests.aws_replay import Replay
+from tests.conftest import CLUSTER, ROOT, plan
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+ADDON = "aws:eks/addon:Addon"
+ROLE = "aws:iam/role:Role"
+ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+POD_IDENTITY = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
+STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
+SNAPSHOT_CLASS = "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshotClass"
+SNAPSHOT = "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshot"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+JOB = "kubernetes:batch/v1:Job"
+ISSUER_HOST = f"oidc.eks.us-west-2.amazonaws.com/id/{digest('oidc', CLUSTER, length=32).upper()}"
+KEY = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+OTHER_KEY = "arn:aws:kms:us-west-2:123456789012:key/mrk-0123456789abcdef0123456789abcdef"
+LOADER = {"image": "python:3.12-slim", "command": ["python", "-c", "print('load')"]}
+
+
+def driver(**args: Any):
+    return lambda: EbsCsiDriver("ebs", {"cluster_name": CLUSTER, **args})
+
+
+def cache(**args: Any):
+    fields: dict[str, Any] = {
+        "namespace": "inference",
+        "volume_size": "100Gi",
+        "loader": LOADER,
+        **args,
+    }
+    return lambda: EbsModelCache("llama", fields)
+
+
+def names(states: list[dict[str, Any]]) -> list[str]:
+    return [s["urn"].rsplit("::", 1)[-1] for s in states]
+
+
+def policy_of(p) -> dict[str, Any]:
+    (state,) = p.by_type(ROLE_POLICY)
+    return json.loads(state["inputs"]["policy"])
+
+
+def statements_with(policy: dict[str, Any], action: str) -> list[dict[str, Any]]:
+    return [s for s in policy["Statement"] if action in s["Action"]]
+
+
+# -- the driver and its identity ----------------------------------------------------------------
+
+
+def test_helm_driver_is_pinned_tolerates_all_taints_and_carries_the_irsa_role():
+    p = plan(driver(tags={"team": "ml"}), fill=True)
+    release = next(r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == EBS_CSI.chart)
+    inputs = release["inputs"]
+    assert (inputs["chart"], inputs["version"]) == ("aws-ebs-csi-driver", "2.64.0")
+    assert inputs["version"] == EBS_CSI.version
+    assert (
+        inputs["repositoryOpts"]["repo"] == "https://kubernetes-sigs.github.io/aws-ebs-csi-driver"
+    )
+    assert inputs["namespace"] == "kube-system"
+    assert inputs["atomic"] is True
+    values = inputs["values"]
+    assert values["node"]["tolerateAllTaints"] is True
+    (role,) = p.by_type(ROLE)
+    assert values["controller"]["serviceAccount"] == {
+        "create": True,
+        "name": "ebs-csi-controller-sa",
+        "annotations": {"eks.amazonaws.com/role-arn": role["outputs"]["arn"]},
+    }
+    assert values["controller"]["region"] == "us-west-2"
+    assert values["controller"]["k8sTagClusterId"] == CLUSTER
+    assert values["controller"]["extraVolumeTags"] == {"team": "ml"}
+    assert values["sidecars"]["snapshotter"]["forceEnable"] is True
+
+
+def test_irsa_trust_names_exactly_the_service_account_the_driver_runs_as():
+    for extra, namespace, account in (
+        ({}, "kube-system", "ebs-csi-controller-sa"),
+        (
+            {"driver_namespace": "storage", "controller_service_account": "ebs-ctl"},
+            "storage",
+            "ebs-ctl",
+        ),
+    ):
+        p = plan(driver(**extra))
+        (role,) = p.by_type(ROLE)
+        (statement,) = json.loads(role["inputs"]["assumeRolePolicy"])["Statement"]
+        assert statement["Action"] == "sts:AssumeRoleWithWebIdentity"
+        assert statement["Principal"] == {
+            "Federated": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{ISSUER_HOST}"
+        }
+        assert statement["Condition"] == {
+            "StringEquals": {
+                f"{ISSUER_HOST}:sub": f"system:serviceaccount:{namespace}:{account}",
+                f"{ISSUER_HOST}:aud": "sts.amazonaws.com",
+            }
+        }
+        (release,) = [r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == EBS_CSI.chart]
+        assert release["inputs"]["namespace"] == namespace
+        assert release["inputs"]["values"]["controller"]["serviceAccount"]["name"] == account
+
+
+def test_pod_identity_associates_the_controller_service_account_and_annotates_nothing():
+    p = plan(driver(identity="pod-identity"))
+    (role,) = p.by_type(ROLE)
+    (statement,) = json.loads(role["inputs"]["assumeRolePolicy"])["Statement"]
+    assert statement["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert statement["Action"] == ["sts:AssumeRole", "sts:TagSession"]
+    (association,) = p.by_type(POD_IDENTITY)
+    assert association["inputs"]["namespace"] == "kube-system"
+    assert association["inputs"]["serviceAccount"] == "ebs-csi-controller-sa"
+    assert association["inputs"]["clusterName"] == CLUSTER
+    release = next(r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == EBS_CSI.chart)
+    assert release["inputs"]["values"]["controller"]["serviceAccount"]["annotations"] == {}
+    # The controller starts only once its identity exists.
+    assert association["urn"] in release["dependencies"]
+
+
+def test_eks_addons_for_driver_and_snapshot_controller_with_irsa_role():
+    p = plan(
+        driver(
+            driver="eks-addon",
+            eks_addon_version="v1.64.0-eksbuild.1",
+            eks_addon_configuration={"controller": {"replicaCount": 3}},
+        ),
+        fill=True,
+    )
+    assert not p.by_type(RELEASE)
+    addons = {a["inputs"]["addonName"]: a for a in p.by_type(ADDON)}
+    assert set(addons) == {"aws-ebs-csi-driver", "snapshot-controller"}
+    ebs = addons["aws-ebs-csi-driver"]
+    (role,) = p.by_type(ROLE)
+    assert ebs["inputs"]["serviceAccountRoleArn"] == role["outputs"]["arn"]
+    assert ebs["inputs"]["addonVersion"] == "v1.64.0-eksbuild.1"
+    assert json.loads(ebs["inputs"]["configurationValues"]) == {
+        "controller": {"replicaCount": 3},
+        "node": {"tolerateAllTaints": True},
+    }
+    assert addons["snapshot-controller"]["urn"] in ebs["dependencies"]
+    (statement,) = json.loads(role["inputs"]["assumeRolePolicy"])["Statement"]
+    assert statement["Condition"]["StringEquals"][f"{ISSUER_HOST}:sub"] == (
+        "system:serviceaccount:kube-system:ebs-csi-controller-sa"
+    )
+
+
+def test_addon_pod_identity_and_kms_payloads_replay_against_moto(monkeypatch):
+    """IAM validates the policy (KMS statements included) and trust documents; the add-ons and
+    the association are checked against the EKS API model and the role they name. (The
+    example replays the Helm and IRSA path in tests/test_aws_moto.py.)"""
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-west-2",
+    }.items():
+        monkeypatch.setenv(key, value)
+    p = plan(driver(driver="eks-addon", identity="pod-identity", kms_key_arn=KEY), fill=True)
+    with mock_aws():
+        done = Replay(p).run()
+    assert set(done.replayed) == {ROLE, ROLE_POLICY, ADDON, POD_IDENTITY}
+    assert done.replayed.count(ADDON) == 2
+
+
+def test_driver_none_installs_nothing_and_makes_no_role():
+    p = plan(driver(driver="none"))
+    assert not p.by_type(RELEASE) and not p.by_type(ADDON) and not p.by_type(ROLE)
+    # The classes are still made for the existing driver.
+    assert p.by_type(SNAPSHOT_CLASS) and p.by_type(STORAGE_CLASS)
+
+
+def test_policy_never_creates_or_deletes_volumes_or_snapshots_unscoped():
+    policy = policy_of(plan(driver()))
+    scoped = {
+        f"aws:RequestTag/{DRIVER_TAG}",
+        f"ec2:ResourceTag/{DRIVER_TAG}",
+        "ec2:ResourceTag/kubernetes.io/created-for/pvc/name",
+    }
+    for action in (
+        "ec2:CreateVolume",
+        "ec2:DeleteVolume",
+        "ec2:CreateSnapshot",
+        "ec2:DeleteSnapshot",
+        "ec2:ModifyVolume",
+        "ec2:CopyVolumes",
+    ):
+        found = statements_with(policy, action)
+        assert found, action
+        for statement in found:
+            keys = {k for cond in statement["Condition"].values() for k in cond}
+            assert keys & scoped, (action, statement)
+    for statement in statements_with(policy, "ec2:CreateTags"):
+        assert "Condition" in statement
+    create_tags = next(s for s in policy["Statement"] if s["Action"] == ["ec2:CreateTags"])
+    assert create_tags["Condition"] == {
+        "StringEquals": {"ec2:CreateAction": ["CreateVolume", "CreateSnapshot", "CopyVolumes"]}
+    }
+    attach = next(s for s in policy["Statement"] if s["Resource"] == "arn:aws:ec2:*:*:instance/*")
+    assert attach["Action"] == ["ec2:AttachVolume", "ec2:DetachVolume"]
+    unscoped = [s for s in policy["Statement"] if s["Resource"] == "*"]
+    assert [a.split(":")[1][:8] for s in unscoped for a in s["Action"]] == ["Describe"] * 7
+    assert not [s for s in policy["Statement"] if any(a.startswith("kms:") for a in s["Action"])]
+
+
+def test_kms_statements_only_with_a_key_and_only_on_that_key():
+    p = plan(driver(kms_key_arn=KEY))
+    kms = [s for s in policy_of(p)["Statement"] if s["Action"][0].startswith("kms:")]
+    assert kms == [
+        {
+            "Sid": "GrantVolumeKeysToEbs",
+            "Effect": "Allow",
+            "Action": ["kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant"],
+            "Resource": [KEY],
+            "Condition": {"Bool": {"kms:GrantIsForAWSResource": "true"}},
+        },
+        {
+            "Sid": "UseVolumeKeys",
+            "Effect": "Allow",
+            "Action": [
+                "kms:Encrypt",
+                "kms:Decrypt",
+                "kms:ReEncrypt*",
+                "kms:GenerateDataKey*",
+                "kms:DescribeKey",
+            ],
+            "Resource": [KEY],
+        },
+    ]
+    gp3 = p.by_type(STORAGE_CLASS)[0]["inputs"]["parameters"]
+    assert gp3["kmsKeyId"] == KEY and gp3["encrypted"] == "true"
+    # Extra keys (e.g. a cache's own) join the same two statements, nothing wider.
+    both = policy_of(plan(driver(kms_key_arn=KEY, kms_key_arns=[OTHER_KEY])))
+    for statement in both["Statement"]:
+        if statement["Action"][0].startswith("kms:"):
+            assert statement["Resource"] == [OTHER_KEY, KEY]
+
+
+def test_policy_follows_the_partition():
+    policy = ebs_csi_driver_policy("aws-us-gov")
+    resources = json.dumps([s["Resource"] for s in policy["Statement"] if s["Resource"] != "*"])
+    assert "arn:aws:" not in resources and "arn:aws-us-gov:ec2:*:*:volume/*" in resources
+
+
+def test_snapshot_controller_installed_once_for_one_driver_and_two_caches():
+    def program():
+        ebs = EbsCsiDriver("ebs", {"cluster_name": CLUSTER})
+        for name in ("llama", "mistral"):
+            EbsModelCache(
+                name,
+                {
+                    "namespace": "inference",
+                    "volume_size": "50Gi",
+                    "loader": LOADER,
+                    "snapshot_class_name": ebs.snapshot_class_name,
+                },
+                opts=pulumi.ResourceOptions(depends_on=[ebs]),
+            )
+
+    p = plan(program)
+    controllers = [r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == "snapshot-controller"]
+    assert len(controllers) == 1 and not p.by_type(ADDON)
+    (controller,) = controllers
+    assert controller["inputs"]["version"] == SNAPSHOT_CONTROLLER.version == "5.2.0"
+    assert controller["inputs"]["repositoryOpts"]["repo"] == "https://piraeus.io/helm-charts/"
+    assert controller["inputs"]["values"] == {"installCRDs": True}
+    assert len(p.by_type(SNAPSHOT)) == 2 and len(p.by_type(SNAPSHOT_CLASS)) == 1
+    # The driver and every snapshot wait for the CRDs.
+    ebs_release = next(r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == EBS_CSI.chart)
+    assert controller["urn"] in ebs_release["dependencies"]
+    (snapshot_class,) = p.by_type(SNAPSHOT_CLASS)
+    assert controller["urn"] in snapshot_class["dependencies"]
+    for snapshot in p.by_type(SNAPSHOT):
+        assert snapshot_class["urn"] in snapshot["dependencies"]
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        (
+            {},
+            "ebs-again: driver must be none (EbsCsiDriver 'ebs' already installs the EBS CSI "
+            "driver on cluster 'prod-eks'), got 'helm'",
+        ),
+        (
+            {"driver": "none", "snapshot_controller": "eks-addon"},
+            "ebs-again: snapshot_controller must be none (EbsCsiDriver 'ebs' already installs the "
+            "snapshot controller on cluster 'prod-eks'), got 'eks-addon'",
+        ),
+    ],
+)
+def test_a_second_install_on_the_same_cluster_is_refused_before_it_registers(second, message):
+    def program():
+        EbsCsiDriver("ebs", {"cluster_name": CLUSTER})
+        EbsCsiDriver("ebs-again", {"cluster_name": CLUSTER, **second})
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == message
+    assert "ebs-gp3" in names_of(err.value.registered)  # the first driver registered whole
+    assert not [u for u in err.value.registered if "ebs-again" in u]
+
+
+def test_a_second_component_that_installs_nothing_is_fine():
+    p = plan(
+        lambda: (
+            EbsCsiDriver("ebs", {"cluster_name": CLUSTER}),
+            EbsCsiDriver(
+                "ebs-classes",
+                {
+                    "cluster_name": CLUSTER,
+                    "driver": "none",
+                    "snapshot_controller": "none",
+                    "create_snapshot_class": False,
+                    "storage_class_name": "ebs-gp3-fast",
+                    "iops": 16000,
+                    "throughput_mibps": 1000,
+                },
+            ),
+        )
+    )
+    assert sorted(c["inputs"]["metadata"]["name"] for c in p.by_type(STORAGE_CLASS)) == [
+        "ebs-gp3",
+        "ebs-gp3-fast",
+    ]
+    assert len([r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == EBS_CSI.chart]) == 1
+
+
+def test_snapshot_class_retains_data_by_default():
+    p = plan(driver())
+    (snapshot_class,) = p.by_type(SNAPSHOT_CLASS)
+    body = snapshot_class["inputs"]
+    assert body["apiVersion"] == "snapshot.storage.k8s.io/v1"
+    assert body["kind"] == "VolumeSnapshotClass"
+    assert body["driver"] == "ebs.csi.aws.com"
+    assert body["deletionPolicy"] == "Retain"
+    assert body["metadata"]["name"] == "ebs-snapshots"
+    assert body["metadata"]["annotations"] == {
+        "snapshot.storage.kubernetes.io/is-default-class": "false"
+    }
+    deleting = plan(driver(snapshot_deletion_policy="Delete", default_snapshot_class=True))
+    body = deleting.by_type(SNAPSHOT_CLASS)[0]["inputs"]
+    assert body["deletionPolicy"] == "Delete"
+    assert body["metadata"]["annotations"]["snapshot.storage.kubernetes.io/is-default-class"] == (
+        "true"
+    )
+
+
+def test_the_snapshot_class_helper_retains_by_default():
+    p = plan(
+        lambda: volume_snapshot_class("snapshots", name="csi-snapshots", driver="example.csi.io")
+    )
+    (body,) = [
+        s["inputs"] for s in p.by_type("kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshotClass")
+    ]
+    assert (body["driver"], body["deletionPolicy"]) == ("example.csi.io", "Retain")
+    assert "parameters" not in body
+
+
+def test_gp3_class_parameters_binding_and_expansion():
+    p = plan(
+        driver(
+            iops=6000,
+            throughput_mibps=1000,
+            fs_type="xfs",
+            volume_tags={"team": "ml", "cost-center": "42"},
+        )
+    )
+    (gp3,) = p.by_type(STORAGE_CLASS)
+    inputs = gp3["inputs"]
+    assert inputs["provisioner"] == "ebs.csi.aws.com"
+    assert inputs["volumeBindingMode"] == "WaitForFirstConsumer"
+    assert inputs["allowVolumeExpansion"] is True
+    assert inputs["reclaimPolicy"] == "Delete"
+    assert inputs["metadata"]["name"] == "ebs-gp3"
+    assert inputs["parameters"] == {
+        "type": "gp3",
+        "iops": "6000",
+        "throughput": "1000",
+        "encrypted": "true",
+        "csi.storage.k8s.io/fstype": "xfs",
+        "tagSpecification_1": "cost-center=42",
+        "tagSpecification_2": "team=ml",
+    }
+
+
+def test_gp3_limits_are_the_current_ec2_ones():
+    top = parse_gp3_class("x", {"iops": 80000, "throughput_mibps": 2000})
+    assert (top.iops, top.throughput_mibps) == (80000, 2000)
+    # 0.25 MiB/s per IOPS exactly at the edge.
+    assert parse_gp3_class("x", {"iops": 4000, "throughput_mibps": 1000}).iops == 4000
+
+
+def test_io2_multi_attach_class_and_block_claim():
+    p = plan(driver(multi_attach_iops=20000))
+    io2 = next(c for c in p.by_type(STORAGE_CLASS) if c["inputs"]["parameters"]["type"] == "io2")[
+        "inputs"
+    ]
+    assert io2["metadata"]["name"] == "ebs-io2-multi-attach"
+    assert io2["parameters"] == {"type": "io2", "iops": "20000", "encrypted": "true"}
+    assert io2["volumeBindingMode"] == "WaitForFirstConsumer"
+    assert "fence" in (io2_multi_attach_storage_class.__doc__ or "").lower()
+
+    claim = plan(
+        lambda: multi_attach_claim(
+            "shared",
+            name="shared",
+            namespace="training",
+            size="500Gi",
+            storage_class_name="ebs-io2-multi-attach",
+        )
+    ).by_type(PVC)[0]["inputs"]
+    assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
+    assert claim["spec"]["volumeMode"] == "Block"
+    assert claim["metadata"]["annotations"] == {SKIP_AWAIT: "true"}
+
+
+# -- the model cache ----------------------------------------------------------------------------
+
+
+def test_seed_claim_skips_await_and_the_loader_writes_it_before_the_snapshot():
+    p = plan(cache(iops=4000, throughput_mibps=1000, volume_initialization_rate_mibps=300))
+    (gp3,) = p.by_type(STORAGE_CLASS)
+    assert gp3["inputs"]["metadata"]["name"] == "llama-gp3"
+    assert gp3["inputs"]["volumeBindingMode"] == "WaitForFirstConsumer"
+    assert gp3["inputs"]["parameters"]["volumeInitializationRate"] == "300"
+    (seed,) = p.by_type(PVC)
+    assert seed["inputs"]["metadata"]["name"] == "llama-seed"
+    assert seed["inputs"]["metadata"]["namespace"] == "inference"
+    assert seed["inputs"]["metadata"]["annotations"] == {SKIP_AWAIT: "true"}
+    assert seed["inputs"]["spec"] == {
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "llama-gp3",
+        "volumeMode": "Filesystem",
+        "resources": {"requests": {"storage": "100Gi"}},
+    }
+    (job,) = p.by_type(JOB)
+    pod = job["inputs"]["spec"]["template"]["spec"]
+    assert pod["volumes"] == [
+        {"name": "model", "persistentVolumeClaim": {"claimName": "llama-seed"}}
+    ]
+    (container,) = pod["containers"]
+    assert container["image"] == LOADER["image"]
+    assert container["volumeMounts"] == [{"name": "model", "mountPath": "/mnt/models"}]
+    assert pod["restartPolicy"] == "Never"
+    assert seed["urn"] in job["dependencies"]
+    (snapshot,) = p.by_type(SNAPSHOT)
+    assert snapshot["inputs"]["metadata"] == {
+        "name": "llama",
+        "namespace": "inference",
+        "labels": {
+            "app.kubernetes.io/managed-by": "pulumi-modelstore",
+            "modelstore.pulumi.com/store": "llama",
+        },
+    }
+    assert snapshot["inputs"]["spec"] == {
+        "volumeSnapshotClassName": "ebs-snapshots",
+        "source": {"persistentVolumeClaimName": "llama-seed"},
+    }
+    # A snapshot taken while the loader writes would hold half a model.
+    assert job["urn"] in snapshot["dependencies"]
+
+
+def test_replicas_restore_the_snapshot_through_the_statefulset_claim_template():
+    found: dict[str, Any] = {}
+
+    def program():
+        c = EbsModelCache(
+            "llama",
+            {"namespace": "inference", "volume_size": "100Gi", "loader": LOADER},
+        )
+        found["spec"] = c.patch_stateful_set_spec(
+            {
+                "replicas": 3,
+                "template": {
+                    "spec": {
+                        "containers": [{"name": "vllm", "env": [{"name": "X", "value": "1"}]}],
+                        "volumes": [{"name": "scratch", "emptyDir": {}}],
+                    }
+                },
+            }
+        )
+        found["claim"] = c.replica_claim_name("vllm", 2)
+        pulumi.export("template", found["spec"]["volumeClaimTemplates"][0])
+
+    p = plan(program)
+    template = p.outputs["template"]
+    assert template["metadata"]["name"] == "llama"
+    assert template["spec"] == {
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "llama-gp3",
+        "volumeMode": "Filesystem",
+        "resources": {"requests": {"storage": "100Gi"}},
+        "dataSource": {
+            "apiGroup": "snapshot.storage.k8s.io",
+            "kind": "VolumeSnapshot",
+            "name": "llama",
+        },
+    }
+    spec = found["spec"]
+    assert spec["persistentVolumeClaimRetentionPolicy"] == {
+        "whenDeleted": "Delete",
+        "whenScaled": "Delete",
+    }
+    pod = spec["template"]["spec"]
+    assert [vol["name"] for vol in pod["volumes"]] == ["scratch", "hf-home"]
+    (container,) = pod["containers"]
+    assert {"name": "llama", "mountPath": "/mnt/models", "readOnly": True} in container[
+        "volumeMounts"
+    ]
+    assert container["env"][0] == {"name": "X", "value": "1"}
+    assert {"name": "HF_HUB_OFFLINE", "value": "1"} in container["env"]
+    assert found["claim"] == "llama-vllm-2"
+
+
+def test_outputs_name_claims_snapshot_and_classes():
+    def program():
+        c = EbsModelCache(
+            "llama",
+            {
+                "namespace": "inference",
+                "volume_size": "100Gi",
+                "loader": LOADER,
+                "model_revision": "r2",
+            },
+        )
+        pulumi.export("cache", c.summary)
+
+    assert plan(program).outputs["cache"] == {
+        "namespace": "inference",
+        "seedClaimName": "llama-r2-seed",
+        "loaderJobName": "llama-r2-loader",
+        "snapshotName": "llama-r2",
+        "storageClassName": "llama-gp3",
+        "snapshotClassName": "ebs-snapshots",
+        "claimTemplateName": "llama-r2",
+        "volumeSize": "100Gi",
+    }
+
+
+def test_restore_from_an_existing_snapshot_seeds_nothing():
+    p = plan(cache(loader=None, source_snapshot_name="llama-published", storage_class_name="gp3"))
+    assert not p.by_type(PVC) and not p.by_type(JOB) and not p.by_type(SNAPSHOT)
+    assert not p.by_type(STORAGE_CLASS)
+
+
+def test_snapshot_of_an_existing_claim_runs_no_loader():
+    p = plan(cache(loader=None, source_claim_name="llama-weights"))
+    assert not p.by_type(JOB) and not p.by_type(PVC)
+    (snapshot,) = p.by_type(SNAPSHOT)
+    assert snapshot["inputs"]["spec"]["source"] == {"persistentVolumeClaimName": "llama-weights"}
+
+
+def test_cache_children_depend_on_the_driver_so_destroy_deletes_claims_first():
+    def program():
+        ebs = EbsCsiDriver("ebs", {"cluster_name": CLUSTER})
+        EbsModelCache(
+            "llama",
+            {"namespace": "inference", "volume_size": "100Gi", "loader": LOADER},
+            opts=pulumi.ResourceOptions(depends_on=[ebs]),
+        )
+
+    p = plan(program)
+    ebs_release = next(r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == EBS_CSI.chart)
+    for type_ in (PVC, JOB, SNAPSHOT):
+        for state in p.by_type(type_):
+            assert ebs_release["urn"] in state["dependencies"], state["urn"]
+
+
+def test_every_claim_that_binds_on_first_consumer_skips_await():
+    p = plan_directory(ROOT / "examples" / "aws-ebs-model-cache", "dev")
+    deferred = {
+        c["inputs"]["metadata"]["name"]
+        for c in p.by_type(STORAGE_CLASS)
+        if c["inputs"]["volumeBindingMode"] == "WaitForFirstConsumer"
+    }
+    claims = p.by_type(PVC)
+    assert claims
+    for claim in claims:
+        assert claim["inputs"]["spec"]["storageClassName"] in deferred
+        assert claim["inputs"]["metadata"]["annotations"][SKIP_AWAIT] == "true"
+
+
+def test_example_snapshot_objects_keep_to_the_v1_crd_fields():
+    """kubernetes-validate has no schema for snapshot.storage.k8s.io (it raises
+    SchemaNotFoundError), so the fields of the external-snapshotter v1 CRDs are checked here."""
+    p = plan_directory(ROOT / "examples" / "aws-ebs-model-cache", "dev", fill_outputs=True)
+    objects = [o for o in p.kubernetes_objects() if o["apiVersion"].startswith("snapshot.")]
+    kinds = sorted(o["kind"] for o in objects)
+    assert kinds == ["VolumeSnapshot", "VolumeSnapshotClass"]
+    for obj in objects:
+        assert obj["apiVersion"] == "snapshot.storage.k8s.io/v1"
+        if obj["kind"] == "VolumeSnapshotClass":
+            assert set(obj) <= {
+                "apiVersion",
+                "kind",
+                "metadata",
+                "driver",
+                "deletionPolicy",
+                "parameters",
+            }
+            assert obj["deletionPolicy"] in ("Delete", "Retain") and obj["driver"]
+            assert "namespace" not in obj["metadata"]
+        else:
+            assert set(obj) == {"apiVersion", "kind", "metadata", "spec"}
+            assert obj["metadata"]["namespace"]
+            assert set(obj["spec"]) <= {"source", "volumeSnapshotClassName"}
+            (source,) = obj["spec"]["source"].items()
+            assert source[0] in ("persistentVolumeClaimName", "volumeSnapshotContentName")
+
+
+# -- snapshot, restore, clone and grow helpers ------------------------------------------------
+
+
+def test_restored_and_cloned_claims():
+    def program():
+        restored_claim(
+            "restored",
+            name="weights",
+            namespace="inference",
+            snapshot_name="llama",
+            size="100Gi",
+            storage_class_name="ebs-gp3",
+        )
+        cloned_claim(
+            "clone",
+            name="weights-copy",
+            namespace="inference",
+            source_claim_name="weights",
+            source_namespace="inference",
+            size="100Gi",
+            storage_class_name="ebs-gp3",
+            binding_waits_for_consumer=False,
+        )
+
+    p = plan(program)
+    restored = p.by_name("restored")["inputs"]
+    assert restored["spec"]["dataSource"] == {
+        "apiGroup": "snapshot.storage.k8s.io",
+        "kind": "VolumeSnapshot",
+        "name": "llama",
+    }
+    assert restored["metadata"]["annotations"] == {SKIP_AWAIT: "true"}
+    clone = p.by_name("clone")["inputs"]
+    assert clone["spec"]["dataSource"] == {"kind": "PersistentVolumeClaim", "name": "weights"}
+    assert clone["metadata"]["namespace"] == "inference"
+    assert "annotations" not in clone["metadata"]
+
+
+def test_growing_a_claim_is_an_in_place_update():
+    """Only spec.resources.requests.storage changes. The mock runtime runs no provider diff;
+    pulumi-kubernetes replaces a PVC only for a change to metadata name/namespace or
+    spec.accessModes/selector/storageClassName/volumeName (provider/pkg/provider/diff.go), so
+    this is an update."""
+
+    def program(size: str):
+        def build():
+            volume_claim(
+                "checkpoints",
+                name="checkpoints",
+                namespace="training",
+                size=size,
+                storage_class_name="ebs-gp3",
+            )
+            EbsModelCache(
+                "llama", {"namespace": "inference", "volume_size": size, "loader": LOADER}
+            )
+
+        return build
+
+    small, large = plan(program("100Gi")), plan(program("200Gi"))
+    assert [s["urn"] for s in small.states()] == [s["urn"] for s in large.states()]
+    changed: dict[str, tuple[Any, Any]] = {}
+    for before, after in zip(small.states(), large.states(), strict=True):
+        assert before["inputs"].get("metadata") == after["inputs"].get("metadata")
+        for key in ("deleteBeforeReplace", "replaceOnChanges", "dependencies", "protect"):
+            assert before[key] == after[key], (before["urn"], key)
+        assert after["deleteBeforeReplace"] is False and after["replaceOnChanges"] == []
+        if before["inputs"] != after["inputs"]:
+            changed[before["urn"].rsplit("::", 1)[-1]] = (before["inputs"], after["inputs"])
+    assert sorted(changed) == ["checkpoints", "llama-seed"]
+    for before, after in changed.values():
+        assert before["spec"]["resources"] == {"requests": {"storage": "100Gi"}}
+        assert after["spec"]["resources"] == {"requests": {"storage": "200Gi"}}
+        grown = {**after["spec"], "resources": before["spec"]["resources"]}
+        assert grown == before["spec"]
+
+
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [
+        ("100Gi", 100 * 1024**3),
+        ("1.5Ti", 1536 * 1024**3),
+        ("500G", 500 * 10**9),
+        ("2e9", 2 * 10**9),
+    ],
+)
+def test_storage_quantities(size, expected):
+    assert storage_bytes("x", "size", size) == expected
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+SIZE_RULE = (
+    "a Kubernetes quantity with a unit, e.g. '100Gi' (binary Ki, Mi, Gi, Ti, Pi, Ei or decimal "
+    "k, M, G, T, P, E)"
+)
+KMS_RULE = (
+    "a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key-id>; the driver and its IAM policy "
+    "need the key's ARN, not an alias)"
+)
+
+BAD_CACHE = [
+    (
+        {"iops": 2999},
+        "llama: iops must be a whole number from 3000 to 80000 IOPS for gp3, got 2999",
+    ),
+    (
+        {"iops": 80001},
+        "llama: iops must be a whole number from 3000 to 80000 IOPS for gp3, got 80001",
+    ),
+    (
+        {"throughput_mibps": 124},
+        "llama: throughput_mibps must be a whole number from 125 to 2000 MiB/s for gp3, got 124",
+    ),
+    (
+        {"iops": 16000, "throughput_mibps": 2001},
+        "llama: throughput_mibps must be a whole number from 125 to 2000 MiB/s for gp3, got 2001",
+    ),
+    (
+        {"throughput_mibps": 1000},
+        "llama: throughput_mibps must be at most 750 MiB/s at 3000 IOPS (gp3 allows 0.25 MiB/s "
+        "per provisioned IOPS; raise iops to at least 4000), got 1000",
+    ),
+    (
+        {"iops": 16000, "volume_size": "20Gi"},
+        "llama: volume_size must be at least 32Gi for 16000 gp3 IOPS (at most 500 IOPS per "
+        "GiB), got '20Gi'",
+    ),
+    ({"volume_size": "100"}, f"llama: volume_size must be {SIZE_RULE}, got '100'"),
+    ({"volume_size": "100m"}, f"llama: volume_size must be {SIZE_RULE}, got '100m'"),
+    ({"volume_size": "100 Gi"}, f"llama: volume_size must be {SIZE_RULE}, got '100 Gi'"),
+    ({"volume_size": "100GB"}, f"llama: volume_size must be {SIZE_RULE}, got '100GB'"),
+    ({"volume_size": 100}, f"llama: volume_size must be {SIZE_RULE}, got 100"),
+    ({"volume_size": "0Gi"}, f"llama: volume_size must be a positive size: {SIZE_RULE}, got '0Gi'"),
+    (
+        {"volume_size": "65537Gi"},
+        "llama: volume_size must be 1Gi to 65536Gi for gp3, got '65537Gi'",
+    ),
+    (
+        {"volume_initialization_rate_mibps": 50},
+        "llama: volume_initialization_rate_mibps must be a whole number from 100 to 300 MiB/s, "
+        "got 50",
+    ),
+    ({"kms_key_arn": "alias/models"}, f"llama: kms_key_arn must be {KMS_RULE}, got 'alias/models'"),
+    (
+        {"kms_key_arn": KEY, "encrypted": False},
+        f"llama: kms_key_arn must be unset when encrypted is False, got '{KEY}'",
+    ),
+    ({"fs_type": "btrfs"}, "llama: fs_type must be one of ext4, xfs, got 'btrfs'"),
+    (
+        {"loader": None},
+        "llama: loader, source_claim_name or source_snapshot_name must be exactly one of them, "
+        "got []",
+    ),
+    (
+        {"source_snapshot_name": "llama-published"},
+        "llama: loader, source_claim_name or source_snapshot_name must be exactly one of them, "
+        "got ['loader', 'source_snapshot_name']",
+    ),
+    (
+        {"loader": {"command": ["true"]}},
+        "llama: loader must be a container mapping with at least an 'image', "
+        "got {'command': ['true']}",
+    ),
+    (
+        {"storage_class_name": "gp3", "iops": 6000},
+        "llama: iops must be unset when storage_class_name is given (the class is the existing "
+        "one's), got 6000",
+    ),
+    (
+        {"namespace": "Inference"},
+        "llama: namespace must be a DNS-1123 label (lowercase letters, digits and '-', starting "
+        "and ending with a letter or digit, at most 63 characters), got 'Inference'",
+    ),
+    (
+        {"namespace": None},
+        "llama: namespace must be set (no default: a claim restores only from a VolumeSnapshot "
+        "in its own namespace), got None",
+    ),
+    (
+        {"model_revision": "R2"},
+        "llama: model_revision must be a DNS-1123 label (lowercase letters, digits and '-', "
+        "starting and ending with a letter or digit, at most 63 characters), got 'R2'",
+    ),
+    (
+        {"mount_path": "models"},
+        "llama: mount_path must be an absolute path starting with '/', got 'models'",
+    ),
+    (
+        {"sizes": "100Gi"},
+        "llama: field name must be one of claim_template_name, encrypted, fs_type, iops, "
+        "kms_key_arn, labels, loader, loader_service_account_name, loader_timeout_minutes, "
+        "model_revision, mount_path, namespace, snapshot_class_name, source_claim_name, "
+        "source_snapshot_name, storage_class_name, throughput_mibps, "
+        "volume_initialization_rate_mibps, volume_size, volume_tags, got 'sizes'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"), BAD_CACHE, ids=[m.split(":")[1] for _, m in BAD_CACHE]
+)
+def test_bad_cache_input_is_refused_before_anything_registers(args, message):
+    with pytest.raises(PlanError) as err:
+        plan(cache(**args))
+    assert str(err.value) == message
+    assert names_of(err.value.registered) == ["modelstore-test"]
+
+
+BAD_DRIVER = [
+    (
+        {"driver": "kubectl"},
+        "ebs: driver must be one of helm, eks-addon, none, got 'kubectl'",
+    ),
+    (
+        {"identity": "instance-profile"},
+        "ebs: identity must be one of irsa, pod-identity, none, got 'instance-profile'",
+    ),
+    (
+        {"cluster_name": None, "identity": "pod-identity", "oidc_issuer": "https://x"},
+        "ebs: cluster_name must be the EKS cluster's name when identity is pod-identity, got None",
+    ),
+    (
+        {"cluster_name": None, "driver": "eks-addon"},
+        "ebs: cluster_name must be the EKS cluster's name when driver is eks-addon, got None",
+    ),
+    (
+        {"driver": "eks-addon", "driver_namespace": "storage"},
+        "ebs: driver_namespace must be unset when driver is eks-addon (the add-on runs "
+        "ebs-csi-controller-sa in kube-system), got 'storage'",
+    ),
+    (
+        {"snapshot_deletion_policy": "Keep"},
+        "ebs: snapshot_deletion_policy must be one of Retain, Delete, got 'Keep'",
+    ),
+    (
+        {"multi_attach_iops": 99},
+        "ebs: multi_attach_iops must be a whole number from 100 to 256000 IOPS for io2, got 99",
+    ),
+    ({"kms_key_arns": [KEY, "alias/x"]}, f"ebs: kms_key_arns must be {KMS_RULE}, got 'alias/x'"),
+    (
+        {"driver": "none", "kms_key_arn": KEY},
+        "ebs: identity must be irsa or pod-identity when KMS keys are given (grants go on the "
+        "controller's role), got 'none'",
+    ),
+    (
+        {"reclaim_policy": "Recycle"},
+        "ebs: reclaim_policy must be one of Delete, Retain, got 'Recycle'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"), BAD_DRIVER, ids=[m.split(":")[1] for _, m in BAD_DRIVER]
+)
+def test_bad_driver_input_is_refused_before_anything_registers(args, message):
+    with pytest.raises(PlanError) as err:
+        plan(driver(**args))
+    assert str(err.value) == message
+    assert names_of(err.value.registered) == ["modelstore-test"]
+
+
+def test_irsa_without_an_oidc_provider_fails_the_preview():
+    def missing(args, config):
+        raise Exception("NoSuchEntity: OpenIDConnect provider not found")
+
+    with pytest.raises(PlanError) as err:
+        plan(
+            driver(), invokes={"aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": missing}
+        )
+    assert "identity must be pod-identity, or irsa on a cluster with an IAM OIDC provider" in str(
+        err.value
+    )
+    assert names_of(err.value.registered) == ["modelstore-test"]
+
+
+BAD_HELPERS = [
+    (
+        lambda: cloned_claim(
+            "clone",
+            name="weights-copy",
+            namespace="inference",
+            source_claim_name="weights",
+            source_namespace="loader",
+            size="100Gi",
+            storage_class_name="ebs-gp3",
+        ),
+        "clone: namespace must be the source claim's namespace 'loader' (a PVC can be cloned only "
+        "from a claim in its own namespace), got 'inference'",
+    ),
+    (
+        lambda: multi_attach_claim(
+            "shared",
+            name="shared",
+            namespace="training",
+            size="500Gi",
+            storage_class_name="ebs-io2-multi-attach",
+            volume_mode="Filesystem",
+        ),
+        "shared: volume_mode must be Block for io2 Multi-Attach (the EBS CSI driver attaches a "
+        "volume to several nodes only as a raw block device with ReadWriteMany), got 'Filesystem'",
+    ),
+    (
+        lambda: multi_attach_claim(
+            "shared",
+            name="shared",
+            namespace="training",
+            size="2Gi",
+            storage_class_name="ebs-io2-multi-attach",
+        ),
+        "shared: size must be 4Gi to 65536Gi for io2, got '2Gi'",
+    ),
+    (
+        lambda: restored_claim(
+            "restored",
+            name="weights",
+            namespace="inference",
+            snapshot_name="llama",
+            size="100",
+            storage_class_name="ebs-gp3",
+        ),
+        f"restored: size must be {SIZE_RULE}, got '100'",
+    ),
+    (
+        lambda: volume_claim(
+            "claim",
+            name="weights",
+            namespace="inference",
+            size="1Gi",
+            storage_class_name="ebs-gp3",
+            access_modes=["ReadWriteOnly"],
+        ),
+        "claim: access_modes must be one of ReadWriteOnce, ReadWriteOncePod, ReadWriteMany, "
+        "ReadOnlyMany, got 'ReadWriteOnly'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("build", "message"), BAD_HELPERS, ids=[m.split(":")[1] for _, m in BAD_HELPERS]
+)
+def test_bad_helper_input_is_refused_before_anything_registers(build, message):
+    with pytest.raises(PlanError) as err:
+        plan(build)
+    assert str(err.value) == message
+    assert names_of(err.value.registered) == ["modelstore-test"]
+
+
+def names_of(urns: list[str]) -> list[str]:
+    return [u.rsplit("::", 1)[-1] for u in urns]
