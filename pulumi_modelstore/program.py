@@ -15,18 +15,33 @@ Field names are the backend's argument names (``storage_capacity_gib``); camelCa
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 import pulumi
 
+from .aws.efs import EfsModelStore
 from .aws.fsx import FsxLustreModelStore
+from .aws.s3 import MountpointS3ModelStore
 from .errors import ModelStoreInputError
+from .kube.drivers import CsiDriverChart
 from .local.hostpath import LocalModelStore
 from .store import ModelStore
 
-BACKENDS: dict[str, Callable[..., ModelStore]] = {
+
+class StoreClass(Protocol):
+    """What the program needs of a backend: its constructor and the driver it installs."""
+
+    @property
+    def driver_chart(self) -> CsiDriverChart | None: ...
+
+    def __call__(self, resource_name: str, args: Any) -> ModelStore: ...
+
+
+BACKENDS: dict[str, StoreClass] = {
     "fsx-lustre": FsxLustreModelStore,
+    "efs": EfsModelStore,
+    "mountpoint-s3": MountpointS3ModelStore,
     "local": LocalModelStore,
 }
 
@@ -42,7 +57,7 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
         raise ModelStoreInputError(
             None, "modelstore:stores", stores, "a mapping of store name to its fields"
         )
-    plans: list[tuple[str, Callable[..., ModelStore], dict[str, Any]]] = []
+    plans: list[tuple[str, StoreClass, dict[str, Any]]] = []
     for name, fields in stores.items():
         if not isinstance(fields, Mapping):
             raise ModelStoreInputError(name, "store", fields, "a mapping of fields")
@@ -51,7 +66,7 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
             raise ModelStoreInputError(name, "backend", backend, f"one of {', '.join(BACKENDS)}")
         args = {snake_case(k): v for k, v in fields.items() if k != "backend"}
         plans.append((name, BACKENDS[backend], args))
-    _one_helm_driver_per_cluster(plans)
+    _one_driver_install_per_cluster(plans)
     built: dict[str, ModelStore] = {}
     for name, constructor, args in plans:
         store = constructor(name, args)
@@ -60,25 +75,27 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
     return built
 
 
-def _one_helm_driver_per_cluster(
-    plans: list[tuple[str, Callable[..., ModelStore], dict[str, Any]]],
+def _one_driver_install_per_cluster(
+    plans: list[tuple[str, StoreClass, dict[str, Any]]],
 ) -> None:
-    """Two Helm releases of one driver on one cluster collide: the first store installs it, the
-    others must say ``driver: none``."""
-    installed_by: dict[Any, str] = {}
+    """Two installs of one CSI driver on one cluster collide (Helm release names, EKS add-ons,
+    the node service account's single role): the first store installs it, the others on that
+    cluster must say ``driver: none``."""
+    installed_by: dict[tuple[str, Any], str] = {}
     for name, constructor, args in plans:
-        if constructor is not FsxLustreModelStore or args.get("driver", "helm") != "helm":
+        chart = constructor.driver_chart
+        if chart is None or args.get("driver", "helm") == "none":
             continue
-        cluster = args.get("cluster_name")
-        if cluster in installed_by:
+        key = (chart.chart, args.get("cluster_name"))
+        if key in installed_by:
             raise ModelStoreInputError(
                 name,
                 "driver",
-                "helm",
-                f"none (store {installed_by[cluster]!r} already installs the FSx CSI driver "
-                f"on cluster {cluster!r})",
+                args.get("driver", "helm"),
+                f"none (store {installed_by[key]!r} already installs {chart.chart} on cluster "
+                f"{key[1]!r})",
             )
-        installed_by[cluster] = name
+        installed_by[key] = name
 
 
 def main() -> dict[str, ModelStore]:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, ClassVar, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from . import validation as v
 from .errors import ModelStoreInputError
+from .kube.drivers import CsiDriverChart
 from .kube.volumes import static_volume
 from .kube.workload import WorkloadMount, hf_home_volume, reader_env
 
@@ -130,6 +131,8 @@ class ModelStore(pulumi.ComponentResource):
     constructor, so bad input never leaves a half-registered graph.
     """
 
+    driver_chart: ClassVar[CsiDriverChart | None] = None
+    """The CSI driver the backend installs (one install per cluster), or None."""
     claim_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolumeClaim name."""
     volume_names: pulumi.Output[dict[str, str]]

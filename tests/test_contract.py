@@ -163,7 +163,9 @@ def test_program_validates_every_store_before_registering_any():
     }
     with pytest.raises(PlanError) as err:
         plan(lambda: build_stores(stores))
-    assert str(err.value) == "bad: backend must be one of fsx-lustre, local, got 's3'"
+    assert str(err.value) == (
+        "bad: backend must be one of fsx-lustre, efs, mountpoint-s3, local, got 's3'"
+    )
     assert len(err.value.registered) == 1  # the stack itself
 
 
@@ -182,7 +184,7 @@ def test_program_refuses_two_helm_installs_of_the_fsx_driver_on_one_cluster():
     with pytest.raises(PlanError) as err:
         plan(lambda: build_stores(stores))
     assert str(err.value) == (
-        "b: driver must be none (store 'a' already installs the FSx CSI driver on cluster "
+        "b: driver must be none (store 'a' already installs aws-fsx-csi-driver on cluster "
         "'prod-eks'), got 'helm'"
     )
     stores["b"]["driver"] = "none"

@@ -211,7 +211,10 @@ def test_a_failing_program_exits_1_with_one_line(tmp_path, capsys):
 def test_unknown_stack_lists_the_stacks(capsys):
     code, out, err = run_cli(capsys, "--cwd", str(ROOT), "--stack", "aws-staging")
     assert (code, out) == (1, "")
-    assert err == f"error: stack 'aws-staging' not found in {ROOT}; stacks: aws-prod, local\n"
+    assert err == (
+        f"error: stack 'aws-staging' not found in {ROOT}; "
+        "stacks: aws-dev, aws-efs, aws-prod, local\n"
+    )
 
 
 def test_a_directory_without_pulumi_yaml_says_so(tmp_path, capsys):
@@ -233,7 +236,10 @@ def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
     )
     code, _, err = run_cli(capsys, "--cwd", str(directory))
     assert code == 1
-    assert err == "error: llama: backend must be one of fsx-lustre, local, got 'fsx-lustr'\n"
+    assert err == (
+        "error: llama: backend must be one of fsx-lustre, efs, mountpoint-s3, local, "
+        "got 'fsx-lustr'\n"
+    )
 
 
 def test_aws_prod_plans_in_under_ten_seconds():

@@ -1,6 +1,38 @@
-"""AWS stores: FSx for Lustre on EKS."""
+"""AWS stores: FSx for Lustre, EFS and Mountpoint for S3 on EKS; EBS volumes and model caches."""
 
-from .drivers import FSX_CSI
+from .drivers import EBS_CSI, EFS_CSI, FSX_CSI, MOUNTPOINT_S3_CSI, SNAPSHOT_CONTROLLER
+from .ebs import (
+    EbsCsiDriver,
+    EbsCsiDriverArgs,
+    EbsModelCache,
+    EbsModelCacheArgs,
+    ebs_csi_driver_policy,
+    gp3_storage_class,
+    io2_multi_attach_storage_class,
+    multi_attach_claim,
+)
+from .efs import EfsModelStore, EfsModelStoreArgs
 from .fsx import FsxLustreModelStore, FsxLustreModelStoreArgs
+from .s3 import MountpointS3ModelStore, MountpointS3ModelStoreArgs
 
-__all__ = ["FSX_CSI", "FsxLustreModelStore", "FsxLustreModelStoreArgs"]
+__all__ = [
+    "EBS_CSI",
+    "EFS_CSI",
+    "FSX_CSI",
+    "MOUNTPOINT_S3_CSI",
+    "SNAPSHOT_CONTROLLER",
+    "EbsCsiDriver",
+    "EbsCsiDriverArgs",
+    "EbsModelCache",
+    "EbsModelCacheArgs",
+    "EfsModelStore",
+    "EfsModelStoreArgs",
+    "FsxLustreModelStore",
+    "FsxLustreModelStoreArgs",
+    "MountpointS3ModelStore",
+    "MountpointS3ModelStoreArgs",
+    "ebs_csi_driver_policy",
+    "gp3_storage_class",
+    "io2_multi_attach_storage_class",
+    "multi_attach_claim",
+]

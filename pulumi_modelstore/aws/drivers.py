@@ -14,7 +14,8 @@ FSX_CSI = CsiDriverChart(
     eks_addon="aws-fsx-csi-driver",
 )
 
-# FACTS.md values; each store's author checks them against the chart's Chart.yaml upstream.
+# Checked against kubernetes-sigs/aws-efs-csi-driver charts/aws-efs-csi-driver/Chart.yaml and the
+# gh-pages Helm index (newest entry: chart 4.4.1, app 3.4.1; tags helm-chart-...-4.4.1, v3.4.1).
 EFS_CSI = CsiDriverChart(
     driver="efs.csi.aws.com",
     chart="aws-efs-csi-driver",
@@ -24,6 +25,8 @@ EFS_CSI = CsiDriverChart(
     eks_addon="aws-efs-csi-driver",
 )
 
+# Checked against awslabs/mountpoint-s3-csi-driver: chart 2.7.0 is the newest in the Helm repo
+# index (gh-pages index.yaml); its Chart.yaml has no appVersion, the driver image is v2.7.0.
 MOUNTPOINT_S3_CSI = CsiDriverChart(
     driver="s3.csi.aws.com",
     chart="aws-mountpoint-s3-csi-driver",
@@ -33,6 +36,8 @@ MOUNTPOINT_S3_CSI = CsiDriverChart(
     eks_addon="aws-mountpoint-s3-csi-driver",
 )
 
+# Checked against kubernetes-sigs/aws-ebs-csi-driver charts/aws-ebs-csi-driver/Chart.yaml and the
+# gh-pages Helm index (newest entry: chart 2.64.0, app 1.64.0; tags helm-chart-...-2.64.0, v1.64.0).
 EBS_CSI = CsiDriverChart(
     driver="ebs.csi.aws.com",
     chart="aws-ebs-csi-driver",
@@ -42,7 +47,9 @@ EBS_CSI = CsiDriverChart(
     eks_addon="aws-ebs-csi-driver",
 )
 
-# One per cluster: the VolumeSnapshot CRDs and the snapshot controller.
+# One per cluster: the VolumeSnapshot CRDs and the snapshot controller. Checked against
+# piraeusdatastore/helm-charts charts/snapshot-controller/Chart.yaml and its gh-pages index (newest:
+# 5.2.0, app v8.6.0); since chart 5.0 the CRDs are regular templates (values.installCRDs: true).
 SNAPSHOT_CONTROLLER = CsiDriverChart(
     driver="snapshot.storage.k8s.io",
     chart="snapshot-controller",

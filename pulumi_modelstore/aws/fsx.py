@@ -340,6 +340,8 @@ class FsxLustreModelStore(ModelStore):
     bound to it; readers mount it read-only. The file system is protected by default.
     """
 
+    driver_chart = FSX_CSI
+
     file_system_id: pulumi.Output[str]
     """The FSx file system id (``fs-...``)."""
     dns_name: pulumi.Output[str]

@@ -2,7 +2,24 @@
 mounts."""
 
 from .drivers import CsiDriverChart, helm_release
+from .snapshots import (
+    cloned_claim,
+    restored_claim,
+    volume_claim,
+    volume_snapshot,
+    volume_snapshot_class,
+)
 from .volumes import static_volume
 from .workload import WorkloadMount
 
-__all__ = ["CsiDriverChart", "WorkloadMount", "helm_release", "static_volume"]
+__all__ = [
+    "CsiDriverChart",
+    "WorkloadMount",
+    "cloned_claim",
+    "helm_release",
+    "restored_claim",
+    "static_volume",
+    "volume_claim",
+    "volume_snapshot",
+    "volume_snapshot_class",
+]

@@ -3,7 +3,7 @@ module only knows how to install a pinned chart."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ def helm_release(
     namespace: str,
     values: Mapping[str, Any],
     parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource] = (),
 ) -> k8s.helm.v3.Release:
     """A Helm release of ``chart`` at its pinned version. ``atomic`` rolls a failed upgrade
     back rather than leaving a half-updated driver on every node."""
@@ -45,5 +46,5 @@ def helm_release(
         values=dict(values),
         atomic=True,
         cleanup_on_fail=True,
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
     )
