@@ -20,7 +20,6 @@ botocore's EC2 model; ratios from the EBS volume types guide; the driver's
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import weakref
@@ -49,7 +48,15 @@ from ..kube.snapshots import (
 from ..kube.workload import HF_HOME_VOLUME, hf_home_volume, reader_env
 from ..store import DEFAULT_MOUNT_PATH, MANAGED_BY, check_known_fields
 from .cluster import EksClusterFacts, invoke_options, resolve_cluster
-from .drivers import DRIVER_INSTALLS, EBS_CSI, SNAPSHOT_CONTROLLER
+from .drivers import (
+    DRIVER_INSTALLS,
+    EBS_CSI,
+    SNAPSHOT_CONTROLLER,
+    DriverInstall,
+    DriverInstallArgs,
+    eks_addon,
+    parse_driver_install,
+)
 from .identity import IdentityFacts, ServiceAccountRole, resolve_identity, service_account_role
 
 DRIVER_TYPE_TOKEN = "modelstore:index:EbsCsiDriver"
@@ -72,6 +79,10 @@ IDENTITY_CHOICES = ("irsa", "pod-identity", "none")
 
 CONTROLLER_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
 """The controller's service account in the chart's values and in the EKS add-on."""
+ADDON_FIXED = (
+    "unset when driver is eks-addon (the add-on runs ebs-csi-controller-sa in kube-system)"
+)
+"""Why the add-on refuses a driver namespace or controller service account."""
 DRIVER_TAG = "ebs.csi.aws.com/cluster"
 """The driver tags every volume and snapshot it creates ``ebs.csi.aws.com/cluster=true``."""
 DRIVER_PROTECTED_TAG_KEYS = (
@@ -527,9 +538,14 @@ def _claim_install(store: str, field_name: str, choice: str, what: str, cluster:
 # -- the driver -------------------------------------------------------------------------------
 
 
-class EbsCsiDriverArgs(TypedDict, total=False):
+class EbsCsiDriverArgs(DriverInstallArgs, total=False):
     """Arguments of :class:`EbsCsiDriver`. Every field is optional but ``cluster_name`` where
-    noted."""
+    noted.
+
+    The driver install (:class:`DriverInstallArgs`): ``driver_namespace`` is also the
+    controller's service account's, and not for ``driver: eks-addon`` (the add-on always runs
+    in kube-system). The add-on's node pods tolerate all taints too: ``eks_addon_configuration``
+    is merged over this component's own (``node.tolerateAllTaints: true``)."""
 
     cluster_name: str
     """The EKS cluster. Required for ``driver: eks-addon``, ``snapshot_controller: eks-addon``
@@ -541,19 +557,6 @@ class EbsCsiDriverArgs(TypedDict, total=False):
     region: str
     """AWS region, passed to the controller for pods where IMDS is blocked. Default: the AWS
     provider's region."""
-    driver: str
-    """How the EBS CSI driver gets on the cluster: ``helm`` (default; chart pinned in
-    ``aws/drivers.py``, node pods tolerate all taints so GPU nodes get the driver),
-    ``eks-addon`` (node pods tolerate all taints too, unless ``eks_addon_configuration`` says
-    otherwise), or ``none`` when the cluster already has it."""
-    driver_namespace: str
-    """Namespace of the Helm release and of the controller's service account. Default:
-    kube-system. Not for ``eks-addon`` (the add-on always runs in kube-system)."""
-    eks_addon_version: str
-    """Add-on version for ``driver: eks-addon``. Default: the version EKS picks."""
-    eks_addon_configuration: Mapping[str, Any]
-    """Configuration values for the EBS add-on, merged over this component's own
-    (``node.tolerateAllTaints: true``). Default: none."""
     identity: str
     """The controller's AWS identity: ``irsa`` (default; the role ARN goes on the controller's
     service account, and the preview fails without the cluster's IAM OIDC provider),
@@ -629,10 +632,7 @@ DRIVER_FIELDS = frozenset(EbsCsiDriverArgs.__annotations__)
 
 @dataclass(frozen=True)
 class _DriverSpec:
-    driver: str
-    driver_namespace: str
-    eks_addon_version: str | None
-    eks_addon_configuration: dict[str, Any]
+    install: DriverInstall
     identity: str
     controller_service_account: str
     kms_key_arns: tuple[Any, ...]
@@ -657,27 +657,25 @@ class _DriverSpec:
 def parse_driver_args(name: str, args: Mapping[str, Any]) -> _DriverSpec:
     """Validate every field of :class:`EbsCsiDriverArgs`."""
     check_known_fields(name, args, DRIVER_FIELDS)
-    driver = args.get("driver", "helm")
-    v.one_of(name, "driver", driver, DRIVER_INSTALLS)
-    cluster_name = args.get("cluster_name")
-    for key in ("driver_namespace", "controller_service_account"):
-        if driver == "eks-addon" and key in args:
-            raise ModelStoreInputError(
-                name,
-                key,
-                args[key],
-                "unset when driver is eks-addon (the add-on runs ebs-csi-controller-sa in "
-                "kube-system)",
-            )
-    driver_namespace = args.get("driver_namespace", "kube-system")
-    v.dns_label(name, "driver_namespace", driver_namespace)
     service_account = args.get("controller_service_account", CONTROLLER_SERVICE_ACCOUNT)
-    v.dns_subdomain(name, "controller_service_account", service_account)
-    addon_config = args.get("eks_addon_configuration")
-    if addon_config is not None and not isinstance(addon_config, Mapping):
-        raise ModelStoreInputError(
-            name, "eks_addon_configuration", addon_config, "a mapping of add-on values"
-        )
+
+    def check_service_account(driver: str, _namespace: str) -> None:
+        if driver == "eks-addon" and "controller_service_account" in args:
+            raise ModelStoreInputError(
+                name, "controller_service_account", service_account, ADDON_FIXED
+            )
+        v.dns_subdomain(name, "controller_service_account", service_account)
+
+    install = parse_driver_install(
+        name,
+        args,
+        namespace_unset_for={"eks-addon": ADDON_FIXED},
+        check=check_service_account,
+        # Checked below with every other choice that needs the cluster.
+        check_cluster_name=False,
+    )
+    driver = install.driver
+    cluster_name = args.get("cluster_name")
     identity = args.get("identity", "none" if driver == "none" else "irsa")
     v.one_of(name, "identity", identity, IDENTITY_CHOICES)
     # By default the snapshot controller comes the same way as the driver.
@@ -737,10 +735,7 @@ def parse_driver_args(name: str, args: Mapping[str, Any]) -> _DriverSpec:
     }
     user_tags = _strings(name, "tags", args.get("tags"))
     return _DriverSpec(
-        driver=driver,
-        driver_namespace="kube-system" if driver == "eks-addon" else driver_namespace,
-        eks_addon_version=args.get("eks_addon_version"),
-        eks_addon_configuration=dict(addon_config or {}),
+        install=install,
         identity=identity,
         controller_service_account=service_account,
         kms_key_arns=tuple(keys),
@@ -784,16 +779,6 @@ def _driver_cluster(
     )
 
 
-def _merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
 class EbsCsiDriver(pulumi.ComponentResource):
     """The EBS CSI driver for one EKS cluster, with everything snapshots need. Make ONE per
     cluster: a second one planning a Helm release or add-on of the driver or the snapshot
@@ -831,7 +816,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
         if spec.identity != "none":
             facts = resolve_identity(resource_name, spec.identity, cluster, opts)
         partition = aws.get_partition(opts=invoke_options(opts)).partition
-        _claim_install(resource_name, "driver", spec.driver, "EBS CSI driver", cluster.name)
+        _claim_install(resource_name, "driver", spec.install.driver, "EBS CSI driver", cluster.name)
         _claim_install(
             resource_name,
             "snapshot_controller",
@@ -849,10 +834,10 @@ class EbsCsiDriver(pulumi.ComponentResource):
             self.controller_role = service_account_role(
                 f"{resource_name}-controller",
                 facts=facts,
-                namespace=spec.driver_namespace,
+                namespace=spec.install.namespace,
                 service_account=spec.controller_service_account,
                 policy=ebs_csi_driver_policy(partition, spec.kms_key_arns),
-                description=f"EBS CSI controller {spec.driver_namespace}/"
+                description=f"EBS CSI controller {spec.install.namespace}/"
                 f"{spec.controller_service_account} (pulumi-modelstore {resource_name})",
                 tags=spec.tags,
                 parent=self,
@@ -909,7 +894,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
         )
         self.controller_role_arn = self.controller_role.arn if self.controller_role else none
         self.controller_service_account = pulumi.Output.from_input(
-            f"{spec.driver_namespace}/{spec.controller_service_account}"
+            f"{spec.install.namespace}/{spec.controller_service_account}"
         )
         self.register_outputs(
             {
@@ -933,14 +918,12 @@ class EbsCsiDriver(pulumi.ComponentResource):
         if spec.snapshot_controller == "none":
             return None
         if spec.snapshot_controller == "eks-addon":
-            return aws.eks.Addon(
+            return eks_addon(
                 f"{name}-snapshot-controller",
+                SNAPSHOT_CONTROLLER,
                 cluster_name=cluster.name,
-                addon_name=SNAPSHOT_CONTROLLER.eks_addon,
-                resolve_conflicts_on_create="OVERWRITE",
-                resolve_conflicts_on_update="OVERWRITE",
                 tags=spec.tags,
-                opts=pulumi.ResourceOptions(parent=self),
+                parent=self,
             )
         # The chart renders the VolumeSnapshot CRDs itself (templates/crds.yaml, on by default).
         return helm_release(
@@ -954,7 +937,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
     def _install_driver(
         self, name: str, spec: _DriverSpec, cluster: EksClusterFacts
     ) -> pulumi.Resource | None:
-        if spec.driver == "none":
+        if spec.install.driver == "none":
             return None
         # The controller must start with its permissions, and after the snapshot CRDs: the
         # driver's install guide wants the CRDs first.
@@ -962,23 +945,18 @@ class EbsCsiDriver(pulumi.ComponentResource):
             [self.snapshot_controller] if self.snapshot_controller else []
         )
         role = self.controller_role
-        if spec.driver == "eks-addon":
-            configuration = _merge(
-                {"node": {"tolerateAllTaints": True}}, spec.eks_addon_configuration
-            )
-            return aws.eks.Addon(
+        if spec.install.driver == "eks-addon":
+            return eks_addon(
                 f"{name}-ebs-csi-driver",
+                EBS_CSI,
                 cluster_name=cluster.name,
-                addon_name=EBS_CSI.eks_addon,
-                addon_version=spec.eks_addon_version,
-                configuration_values=json.dumps(configuration, sort_keys=True),
-                service_account_role_arn=(
-                    role.arn if role is not None and role.association is None else None
-                ),
-                resolve_conflicts_on_create="OVERWRITE",
-                resolve_conflicts_on_update="OVERWRITE",
+                install=spec.install,
+                # GPU nodes are tainted; a node plugin that does not run there cannot mount.
+                defaults={"node": {"tolerateAllTaints": True}},
+                role=role,
                 tags=spec.tags,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=depends_on),
+                parent=self,
+                depends_on=depends_on,
             )
         controller: dict[str, Any] = {
             "region": cluster.region,
@@ -1006,7 +984,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
         return helm_release(
             f"{name}-ebs-csi-driver",
             EBS_CSI,
-            namespace=spec.driver_namespace,
+            namespace=spec.install.namespace,
             values=values,
             parent=self,
             depends_on=depends_on,

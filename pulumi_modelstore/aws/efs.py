@@ -26,7 +26,15 @@ from ..store import (
     parse_common,
 )
 from .cluster import EksClusterFacts, check_subnet_in_vpc, invoke_options, resolve_cluster
-from .drivers import DRIVER_INSTALLS, EFS_CSI
+from .drivers import (
+    ADDON_NAMESPACE,
+    EFS_CSI,
+    DriverInstall,
+    DriverInstallArgs,
+    eks_addon,
+    parse_driver_install,
+    require_addon_cluster,
+)
 from .identity import (
     IDENTITIES,
     IdentityFacts,
@@ -68,7 +76,6 @@ _PERMISSIONS = re.compile(r"^0?[0-7]{3}$")
 # the mount with this service account's role.
 NODE_SERVICE_ACCOUNT = "efs-csi-node-sa"
 CONTROLLER_SERVICE_ACCOUNT = "efs-csi-controller-sa"
-ADDON_NAMESPACE = "kube-system"
 # EKS Pod Identity support landed in driver v2.0.5 (CHANGELOG-2.x.md, "Add Pod Identity
 # Support", kubernetes-sigs/aws-efs-csi-driver#1254).
 POD_IDENTITY_MIN_DRIVER = (2, 0, 5)
@@ -79,9 +86,14 @@ NOMINAL_CAPACITY = "1Gi"
 _DRIVER_OWNED_OPTIONS = ("accesspoint", "crossaccount")
 
 
-class EfsModelStoreArgs(ModelStoreArgs, total=False):
+class EfsModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
     """Arguments of :class:`EfsModelStore`. Every field is optional but ``cluster_name`` (unless
-    ``vpc_id``, ``cluster_subnet_ids`` and ``node_security_group_ids`` are all given)."""
+    ``vpc_id``, ``cluster_subnet_ids`` and ``node_security_group_ids`` are all given).
+
+    The driver install (:class:`DriverInstallArgs`): ``driver_namespace`` is also the node
+    service account's, and must stay kube-system for ``driver: eks-addon``; with ``driver:
+    none``, annotate the existing driver's node service account with ``node_role_arn`` yourself
+    for ``identity: irsa``."""
 
     cluster_name: str
     """The EKS cluster whose nodes mount the store. Its VPC, subnets, cluster security group and
@@ -158,19 +170,6 @@ class EfsModelStoreArgs(ModelStoreArgs, total=False):
     """Extra PV mount options for the EFS mount helper. Default: none besides ``iam`` with
     ``iam_authorization``. TLS needs no option: the PVs set ``encryptInTransit`` and the driver
     always uses TLS with an access point."""
-    driver: str
-    """How the EFS CSI driver gets on the cluster: ``helm`` (default; chart pinned in
-    ``aws/drivers.py``, node pods tolerate all taints), ``eks-addon``, or ``none`` when the
-    cluster already has it (then annotate its node service account with ``node_role_arn``
-    yourself for ``identity: irsa``)."""
-    driver_namespace: str
-    """Namespace of the Helm release (and of the node service account). Default: kube-system,
-    the only one for ``driver: eks-addon``."""
-    eks_addon_version: str
-    """Add-on version for ``driver: eks-addon``. Default: the version EKS picks."""
-    eks_addon_configuration: Mapping[str, Any]
-    """Configuration values for the add-on, as a mapping. Default: none (the add-on's own
-    defaults; check ``aws eks describe-addon-configuration`` for its node tolerations)."""
     tags: Mapping[str, str]
     """Tags merged onto every AWS resource. Default: ``Name`` and the store's own tags."""
 
@@ -195,10 +194,7 @@ class _EfsSpec:
     identity: str | None
     node_service_account: str
     mount_options: tuple[str, ...]
-    driver: str
-    driver_namespace: str
-    eks_addon_version: str | None
-    eks_addon_configuration: dict[str, Any] | None
+    install: DriverInstall
     subnet_ids: tuple[Any, ...] | None
     security_group_id: Any
     tags: dict[str, str]
@@ -364,17 +360,15 @@ def parse_efs_args(name: str, args: Mapping[str, Any]) -> _EfsSpec:
     if iam_authorization and "iam" not in mount_options:
         mount_options = ("iam", *mount_options)
 
-    driver = args.get("driver", "helm")
-    v.one_of(name, "driver", driver, DRIVER_INSTALLS)
-    driver_namespace = args.get("driver_namespace", ADDON_NAMESPACE)
-    v.dns_label(name, "driver_namespace", driver_namespace)
     node_sa = args.get("node_service_account", NODE_SERVICE_ACCOUNT)
-    v.dns_subdomain(name, "node_service_account", node_sa)
-    if driver == "eks-addon":
-        if not args.get("cluster_name"):
-            raise ModelStoreInputError(
-                name, "cluster_name", args.get("cluster_name"), "set when driver is eks-addon"
-            )
+
+    def check_node_service_account(driver: str, driver_namespace: str) -> None:
+        # The add-on names the node service account and installs it in kube-system; it needs
+        # the cluster first (checked here, so the shared check is off below).
+        v.dns_subdomain(name, "node_service_account", node_sa)
+        if driver != "eks-addon":
+            return
+        require_addon_cluster(name, args, driver)
         if driver_namespace != ADDON_NAMESPACE:
             raise ModelStoreInputError(
                 name,
@@ -389,14 +383,12 @@ def parse_efs_args(name: str, args: Mapping[str, Any]) -> _EfsSpec:
                 node_sa,
                 f"{NODE_SERVICE_ACCOUNT} when driver is eks-addon (the add-on names it)",
             )
-    addon_version = args.get("eks_addon_version")
-    addon_config = args.get("eks_addon_configuration")
-    if addon_config is not None and not isinstance(addon_config, Mapping):
-        raise ModelStoreInputError(
-            name, "eks_addon_configuration", addon_config, "a mapping of add-on values"
-        )
+
+    install = parse_driver_install(
+        name, args, check=check_node_service_account, check_cluster_name=False
+    )
     if identity == "pod-identity":
-        _check_pod_identity_support(name, driver, addon_version)
+        _check_pod_identity_support(name, install.driver, install.eks_addon_version)
 
     subnet_ids = args.get("subnet_ids")
     if subnet_ids is not None:
@@ -432,10 +424,7 @@ def parse_efs_args(name: str, args: Mapping[str, Any]) -> _EfsSpec:
         identity=identity,
         node_service_account=node_sa,
         mount_options=mount_options,
-        driver=driver,
-        driver_namespace=driver_namespace,
-        eks_addon_version=addon_version,
-        eks_addon_configuration=dict(addon_config) if addon_config else None,
+        install=install,
         subnet_ids=tuple(subnet_ids) if subnet_ids is not None else None,
         security_group_id=args.get("security_group_id"),
         tags={
@@ -800,12 +789,12 @@ class EfsModelStore(ModelStore):
     def _node_role(self, name: str, spec: _EfsSpec, identity: IdentityFacts) -> ServiceAccountRole:
         """The role the driver's node service account signs mounts with."""
         description = f"EFS CSI node role for model store {name}: mount via its access points"
-        if spec.driver == "eks-addon" and identity.kind == "irsa":
+        if spec.install.driver == "eks-addon" and identity.kind == "irsa":
             return self._addon_irsa_role(name, spec, identity, description)
         return service_account_role(
             f"{name}-efs-node",
             facts=identity,
-            namespace=spec.driver_namespace,
+            namespace=spec.install.namespace,
             service_account=spec.node_service_account,
             policy=self._client_policy(),
             description=description,
@@ -844,28 +833,20 @@ class EfsModelStore(ModelStore):
     def _install_driver(
         self, name: str, spec: _EfsSpec, cluster: EksClusterFacts
     ) -> pulumi.Resource | None:
-        if spec.driver == "none":
+        if spec.install.driver == "none":
             return None
         role = self.node_role
-        if spec.driver == "eks-addon":
+        if spec.install.driver == "eks-addon":
             irsa = role is not None and role.association is None
-            return aws.eks.Addon(
+            return eks_addon(
                 f"{name}-efs-csi-driver",
+                EFS_CSI,
                 cluster_name=cluster.name,
-                addon_name=EFS_CSI.eks_addon,
-                addon_version=spec.eks_addon_version,
-                service_account_role_arn=role.arn if irsa and role is not None else None,
-                configuration_values=(
-                    json.dumps(spec.eks_addon_configuration, sort_keys=True)
-                    if spec.eks_addon_configuration
-                    else None
-                ),
-                resolve_conflicts_on_create="OVERWRITE",
-                resolve_conflicts_on_update="OVERWRITE",
+                install=spec.install,
+                role=role,
                 tags=spec.tags,
-                opts=pulumi.ResourceOptions(
-                    parent=self, depends_on=[role.policy] if irsa and role is not None else []
-                ),
+                parent=self,
+                depends_on=[role.policy] if irsa and role is not None else [],
             )
         node_sa: dict[str, Any] = {"name": spec.node_service_account}
         annotations = role.service_account_annotations() if role is not None else {}
@@ -875,7 +856,7 @@ class EfsModelStore(ModelStore):
         return helm_release(
             f"{name}-efs-csi-driver",
             EFS_CSI,
-            namespace=spec.driver_namespace,
+            namespace=spec.install.namespace,
             values={
                 # GPU nodes are tainted; a node plugin that does not run there cannot mount.
                 "node": {"tolerations": [{"operator": "Exists"}], "serviceAccount": node_sa},

@@ -3,7 +3,6 @@ driver install and a static PV/PVC per consumer namespace, in one graph."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ from ..store import (
     parse_common,
 )
 from .cluster import EksClusterFacts, check_subnet_in_vpc, resolve_cluster
-from .drivers import DRIVER_INSTALLS, FSX_CSI
+from .drivers import FSX_CSI, DriverInstall, DriverInstallArgs, eks_addon, parse_driver_install
 
 TYPE_TOKEN = "modelstore:index:FsxLustreModelStore"
 
@@ -47,7 +46,7 @@ THROUGHPUT_MBPS_PER_TIB: dict[tuple[str, str], tuple[int, ...]] = {
 DEFAULT_MOUNT_OPTIONS = ("flock",)
 
 
-class FsxLustreModelStoreArgs(ModelStoreArgs, total=False):
+class FsxLustreModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
     """Arguments of :class:`FsxLustreModelStore`. Every field is optional but ``cluster_name``
     (unless ``vpc_id``, ``cluster_subnet_ids`` and ``node_security_group_ids`` are all given)."""
 
@@ -108,17 +107,6 @@ class FsxLustreModelStoreArgs(ModelStoreArgs, total=False):
     """Stripe size for imported files, in MiB. Default: the service's (1024)."""
     mount_options: Sequence[str]
     """PV mount options. Default: ``flock``."""
-    driver: str
-    """How the FSx CSI driver gets on the cluster: ``helm`` (default; chart pinned in
-    ``aws/drivers.py``, node pods tolerate all taints), ``eks-addon``, or ``none`` when the
-    cluster already has it."""
-    driver_namespace: str
-    """Namespace of the Helm release. Default: kube-system."""
-    eks_addon_version: str
-    """Add-on version for ``driver: eks-addon``. Default: the version EKS picks."""
-    eks_addon_configuration: Mapping[str, Any]
-    """Configuration values for the add-on, as a mapping. Default: none (the add-on's own
-    defaults; check ``aws eks describe-addon-configuration`` for its node tolerations)."""
     tags: Mapping[str, str]
     """Tags merged onto every AWS resource. Default: ``Name`` and the store's own tags."""
 
@@ -143,10 +131,7 @@ class _FsxSpec:
     auto_import_events: tuple[str, ...]
     imported_file_chunk_size_mib: int | None
     mount_options: tuple[str, ...]
-    driver: str
-    driver_namespace: str
-    eks_addon_version: str | None
-    eks_addon_configuration: dict[str, Any] | None
+    install: DriverInstall
     subnet_ids: tuple[Any, ...] | None
     security_group_id: Any
     node_security_group_rules: bool
@@ -275,19 +260,7 @@ def parse_fsx_args(name: str, args: Mapping[str, Any]) -> _FsxSpec:
 
     mount_options = tuple(args.get("mount_options", DEFAULT_MOUNT_OPTIONS))
     v.string_list(name, "mount_options", list(mount_options))
-    driver = args.get("driver", "helm")
-    v.one_of(name, "driver", driver, DRIVER_INSTALLS)
-    driver_namespace = args.get("driver_namespace", "kube-system")
-    v.dns_label(name, "driver_namespace", driver_namespace)
-    if driver == "eks-addon" and not args.get("cluster_name"):
-        raise ModelStoreInputError(
-            name, "cluster_name", args.get("cluster_name"), "set when driver is eks-addon"
-        )
-    addon_config = args.get("eks_addon_configuration")
-    if addon_config is not None and not isinstance(addon_config, Mapping):
-        raise ModelStoreInputError(
-            name, "eks_addon_configuration", addon_config, "a mapping of add-on values"
-        )
+    install = parse_driver_install(name, args)
 
     subnet_ids = args.get("subnet_ids")
     if subnet_ids is not None:
@@ -316,10 +289,7 @@ def parse_fsx_args(name: str, args: Mapping[str, Any]) -> _FsxSpec:
         auto_import_events=events,
         imported_file_chunk_size_mib=chunk,
         mount_options=mount_options,
-        driver=driver,
-        driver_namespace=driver_namespace,
-        eks_addon_version=args.get("eks_addon_version"),
-        eks_addon_configuration=dict(addon_config) if addon_config else None,
+        install=install,
         subnet_ids=tuple(subnet_ids) if subnet_ids is not None else None,
         security_group_id=args.get("security_group_id"),
         node_security_group_rules=bool(args.get("node_security_group_rules", True)),
@@ -532,28 +502,21 @@ class FsxLustreModelStore(ModelStore):
     def _install_driver(
         self, name: str, spec: _FsxSpec, cluster: EksClusterFacts
     ) -> pulumi.Resource | None:
-        if spec.driver == "none":
+        if spec.install.driver == "none":
             return None
-        if spec.driver == "eks-addon":
-            return aws.eks.Addon(
+        if spec.install.driver == "eks-addon":
+            return eks_addon(
                 f"{name}-fsx-csi-driver",
+                FSX_CSI,
                 cluster_name=cluster.name,
-                addon_name=FSX_CSI.eks_addon,
-                addon_version=spec.eks_addon_version,
-                configuration_values=(
-                    json.dumps(spec.eks_addon_configuration, sort_keys=True)
-                    if spec.eks_addon_configuration
-                    else None
-                ),
-                resolve_conflicts_on_create="OVERWRITE",
-                resolve_conflicts_on_update="OVERWRITE",
+                install=spec.install,
                 tags=spec.tags,
-                opts=pulumi.ResourceOptions(parent=self),
+                parent=self,
             )
         return helm_release(
             f"{name}-fsx-csi-driver",
             FSX_CSI,
-            namespace=spec.driver_namespace,
+            namespace=spec.install.namespace,
             values={
                 # GPU nodes are tainted; a node plugin that does not run there cannot mount.
                 "node": {"tolerateAllTaints": True},

@@ -41,7 +41,13 @@ from ..store import (
     parse_common,
 )
 from .cluster import EksClusterFacts, invoke_options, resolve_cluster
-from .drivers import DRIVER_INSTALLS, MOUNTPOINT_S3_CSI
+from .drivers import (
+    MOUNTPOINT_S3_CSI,
+    DriverInstall,
+    DriverInstallArgs,
+    eks_addon,
+    parse_driver_install,
+)
 from .identity import (
     IDENTITIES,
     IdentityFacts,
@@ -58,7 +64,6 @@ METADATA_TTL_PRESETS = ("indefinite", "minimal")
 # The driver's node service account, where driver-level credentials go (chart value
 # node.serviceAccount.name; the EKS add-on uses the same name in kube-system).
 NODE_SERVICE_ACCOUNT = "s3-csi-driver-sa"
-EKS_ADDON_NAMESPACE = "kube-system"
 # EKS Pod Identity and the emptyDir local cache need driver v2 (Mountpoint runs in pods).
 POD_IDENTITY_MIN_MAJOR = 2
 # S3 has no size; Kubernetes requires a capacity on PV and claim, and the driver ignores it.
@@ -97,10 +102,16 @@ _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
 _KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
 
 
-class MountpointS3ModelStoreArgs(ModelStoreArgs, total=False):
+class MountpointS3ModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
     """Arguments of :class:`MountpointS3ModelStore`. Every field is optional but
     ``cluster_name`` (needed for IAM roles and the EKS add-on; only ``driver: none`` with
-    driver-level credentials goes without it)."""
+    driver-level credentials goes without it).
+
+    The driver install (:class:`DriverInstallArgs`): ``driver_namespace`` is also its node
+    service account's, and only for ``driver: helm`` (the add-on always installs in
+    kube-system); ``eks_addon_version`` (e.g. ``v2.7.0-eksbuild.1``) also gives
+    ``driver_version`` its default. With ``driver: none`` no driver-level role is made: the
+    installed driver's identity must already reach the bucket."""
 
     cluster_name: str
     """The EKS cluster whose nodes mount the store. Its OIDC issuer (for IRSA) is looked up
@@ -170,24 +181,10 @@ class MountpointS3ModelStoreArgs(ModelStoreArgs, total=False):
     """More Mountpoint flags for every PV, without ``--`` (e.g. ``maximum-throughput-gbps
     100``). Default: none. Options the store manages (region, prefix, read-only, allow-*, uid,
     gid, metadata-ttl, cache) are refused: use the fields."""
-    driver: str
-    """How the Mountpoint CSI driver gets on the cluster: ``helm`` (default; chart pinned in
-    ``aws/drivers.py``, node pods tolerate all taints so GPU nodes get the driver),
-    ``eks-addon``, or ``none`` when the cluster already has it (then no driver-level role is
-    made: the installed driver's identity must already reach the bucket)."""
     driver_version: str
     """The driver version, e.g. ``2.7.0``: the Helm chart version for ``driver: helm``, and what
     decides whether Pod Identity and the local cache are available (v2 and later). Default: the
     version in ``eks_addon_version`` for the add-on, else the pinned chart version."""
-    driver_namespace: str
-    """Namespace of the Helm release (and of its node service account). Default: kube-system.
-    Only for ``driver: helm`` (the add-on always installs in kube-system)."""
-    eks_addon_version: str
-    """Add-on version for ``driver: eks-addon``, e.g. ``v2.7.0-eksbuild.1``. Default: the
-    version EKS picks."""
-    eks_addon_configuration: Mapping[str, Any]
-    """Configuration values for the add-on, as a mapping. Default: none (the add-on's own
-    defaults)."""
     tags: Mapping[str, str]
     """Tags merged onto every AWS resource. Default: ``Name`` and the store's own tags."""
 
@@ -213,11 +210,8 @@ class _S3Spec:
     cache: str
     cache_size: str
     extra_mount_options: tuple[str, ...]
-    driver: str
+    install: DriverInstall
     driver_version: str
-    driver_namespace: str
-    eks_addon_version: str | None
-    eks_addon_configuration: dict[str, Any] | None
     tags: dict[str, str]
 
     @property
@@ -228,14 +222,14 @@ class _S3Spec:
     def driver_role_needed(self) -> bool:
         """A role for the driver's node service account: driver-level credentials and a driver
         this store installs (an existing driver keeps whatever identity it has)."""
-        return self.authentication_source == "driver" and self.driver != "none"
+        return self.authentication_source == "driver" and self.install.driver != "none"
 
     @property
     def needs_cluster(self) -> bool:
         return (
             self.authentication_source == "pod"
             or self.driver_role_needed
-            or self.driver == "eks-addon"
+            or self.install.driver == "eks-addon"
         )
 
 
@@ -503,20 +497,23 @@ def parse_s3_args(name: str, args: Mapping[str, Any]) -> _S3Spec:
                 f"{', '.join(MANAGED_MOUNT_OPTIONS)}: use the store's fields)",
             )
 
-    driver = args.get("driver", "helm")
-    v.one_of(name, "driver", driver, DRIVER_INSTALLS)
-    if "driver_namespace" in args and driver != "helm":
-        raise ModelStoreInputError(
-            name, "driver_namespace", args["driver_namespace"], "unset unless driver is helm"
-        )
-    driver_namespace = args.get("driver_namespace", "kube-system")
-    v.dns_label(name, "driver_namespace", driver_namespace)
-    driver_version = _driver_version(name, args, driver)
-    addon_config = args.get("eks_addon_configuration")
-    if addon_config is not None and not isinstance(addon_config, Mapping):
-        raise ModelStoreInputError(
-            name, "eks_addon_configuration", addon_config, "a mapping of add-on values"
-        )
+    # driver_version hinges on the install (the add-on's version gives its default): checked
+    # where it always was, between the driver namespace and the add-on configuration.
+    driver_version = ""
+
+    def check_driver_version(driver: str, _namespace: str) -> None:
+        nonlocal driver_version
+        driver_version = _driver_version(name, args, driver)
+
+    helm_only = "unset unless driver is helm"
+    install = parse_driver_install(
+        name,
+        args,
+        namespace_unset_for={"eks-addon": helm_only, "none": helm_only},
+        check=check_driver_version,
+        # Checked below with every other reason the store needs the cluster.
+        check_cluster_name=False,
+    )
 
     tags = dict(args.get("tags", {}) or {})
     spec = _S3Spec(
@@ -536,11 +533,8 @@ def parse_s3_args(name: str, args: Mapping[str, Any]) -> _S3Spec:
         cache=cache,
         cache_size=cache_size,
         extra_mount_options=tuple(extra),
-        driver=driver,
+        install=install,
         driver_version=driver_version,
-        driver_namespace=driver_namespace,
-        eks_addon_version=args.get("eks_addon_version"),
-        eks_addon_configuration=dict(addon_config) if addon_config else None,
         tags={
             **tags,
             "Name": name,
@@ -661,7 +655,7 @@ class MountpointS3ModelStore(ModelStore):
             self.driver_role = service_account_role(
                 f"{resource_name}-driver",
                 facts=identity,
-                namespace=self._driver_namespace,
+                namespace=spec.install.namespace,
                 service_account=NODE_SERVICE_ACCOUNT,
                 policy=bucket_access_policy(
                     bucket_arn,
@@ -777,11 +771,6 @@ class MountpointS3ModelStore(ModelStore):
             }
         )
 
-    @property
-    def _driver_namespace(self) -> str:
-        spec = self._spec
-        return spec.driver_namespace if spec.driver == "helm" else EKS_ADDON_NAMESPACE
-
     @staticmethod
     def _mount_options(spec: _S3Spec, region: Any, read_only: bool) -> list[Any]:
         # Always explicit: IMDS may be out of reach from Mountpoint pods, and with pod-level
@@ -873,32 +862,24 @@ class MountpointS3ModelStore(ModelStore):
     def _install_driver(
         self, name: str, spec: _S3Spec, cluster: EksClusterFacts | None
     ) -> pulumi.Resource | None:
-        if spec.driver == "none":
+        if spec.install.driver == "none":
             return None
         role = self.driver_role
-        if spec.driver == "eks-addon":
+        if spec.install.driver == "eks-addon":
             assert cluster is not None
             depends: list[pulumi.Resource] = []
             if role is not None and role.association is not None:
                 # EKS hands Pod Identity credentials to pods when they are created.
                 depends.append(role.association)
-            return aws.eks.Addon(
+            return eks_addon(
                 f"{name}-s3-csi-driver",
+                MOUNTPOINT_S3_CSI,
                 cluster_name=cluster.name,
-                addon_name=MOUNTPOINT_S3_CSI.eks_addon,
-                addon_version=spec.eks_addon_version,
-                service_account_role_arn=(
-                    role.arn if role is not None and role.association is None else None
-                ),
-                configuration_values=(
-                    json.dumps(spec.eks_addon_configuration, sort_keys=True)
-                    if spec.eks_addon_configuration
-                    else None
-                ),
-                resolve_conflicts_on_create="OVERWRITE",
-                resolve_conflicts_on_update="OVERWRITE",
+                install=spec.install,
+                role=role,
                 tags=spec.tags,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+                parent=self,
+                depends_on=depends,
             )
         node: dict[str, Any] = {
             # GPU nodes are tainted; a node plugin that does not run there cannot mount.
@@ -924,7 +905,7 @@ class MountpointS3ModelStore(ModelStore):
         return helm_release(
             f"{name}-s3-csi-driver",
             chart,
-            namespace=spec.driver_namespace,
+            namespace=spec.install.namespace,
             values={"node": node},
             parent=self,
             depends_on=[role.association] if role is not None and role.association else [],
