@@ -107,20 +107,20 @@ def parse_common(name: str, args: Mapping[str, Any]) -> StoreCommon:
     v.dns_label(name, "claim_name", claim_name)
     mount_path = args.get("mount_path", DEFAULT_MOUNT_PATH)
     v.absolute_path(name, "mount_path", mount_path)
-    labels = dict(args.get("labels", {}) or {})
+    labels = v.string_map(name, "labels", args.get("labels"))
     return StoreCommon(
         name=name,
         readers=readers,
         writers=writers,
         claim_name=claim_name,
         mount_path=mount_path,
-        create_namespaces=bool(args.get("create_namespaces", False)),
+        create_namespaces=v.flag(name, "create_namespaces", args.get("create_namespaces", False)),
         labels={
             **labels,
             "app.kubernetes.io/managed-by": MANAGED_BY,
             "modelstore.pulumi.com/store": name,
         },
-        protect=bool(args.get("protect", True)),
+        protect=v.flag(name, "protect", args.get("protect", True)),
     )
 
 

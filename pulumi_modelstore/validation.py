@@ -4,7 +4,7 @@ checked by the cloud at deploy time, not guessed at here."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -87,3 +87,39 @@ def s3_uri(store: str, field: str, value: Any) -> tuple[str, str] | None:
     if not _S3_BUCKET.match(bucket) or ".." in bucket or "//" in prefix:
         raise ModelStoreInputError(store, field, value, allowed)
     return bucket, prefix
+
+
+def flag(store: str, field: str, value: Any) -> bool:
+    """A real boolean: ``"false"`` is a truthy string, so strings are refused, not coerced."""
+    if not isinstance(value, bool):
+        raise ModelStoreInputError(store, field, value, "True or False")
+    return value
+
+
+def string_map(store: str, field: str, value: Any) -> dict[str, str]:
+    """A mapping of strings to strings (tags, labels, parameters); None is empty."""
+    mapping = value or {}
+    if not isinstance(mapping, Mapping) or not all(
+        isinstance(k, str) and (isinstance(t, str) or is_output(t)) for k, t in mapping.items()
+    ):
+        raise ModelStoreInputError(store, field, value, "a mapping of strings to strings")
+    return dict(mapping)
+
+
+_KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
+
+
+def kms_key_arn(
+    store: str, field: str, value: Any, alias_note: str = "an alias does not work here"
+) -> None:
+    """A KMS key ARN: key ids and aliases are refused where an ARN is needed; ``alias_note``
+    says why for the field at hand."""
+    if is_output(value):
+        return
+    if not isinstance(value, str) or not _KMS_KEY_ARN.match(value):
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            f"a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key-id>; {alias_note})",
+        )

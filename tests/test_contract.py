@@ -140,6 +140,12 @@ def test_local_store_pinned_to_a_node_uses_a_local_volume_with_affinity():
             "models: readers must be a list without repeats, got ['inference', 'inference']",
         ),
         ({"readers": "inference"}, "models: readers must be a list of strings, got 'inference'"),
+        ({"protect": "false"}, "models: protect must be True or False, got 'false'"),
+        ({"create_namespaces": "no"}, "models: create_namespaces must be True or False, got 'no'"),
+        (
+            {"labels": ["team"]},
+            "models: labels must be a mapping of strings to strings, got ['team']",
+        ),
     ],
 )
 def test_local_bad_input(args, message):

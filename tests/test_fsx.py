@@ -396,6 +396,18 @@ BAD_INPUTS = [
         "and ending with a letter or digit, at most 63 characters), got 'Llama_3'",
     ),
     (
+        {"node_security_group_ids": "sg-0123"},
+        "llama: node_security_group_ids must be a list of strings, got 'sg-0123'",
+    ),
+    (
+        {"node_security_group_ids": []},
+        "llama: node_security_group_ids must be a non-empty list of ids, got []",
+    ),
+    (
+        {"cluster_subnet_ids": "subnet-0abc"},
+        "llama: cluster_subnet_ids must be a list of strings, got 'subnet-0abc'",
+    ),
+    (
         {"cluster_name": None},
         "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
         "and node_security_group_ids explicitly), got None",

@@ -13,7 +13,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..errors import ModelStoreInputError
-from ..validation import is_output
+from ..validation import is_output, string_list
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ def resolve_cluster(
     node_sgs = args.get("node_security_group_ids")
     region = args.get("region")
     oidc_issuer = args.get("oidc_issuer")
+    _check_given_facts(store, vpc_id, subnet_ids, node_sgs, region, oidc_issuer)
     invoke_opts = invoke_options(opts)
     if vpc_id is None or subnet_ids is None or node_sgs is None:
         if not cluster_name:
@@ -101,6 +102,22 @@ def resolve_cluster(
         region=region,
         oidc_issuer=oidc_issuer,
     )
+
+
+def _check_given_facts(
+    store: str, vpc_id: Any, subnet_ids: Any, node_sgs: Any, region: Any, oidc_issuer: Any
+) -> None:
+    """Explicit cluster facts: a string where one id is meant, a non-empty list of ids where
+    several are (no node group means no rule admits the nodes: mounts would hang silently)."""
+    for field, value in (("vpc_id", vpc_id), ("region", region), ("oidc_issuer", oidc_issuer)):
+        if value is not None and not is_output(value) and not isinstance(value, str):
+            raise ModelStoreInputError(store, field, value, "a string")
+    for field, ids in (("cluster_subnet_ids", subnet_ids), ("node_security_group_ids", node_sgs)):
+        if ids is None or is_output(ids):
+            continue
+        string_list(store, field, ids)
+        if not list(ids):
+            raise ModelStoreInputError(store, field, list(ids), "a non-empty list of ids")
 
 
 def check_subnet_in_vpc(
