@@ -12,6 +12,7 @@ import pytest
 from pulumi_modelstore.aws import EFS_CSI, EfsModelStore
 from pulumi_modelstore.aws import efs as efs_module
 from pulumi_modelstore.aws.efs import EfsModelStoreArgs, client_access_policy
+from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
 from pulumi_modelstore.plan.placeholders import INVOKES, plan_vpc_id
 from tests.conftest import CLUSTER, CLUSTER_SG, CLUSTER_SUBNETS, plan
@@ -32,12 +33,19 @@ PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 GET_SUBNET = "aws:ec2/getSubnet:getSubnet"
+GET_NODE_GROUPS = "aws:eks/getNodeGroups:getNodeGroups"
+GET_NODE_GROUP = "aws:eks/getNodeGroup:getNodeGroup"
 REGION = "us-west-2"
+KMS_KEY_ARN = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 
 
 def efs(**args: Any):
     fields: dict[str, Any] = {"cluster_name": CLUSTER, "readers": ["inference"], **args}
     return lambda: EfsModelStore("llama", cast(EfsModelStoreArgs, fields))
+
+
+def plan_subnet_zone(subnet_id: str) -> str:
+    return INVOKES[GET_SUBNET]({"id": subnet_id}, {"aws:region": REGION})["availabilityZone"]
 
 
 def subnets_in(zones: dict[str, str]):
@@ -105,9 +113,85 @@ def test_zones_are_looked_up_before_anything_registers():
     assert looked_up == set(CLUSTER_SUBNETS)
 
 
+def test_each_subnet_is_looked_up_once():
+    p = plan(efs())
+    looked_up = [i["args"]["id"] for i in p.invokes if i["token"] == GET_SUBNET]
+    assert sorted(looked_up) == CLUSTER_SUBNETS
+
+
+def node_groups(groups: dict[str, list[str]]):
+    """getNodeGroups/getNodeGroup answers for managed node groups in the given subnets."""
+    return {
+        GET_NODE_GROUPS: lambda args, config: {"names": sorted(groups)},
+        GET_NODE_GROUP: lambda args, config: {"subnetIds": groups[args["nodeGroupName"]]},
+    }
+
+
+def zones_with(extra: dict[str, str]):
+    """The placeholder getSubnet answer, with the given subnets placed in the given zones."""
+
+    def answer(args, config):
+        subnet = INVOKES[GET_SUBNET](args, config)
+        if args["id"] in extra:
+            subnet["availabilityZone"] = f"{REGION}{extra[args['id']]}"
+        return subnet
+
+    return {GET_SUBNET: answer}
+
+
+def test_a_node_group_in_a_zone_outside_the_cluster_subnets_gets_a_mount_target():
+    cluster_zones = {plan_subnet_zone(s) for s in CLUSTER_SUBNETS}
+    assert cluster_zones == {f"{REGION}{z}" for z in "abc"}
+    invokes = {
+        # One group in the cluster's subnets (deduped), one in a fourth zone.
+        **node_groups({"cpu": CLUSTER_SUBNETS[:2], "gpu": ["subnet-0d"]}),
+        **zones_with({"subnet-0d": "d"}),
+    }
+    p = plan(efs(), invokes=invokes)
+    targets = {
+        t["urn"].rsplit("::llama-mount-target-", 1)[-1]: t["inputs"]["subnetId"]
+        for t in p.by_type(MOUNT_TARGET)
+    }
+    assert targets == {
+        **{plan_subnet_zone(s): s for s in CLUSTER_SUBNETS},
+        f"{REGION}d": "subnet-0d",
+    }
+    asked = [i["args"] for i in p.invokes if i["token"] == GET_NODE_GROUP]
+    assert sorted(a["nodeGroupName"] for a in asked) == ["cpu", "gpu"]
+    assert {a["clusterName"] for a in asked} == {CLUSTER}
+    looked_up = [i["args"]["id"] for i in p.invokes if i["token"] == GET_SUBNET]
+    assert sorted(looked_up) == sorted([*CLUSTER_SUBNETS, "subnet-0d"])
+
+
+def test_a_node_group_subnet_never_moves_a_cluster_subnets_mount_target():
+    # subnet-0 sorts before every placeholder subnet and sits in a zone the cluster covers.
+    zone = plan_subnet_zone(CLUSTER_SUBNETS[0])[-1]
+    invokes = {**node_groups({"gpu": ["subnet-0"]}), **zones_with({"subnet-0": zone})}
+    p = plan(efs(), invokes=invokes)
+    assert sorted(t["inputs"]["subnetId"] for t in p.by_type(MOUNT_TARGET)) == CLUSTER_SUBNETS
+
+
+def test_given_subnets_skip_the_node_group_lookup():
+    zones = {"subnet-0a": "a"}
+    p = plan(efs(subnet_ids=["subnet-0a"]), invokes=subnets_in(zones))
+    assert not [i for i in p.invokes if i["token"] in (GET_NODE_GROUPS, GET_NODE_GROUP)]
+    assert [t["inputs"]["subnetId"] for t in p.by_type(MOUNT_TARGET)] == ["subnet-0a"]
+
+
+def test_node_groups_are_looked_up_before_anything_registers():
+    def denied(args, config):
+        raise RuntimeError("AccessDeniedException: eks:ListNodegroups")
+
+    with pytest.raises(PlanError) as err:
+        plan(efs(), invokes={GET_NODE_GROUPS: denied})
+    assert "eks:ListNodegroups" in str(err.value)
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
 def test_existing_security_group_is_used_as_is():
     p = plan(efs(security_group_id="sg-0123456789abcdef0"))
     assert not p.by_type(SG) and not p.by_type(INGRESS)
+    assert len(p.by_type(MOUNT_TARGET)) == 3
     for target in p.by_type(MOUNT_TARGET):
         assert target["inputs"]["securityGroups"] == ["sg-0123456789abcdef0"]
 
@@ -157,9 +241,10 @@ def test_file_system_defaults():
     assert fs["tags"]["team"] == "ml" and fs["tags"]["Name"] == "llama"
     (backup,) = p.by_type(BACKUP)
     assert backup["inputs"]["backupPolicy"] == {"status": "ENABLED"}
-    for state in p.states():
-        if state["type"].startswith("aws:") and "tags" in state["inputs"]:
-            assert state["inputs"]["tags"]["team"] == "ml", state["urn"]
+    tagged = [s for s in p.states() if s["type"].startswith("aws:") and "tags" in s["inputs"]]
+    assert {s["type"] for s in tagged} == {FS, SG, INGRESS, ACCESS_POINT}
+    for state in tagged:
+        assert state["inputs"]["tags"]["team"] == "ml", state["urn"]
 
 
 def test_file_system_options_reach_the_file_system():
@@ -168,7 +253,7 @@ def test_file_system_options_reach_the_file_system():
             throughput_mode="provisioned",
             provisioned_throughput_in_mibps=256,
             performance_mode="maxIO",
-            kms_key_id="alias/models",
+            kms_key_id=KMS_KEY_ARN,
             transition_to_ia="AFTER_30_DAYS",
             transition_to_primary_storage_class="AFTER_1_ACCESS",
             backup=False,
@@ -178,7 +263,7 @@ def test_file_system_options_reach_the_file_system():
     assert (fs["throughputMode"], fs["provisionedThroughputInMibps"]) == ("provisioned", 256)
     assert (fs["performanceMode"], fs["kmsKeyId"], fs["encrypted"]) == (
         "maxIO",
-        "alias/models",
+        KMS_KEY_ARN,
         True,
     )
     # One transition per lifecycle policy, as the EFS API takes them.
@@ -297,6 +382,8 @@ def test_pvs_depend_on_driver_mount_targets_and_policy():
     p = plan(efs())
     needed = {p.by_type(RELEASE)[0]["urn"], p.by_type(FS_POLICY)[0]["urn"]}
     needed |= {t["urn"] for t in p.by_type(MOUNT_TARGET)}
+    assert len(needed) == 5
+    assert len(p.by_type(PV)) == 1
     for pv in p.by_type(PV):
         assert needed <= set(pv["dependencies"])
 
@@ -347,6 +434,7 @@ def test_eks_addon_driver():
     assert addon["inputs"]["clusterName"] == CLUSTER
     assert addon["inputs"]["addonVersion"] == "v3.4.1-eksbuild.1"
     assert "serviceAccountRoleArn" not in addon["inputs"]
+    assert len(p.by_type(PV)) == 1
     for pv in p.by_type(PV):
         assert addon["urn"] in pv["dependencies"]
 
@@ -385,6 +473,7 @@ def test_irsa_role_trusts_exactly_the_service_account_the_chart_annotates():
         f"{issuer}:sub": f"system:serviceaccount:efs-system:{node_sa['name']}",
         f"{issuer}:aud": "sts.amazonaws.com",
     }
+    assert len(p.by_type(PV)) == 1
     for pv in p.by_type(PV):
         assert pv["inputs"]["spec"]["mountOptions"] == ["iam"]
         assert p.by_type(ROLE_POLICY)[0]["urn"] in pv["dependencies"]
@@ -436,6 +525,7 @@ def test_pod_identity_associates_the_chart_node_service_account():
     assert association["inputs"]["serviceAccount"] == node_sa["name"] == "efs-csi-node-sa"
     assert association["inputs"]["roleArn"] == role["outputs"]["arn"]
     assert association["inputs"]["clusterName"] == CLUSTER
+    assert len(p.by_type(PV)) == 1
     for pv in p.by_type(PV):
         assert association["urn"] in pv["dependencies"]
 
@@ -464,6 +554,38 @@ def test_eks_addon_pod_identity_uses_an_association_not_the_addon_role():
     assert "serviceAccountRoleArn" not in addon["inputs"]
     (association,) = p.by_type(POD_IDENTITY)
     assert association["inputs"]["serviceAccount"] == "efs-csi-node-sa"
+    # EKS gives Pod Identity credentials only to pods created after the association exists.
+    assert association["urn"] in addon["dependencies"]
+    assert p.by_type(ROLE_POLICY)[0]["urn"] in addon["dependencies"]
+
+
+def test_pod_identity_helm_release_waits_for_the_association_and_rolls_with_it():
+    p = plan(efs(iam_authorization=True, identity="pod-identity"), fill=True)
+    (release,) = p.by_type(RELEASE)
+    (association,) = p.by_type(POD_IDENTITY)
+    (policy,) = p.by_type(ROLE_POLICY)
+    assert {association["urn"], policy["urn"]} <= set(release["dependencies"])
+    # chart 4.4.1 values.yaml node.podLabels: a new association rolls the node pods.
+    assert release["inputs"]["values"]["node"]["podLabels"] == {
+        "modelstore.pulumi.com/pod-identity-association": association["outputs"]["associationId"]
+    }
+
+
+def test_irsa_driver_installs_wait_for_the_role_policy():
+    for driver, kind in (("helm", RELEASE), ("eks-addon", ADDON)):
+        p = plan(efs(iam_authorization=True, driver=driver))
+        (install,) = p.by_type(kind)
+        (policy,) = p.by_type(ROLE_POLICY)
+        assert policy["urn"] in install["dependencies"], driver
+        assert not p.by_type(POD_IDENTITY)
+    (release,) = plan(efs(iam_authorization=True)).by_type(RELEASE)
+    assert "podLabels" not in release["inputs"]["values"]["node"]
+
+
+def test_driver_installs_wait_for_nothing_without_iam_authorization():
+    for driver, kind in (("helm", RELEASE), ("eks-addon", ADDON)):
+        (install,) = plan(efs(driver=driver)).by_type(kind)
+        assert install["dependencies"] == [], driver
 
 
 def test_driver_none_still_makes_the_node_role_to_annotate():
@@ -533,7 +655,13 @@ def test_a_cluster_without_subnets_fails_before_anything_registers():
         return cluster
 
     with pytest.raises(PlanError) as err:
-        plan(efs(), invokes={"aws:eks/getCluster:getCluster": no_subnets})
+        plan(
+            efs(),
+            invokes={
+                "aws:eks/getCluster:getCluster": no_subnets,
+                GET_NODE_GROUPS: lambda args, config: {"names": []},
+            },
+        )
     assert str(err.value) == (
         "llama: subnet_ids must be a non-empty list of the subnets where the cluster's nodes run "
         "(the cluster reported none), got []"
@@ -548,6 +676,10 @@ UID_RULE = (
 ROOT_RULE = (
     "a plain directory below '/' of at most 100 characters ('/' itself is root's, and pods "
     "could not write to it)"
+)
+KMS_RULE = (
+    "a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key-id>; the provider refuses a key id "
+    "or an alias)"
 )
 BAD_INPUTS = [
     (
@@ -636,6 +768,43 @@ BAD_INPUTS = [
         "got 'accesspoint=fsap-0123456789abcdef0'",
     ),
     (
+        {"mount_options": "noresvport"},
+        "llama: mount_options must be a list of strings, got 'noresvport'",
+    ),
+    (
+        # As a string it would have been split into characters, past the accesspoint check.
+        {"mount_options": "accesspoint=fsap-0123456789abcdef0"},
+        "llama: mount_options must be a list of strings, got 'accesspoint=fsap-0123456789abcdef0'",
+    ),
+    ({"mount_options": 3}, "llama: mount_options must be a list of strings, got 3"),
+    (
+        {"mount_options": ["noresvport", 3]},
+        "llama: mount_options must be a list of strings, got ['noresvport', 3]",
+    ),
+    (
+        {"iam_authorization": "false"},
+        "llama: iam_authorization must be True or False, got 'false'",
+    ),
+    ({"iam_authorization": 1}, "llama: iam_authorization must be True or False, got 1"),
+    ({"backup": "false"}, "llama: backup must be True or False, got 'false'"),
+    ({"backup": None}, "llama: backup must be True or False, got None"),
+    (
+        {"tags": ["team=ml"]},
+        "llama: tags must be a mapping of strings to strings, got ['team=ml']",
+    ),
+    (
+        {"tags": {"team": 1}},
+        "llama: tags must be a mapping of strings to strings, got {'team': 1}",
+    ),
+    (
+        {"kms_key_id": "alias/models"},
+        f"llama: kms_key_id must be {KMS_RULE}, got 'alias/models'",
+    ),
+    (
+        {"kms_key_id": "1234abcd-12ab-34cd-56ef-1234567890ab"},
+        f"llama: kms_key_id must be {KMS_RULE}, got '1234abcd-12ab-34cd-56ef-1234567890ab'",
+    ),
+    (
         {"subnet_ids": []},
         "llama: subnet_ids must be a non-empty list of the subnets where the cluster's nodes "
         "run, got []",
@@ -690,6 +859,69 @@ def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(ar
         plan(efs(**args))
     assert str(err.value) == message
     assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+# Refused only where the cluster would be looked up, so not by EfsModelStore.validate.
+REFUSED_AT_LOOKUP = {
+    "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
+    "and node_security_group_ids explicitly), got None"
+}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    BAD_INPUTS,
+    ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(BAD_INPUTS)],
+)
+def test_validate_refuses_what_the_constructor_refuses_without_a_lookup(args, message):
+    fields = {"cluster_name": CLUSTER, "readers": ["inference"], **args}
+    if message in REFUSED_AT_LOOKUP:
+        EfsModelStore.validate("llama", fields)
+        return
+    with pytest.raises(ModelStoreInputError) as err:
+        EfsModelStore.validate("llama", fields)
+    assert str(err.value) == message
+
+
+def test_validate_accepts_good_input_without_any_lookup():
+    # Outside a Pulumi program: any invoke here would raise.
+    EfsModelStore.validate(
+        "llama",
+        {
+            "cluster_name": CLUSTER,
+            "readers": ["inference"],
+            "writers": ["loader"],
+            "iam_authorization": True,
+            "identity": "pod-identity",
+            "backup": False,
+            "kms_key_id": KMS_KEY_ARN,
+            "mount_options": ["noresvport"],
+            "tags": {"team": "ml"},
+        },
+    )
+
+
+def test_mount_options_known_only_at_deploy_are_refused():
+    def program():
+        options = pulumi.Output.from_input(["noresvport"])
+        EfsModelStore(
+            "llama", {"cluster_name": CLUSTER, "readers": ["x"], "mount_options": options}
+        )
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == (
+        "llama: mount_options must be a plain list of strings known before deploy, got '<Output>'"
+    )
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+def test_mount_options_reach_every_pv_after_iam():
+    p = plan(efs(writers=["loader"], iam_authorization=True, mount_options=["noresvport"]))
+    pvs = p.by_type(PV)
+    assert len(pvs) == 2
+    for pv in pvs:
+        assert pv["inputs"]["spec"]["mountOptions"] == ["iam", "noresvport"]
 
 
 def test_unknown_field_names_the_allowed_ones():

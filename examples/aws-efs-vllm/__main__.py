@@ -18,6 +18,9 @@ SERVING_UID = 1000
 store = EfsModelStore(
     "llama",
     {
+        # Mount targets go in the zones of the cluster's subnets and its managed node groups'.
+        # GPU nodes from Karpenter or self-managed groups are not found that way: if they run
+        # in other zones, list their subnets in "subnet_ids".
         "cluster_name": config.require("clusterName"),
         "readers": ["inference"],
         "writers": ["model-loader"],

@@ -25,7 +25,7 @@ from ..store import (
     check_known_fields,
     parse_common,
 )
-from .cluster import EksClusterFacts, check_subnet_in_vpc, invoke_options, resolve_cluster
+from .cluster import EksClusterFacts, invoke_options, resolve_cluster
 from .drivers import (
     ADDON_NAMESPACE,
     EFS_CSI,
@@ -111,7 +111,10 @@ class EfsModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
     subnet_ids: Sequence[str]
     """Subnets (in the cluster's VPC) where the nodes run. The store makes one mount target per
     availability zone among them (AWS allows one per zone per file system), in the first subnet
-    of each zone by id. Default: the cluster's subnets."""
+    of each zone by id. Default: the cluster's subnets plus those of its EKS managed node groups
+    (looked up with ``cluster_name``), a zone the cluster's subnets already cover keeping its
+    subnet. Nodes that Karpenter or self-managed groups launch are not found this way: if they
+    run in zones outside those subnets, list their subnets here."""
     security_group_id: str
     """An existing security group for the mount targets. Default: a new group allowing TCP 2049
     from each node security group. With an existing group no rules are made: it must already
@@ -126,7 +129,8 @@ class EfsModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
     performance_mode: str
     """``generalPurpose`` (default; the only mode elastic throughput supports) or ``maxIO``."""
     kms_key_id: str
-    """KMS key (id or ARN) for encryption at rest; the file system is always encrypted. Default:
+    """The ARN of the KMS key for encryption at rest (``arn:aws:kms:<region>:<account>:key/<id>``;
+    the provider refuses a key id or an alias); the file system is always encrypted. Default:
     the AWS-managed EFS key."""
     transition_to_ia: str
     """Move files not read for this long to Infrequent Access (``AFTER_1_DAY`` ...
@@ -198,6 +202,31 @@ class _EfsSpec:
     subnet_ids: tuple[Any, ...] | None
     security_group_id: Any
     tags: dict[str, str]
+
+
+def _mount_options(name: str, value: Any, iam_authorization: bool) -> tuple[Any, ...]:
+    """The extra PV mount options, checked as given (a string is not a list of options), with
+    ``iam`` first under IAM authorization."""
+    if v.is_output(value):
+        raise ModelStoreInputError(
+            name, "mount_options", "<Output>", "a plain list of strings known before deploy"
+        )
+    v.string_list(name, "mount_options", value if value is not None else [])
+    mount_options = tuple(value or ())
+    for option in mount_options:
+        if v.is_output(option):
+            continue  # known at deploy time only; the driver checks it then
+        if option.lower().split("=", 1)[0] in _DRIVER_OWNED_OPTIONS:
+            raise ModelStoreInputError(
+                name,
+                "mount_options",
+                option,
+                "options other than accesspoint (the store puts each access point in the "
+                "volumeHandle) and crossaccount (the driver refuses it)",
+            )
+    if iam_authorization and "iam" not in mount_options:
+        mount_options = ("iam", *mount_options)
+    return mount_options
 
 
 def _posix_id(name: str, field: str, value: Any) -> int:
@@ -332,7 +361,7 @@ def parse_efs_args(name: str, args: Mapping[str, Any]) -> _EfsSpec:
             name, "root_directory_permissions", permissions, "an octal mode such as '0755'"
         )
 
-    iam_authorization = bool(args.get("iam_authorization", False))
+    iam_authorization = v.flag(name, "iam_authorization", args.get("iam_authorization", False))
     identity = args.get("identity")
     if identity is not None and not iam_authorization:
         raise ModelStoreInputError(
@@ -346,19 +375,7 @@ def parse_efs_args(name: str, args: Mapping[str, Any]) -> _EfsSpec:
         identity = identity or "irsa"
         v.one_of(name, "identity", identity, IDENTITIES)
 
-    mount_options = tuple(args.get("mount_options", ()) or ())
-    v.string_list(name, "mount_options", list(mount_options))
-    for option in mount_options:
-        if option.lower().split("=", 1)[0] in _DRIVER_OWNED_OPTIONS:
-            raise ModelStoreInputError(
-                name,
-                "mount_options",
-                option,
-                "options other than accesspoint (the store puts each access point in the "
-                "volumeHandle) and crossaccount (the driver refuses it)",
-            )
-    if iam_authorization and "iam" not in mount_options:
-        mount_options = ("iam", *mount_options)
+    mount_options = _mount_options(name, args.get("mount_options"), iam_authorization)
 
     node_sa = args.get("node_service_account", NODE_SERVICE_ACCOUNT)
 
@@ -407,15 +424,19 @@ def parse_efs_args(name: str, args: Mapping[str, Any]) -> _EfsSpec:
                 [],
                 "a non-empty list of the subnets where the cluster's nodes run",
             )
-    tags = dict(args.get("tags", {}) or {})
+    backup = v.flag(name, "backup", args.get("backup", True))
+    kms_key_id = args.get("kms_key_id")
+    if kms_key_id is not None:
+        v.kms_key_arn(name, "kms_key_id", kms_key_id, "the provider refuses a key id or an alias")
+    tags = v.string_map(name, "tags", args.get("tags"))
     return _EfsSpec(
         common=common,
         throughput_mode=throughput_mode,
         provisioned_throughput_in_mibps=provisioned,
         performance_mode=performance_mode,
-        kms_key_id=args.get("kms_key_id"),
+        kms_key_id=kms_key_id,
         lifecycle_policies=tuple(lifecycle),
-        backup=bool(args.get("backup", True)),
+        backup=backup,
         posix_uid=posix_uid,
         posix_gid=posix_gid,
         root_directory=root_directory,
@@ -436,18 +457,40 @@ def parse_efs_args(name: str, args: Mapping[str, Any]) -> _EfsSpec:
     )
 
 
+def node_group_subnets(cluster_name: str, opts: pulumi.ResourceOptions | None) -> list[str]:
+    """Preflight: the subnets of the cluster's EKS managed node groups, sorted and deduped.
+
+    Node groups may run in zones the cluster's own subnets do not cover. Nodes launched by
+    Karpenter or self-managed groups are not listed by EKS; their subnets must be given."""
+    invoke_opts = invoke_options(opts)
+    names = aws.eks.get_node_groups(cluster_name=cluster_name, opts=invoke_opts).names or []
+    return sorted(
+        {
+            subnet_id
+            for group in sorted(names)
+            for subnet_id in aws.eks.get_node_group(
+                cluster_name=cluster_name, node_group_name=group, opts=invoke_opts
+            ).subnet_ids
+            or []
+        }
+    )
+
+
 def mount_target_subnets(
     store: str,
     subnet_ids: Sequence[Any],
     vpc_id: Any,
     opts: pulumi.ResourceOptions | None,
+    extra_subnet_ids: Sequence[str] = (),
 ) -> list[tuple[str, str]]:
     """Preflight: (availability zone, subnet) for one subnet per zone, sorted by zone.
 
-    Every subnet must be in the cluster's VPC. AWS allows one mount target per zone per file
-    system, so of several subnets in one zone the first by id gets it: a stable choice that
-    does not move when subnets are listed in another order."""
-    if not subnet_ids:
+    Every subnet must be in the cluster's VPC; each is looked up once. AWS allows one mount
+    target per zone per file system, so of several subnets in one zone the first by id gets
+    it: a stable choice that does not move when subnets are listed in another order.
+    ``extra_subnet_ids`` (the node groups') only add zones ``subnet_ids`` do not cover, so a
+    new node group never moves (replaces) an existing mount target."""
+    if not subnet_ids and not extra_subnet_ids:
         raise ModelStoreInputError(
             store,
             "subnet_ids",
@@ -463,9 +506,17 @@ def mount_target_subnets(
             "plain subnet ids, so their availability zones can be looked up before deploy",
         )
     by_zone: dict[str, str] = {}
-    for subnet_id in sorted(set(subnet_ids)):
-        check_subnet_in_vpc(store, "subnet_ids", subnet_id, vpc_id, opts)
-        zone = aws.ec2.get_subnet(id=subnet_id, opts=invoke_options(opts)).availability_zone
+    given = sorted(set(subnet_ids))
+    for subnet_id in [*given, *sorted(set(extra_subnet_ids) - set(given))]:
+        subnet = aws.ec2.get_subnet(id=subnet_id, opts=invoke_options(opts))
+        if not v.is_output(vpc_id) and subnet.vpc_id != vpc_id:
+            raise ModelStoreInputError(
+                store,
+                "subnet_ids",
+                subnet_id,
+                f"a subnet in the cluster's VPC {vpc_id} (it is in {subnet.vpc_id})",
+            )
+        zone = subnet.availability_zone
         if not zone:
             raise ModelStoreInputError(
                 store, "subnet_ids", subnet_id, "a subnet whose availability zone AWS reports"
@@ -567,6 +618,13 @@ class EfsModelStore(ModelStore):
 
     driver_chart = EFS_CSI
 
+    @staticmethod
+    def validate(resource_name: str, args: Mapping[str, Any]) -> None:
+        """Check every input that needs no lookup (what the constructor checks first); raises
+        :class:`ModelStoreInputError`. Lets a program check all its stores before any
+        registers."""
+        parse_efs_args(resource_name, args)
+
     file_system_id: pulumi.Output[str]
     """The EFS file system id (``fs-...``)."""
     file_system_arn: pulumi.Output[str]
@@ -590,9 +648,19 @@ class EfsModelStore(ModelStore):
     ) -> None:
         raw: Mapping[str, Any] = dict(args or {})
         spec = parse_efs_args(resource_name, raw)
+        # Preflight, before anything registers: the cluster, the zones of the mount targets'
+        # subnets (with the managed node groups' unless subnet_ids are given), the identity.
         cluster = resolve_cluster(resource_name, raw, opts)
-        subnet_ids = spec.subnet_ids if spec.subnet_ids is not None else cluster.subnet_ids
-        zones = mount_target_subnets(resource_name, subnet_ids, cluster.vpc_id, opts)
+        extra_subnet_ids: list[str] = []
+        if spec.subnet_ids is not None:
+            subnet_ids: Sequence[Any] = spec.subnet_ids
+        else:
+            subnet_ids = cluster.subnet_ids
+            if cluster.name and not v.is_output(cluster.name):
+                extra_subnet_ids = node_group_subnets(cluster.name, opts)
+        zones = mount_target_subnets(
+            resource_name, subnet_ids, cluster.vpc_id, opts, extra_subnet_ids
+        )
         identity = (
             resolve_identity(resource_name, spec.identity, cluster, opts)
             if spec.identity is not None
@@ -762,6 +830,9 @@ class EfsModelStore(ModelStore):
             tags=spec.tags,
             opts=pulumi.ResourceOptions(parent=self),
         )
+        # Rules are named by position, not by group id: the ids may be Outputs (unknown in a
+        # preview), and a name must be known when the rule registers. So keep the order of
+        # node_security_group_ids stable: reordering it rewrites which rule admits which group.
         rules: list[pulumi.Resource] = [
             aws.vpc.SecurityGroupIngressRule(
                 f"{name}-nfs-in-nodes{i}",
@@ -836,8 +907,14 @@ class EfsModelStore(ModelStore):
         if spec.install.driver == "none":
             return None
         role = self.node_role
+        # Both installs wait for the node role to be usable: its policy (IRSA) and, for Pod
+        # Identity, the association (which itself waits for the policy). EKS hands Pod Identity
+        # credentials only to pods created after the association exists: a node pod started
+        # before it has no credentials and every `iam` mount fails.
+        ready: list[pulumi.Resource] = []
+        if role is not None:
+            ready = [role.policy, *([role.association] if role.association is not None else [])]
         if spec.install.driver == "eks-addon":
-            irsa = role is not None and role.association is None
             return eks_addon(
                 f"{name}-efs-csi-driver",
                 EFS_CSI,
@@ -846,20 +923,27 @@ class EfsModelStore(ModelStore):
                 role=role,
                 tags=spec.tags,
                 parent=self,
-                depends_on=[role.policy] if irsa and role is not None else [],
+                depends_on=ready,
             )
         node_sa: dict[str, Any] = {"name": spec.node_service_account}
         annotations = role.service_account_annotations() if role is not None else {}
         if annotations:
             # IRSA: the node pods run efs-utils, which signs `iam` mounts with this role.
             node_sa["annotations"] = annotations
+        # GPU nodes are tainted; a node plugin that does not run there cannot mount.
+        node: dict[str, Any] = {"tolerations": [{"operator": "Exists"}], "serviceAccount": node_sa}
+        if role is not None and role.association is not None:
+            # Labelling the node pods (chart 4.4.1 values.yaml node.podLabels, on the DaemonSet's
+            # pod template) with the association rolls them when it is replaced, so they pick
+            # up the new association's credentials.
+            node["podLabels"] = {
+                "modelstore.pulumi.com/pod-identity-association": role.association.association_id
+            }
         return helm_release(
             f"{name}-efs-csi-driver",
             EFS_CSI,
             namespace=spec.install.namespace,
-            values={
-                # GPU nodes are tainted; a node plugin that does not run there cannot mount.
-                "node": {"tolerations": [{"operator": "Exists"}], "serviceAccount": node_sa},
-            },
+            values={"node": node},
             parent=self,
+            depends_on=ready,
         )

@@ -365,3 +365,38 @@ def _release(r: Created) -> dict[str, Any]:
             "chart": i.get("chart"),
         }
     }
+
+
+def _eks_node_groups(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+    """One managed node group per placeholder cluster."""
+    cluster = str(args.get("clusterName", "cluster"))
+    return {
+        "id": cluster,
+        "clusterName": cluster,
+        "names": [f"{cluster}-nodes"],
+        "region": aws_region(config, args),
+    }
+
+
+def _eks_node_group(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+    """A node group in its cluster's placeholder subnets (the ones ``_eks_cluster`` reports),
+    so defaulting mount targets to cluster plus node group subnets changes no plan."""
+    cluster = str(args.get("clusterName", "cluster"))
+    group = str(args.get("nodeGroupName", f"{cluster}-nodes"))
+    region = aws_region(config, args)
+    return {
+        "id": f"{cluster}:{group}",
+        "clusterName": cluster,
+        "nodeGroupName": group,
+        "arn": f"arn:aws:eks:{region}:{ACCOUNT_ID}:nodegroup/{cluster}/{group}/"
+        f"{digest('nodegroup', cluster, group, length=8)}",
+        "nodeRoleArn": f"arn:aws:iam::{ACCOUNT_ID}:role/{cluster}-nodes",
+        "subnetIds": [f"subnet-{digest('subnet', cluster, str(i))}" for i in range(3)],
+        "status": "ACTIVE",
+        "region": region,
+        "tags": {},
+    }
+
+
+INVOKES["aws:eks/getNodeGroups:getNodeGroups"] = _eks_node_groups
+INVOKES["aws:eks/getNodeGroup:getNodeGroup"] = _eks_node_group
