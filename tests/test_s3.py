@@ -11,11 +11,13 @@ import pytest
 from moto import mock_aws
 
 from pulumi_modelstore import WorkloadMount
+from pulumi_modelstore import validation as v
 from pulumi_modelstore.aws import (
     MOUNTPOINT_S3_CSI,
     MountpointS3ModelStore,
     MountpointS3ModelStoreArgs,
 )
+from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
 from pulumi_modelstore.plan.placeholders import digest
 from tests.aws_replay import Replay
@@ -122,8 +124,10 @@ def test_new_bucket_is_hardened():
         "Resource": [arn, f"{arn}/*"],
         "Condition": {"Bool": {"aws:SecureTransport": "false"}},
     }
-    # S3 rejects concurrent configuration changes: the policy waits for the public access block.
-    assert p.by_type(PUBLIC_ACCESS)[0]["urn"] in p.by_type(BUCKET_POLICY)[0]["dependencies"]
+    # S3 rejects concurrent configuration changes: the policy waits for every other one.
+    policy_deps = set(p.by_type(BUCKET_POLICY)[0]["dependencies"])
+    for type_ in (PUBLIC_ACCESS, OWNERSHIP, ENCRYPTION, VERSIONING):
+        assert p.by_type(type_)[0]["urn"] in policy_deps, type_
 
 
 def test_bucket_is_protected_and_retained_by_default():
@@ -157,6 +161,7 @@ def test_kms_key_encrypts_the_bucket_and_reaches_every_role():
 def test_existing_bucket_creates_no_bucket_resources():
     mounts, p = mounts_and_plan(bucket_name="acme-models", prefix="llama/")
     assert not [s for s in p.states() if s["type"].startswith("aws:s3/")]
+    assert len(p.by_type(PV)) == 1
     for pv in p.by_type(PV):
         assert pv["inputs"]["spec"]["csi"]["volumeAttributes"]["bucketName"] == "acme-models"
     (role,) = p.by_type(ROLE)
@@ -183,16 +188,54 @@ def test_driver_role_of_a_read_only_store_cannot_write():
     assert read["Resource"] == f"{bucket_arn}/*"
 
 
-def test_driver_role_gets_write_actions_only_when_the_store_has_writers():
-    p = plan(s3(writers=["loader"]), fill=True)
-    (role,) = p.by_type(ROLE)
-    assert all_actions(policy_of(p, role)) & WRITE_ACTIONS == {
-        "s3:PutObject",
-        "s3:AbortMultipartUpload",
+def test_reader_only_store_keeps_driver_level_credentials_by_default():
+    mounts, p = mounts_and_plan(readers=["inference", "batch"])
+    roles = {r["urn"].rsplit("::", 1)[-1]: r for r in p.by_type(ROLE)}
+    assert set(roles) == {"llama-driver-role"}
+    pvs = p.by_type(PV)
+    assert len(pvs) == 2
+    for pv in pvs:
+        assert pv["inputs"]["spec"]["csi"]["volumeAttributes"]["authenticationSource"] == "driver"
+    assert not p.by_type(SA) and mounts["batch"].service_account_name is None
+
+
+def test_store_with_writers_defaults_to_pod_level_credentials_so_readers_cannot_write():
+    # Driver-level credentials serve every mount on a node: a store with writers must not use
+    # them, or its reader mounts would carry the writers' actions.
+    mounts, p = mounts_and_plan(writers=["loader"], allow_delete=True)
+    roles = {r["urn"].rsplit("::", 1)[-1]: r for r in p.by_type(ROLE)}
+    assert set(roles) == {"llama-pod-inference-role", "llama-pod-loader-role"}
+    assert all_actions(policy_of(p, roles["llama-pod-inference-role"])) == {
+        "s3:ListBucket",
+        "s3:GetObject",
     }
-    p = plan(s3(writers=["loader"], allow_delete=True), fill=True)
-    (role,) = p.by_type(ROLE)
-    assert all_actions(policy_of(p, role)) & WRITE_ACTIONS == WRITE_ACTIONS
+    writer = all_actions(policy_of(p, roles["llama-pod-loader-role"]))
+    assert writer & WRITE_ACTIONS == WRITE_ACTIONS
+    pvs = p.by_type(PV)
+    assert len(pvs) == 2
+    for pv in pvs:
+        assert pv["inputs"]["spec"]["csi"]["volumeAttributes"]["authenticationSource"] == "pod"
+    node = p.by_type(RELEASE)[0]["inputs"]["values"]["node"]
+    assert "annotations" not in node["serviceAccount"]
+    assert p.outputs["store"]["driverRoleArn"] is None
+    assert set(by_namespace(p, SA)) == {"inference", "loader"}
+    assert mounts["inference"].service_account_name == "llama-s3"
+    assert mounts["loader"].volume_mount["readOnly"] is False
+
+
+def test_every_role_a_store_with_writers_makes_for_readers_is_read_only():
+    # Whatever the install and identity, no role that serves a reader carries a write action.
+    for extra in (
+        {},
+        {"identity": "pod-identity"},
+        {"driver": "eks-addon"},
+        {"driver": "none", "kms_key_arn": KMS_KEY},
+    ):
+        p = plan(s3(readers=["inference", "batch"], writers=["loader"], **extra), fill=True)
+        roles = {r["urn"].rsplit("::", 1)[-1]: r for r in p.by_type(ROLE)}
+        assert len(roles) == 3, extra
+        for ns in ("inference", "batch"):
+            assert not all_actions(policy_of(p, roles[f"llama-pod-{ns}-role"])) & WRITE_ACTIONS
 
 
 def test_prefix_scopes_list_and_objects():
@@ -218,6 +261,7 @@ def test_pod_level_roles_per_namespace_readers_never_write():
     # No driver-level role: the driver's own identity is not used.
     release = p.by_type(RELEASE)[0]["inputs"]["values"]["node"]
     assert "annotations" not in release["serviceAccount"]
+    assert len(p.by_type(PV)) == 2
     for pv in p.by_type(PV):
         attributes = pv["inputs"]["spec"]["csi"]["volumeAttributes"]
         assert attributes["authenticationSource"] == "pod"
@@ -291,6 +335,9 @@ def test_helm_driver_is_pinned_and_carries_the_node_role_by_irsa():
         f"{ISSUER}:sub": "system:serviceaccount:kube-system:s3-csi-driver-sa",
         f"{ISSUER}:aud": "sts.amazonaws.com",
     }
+    # The node pods must not start before the role can read the bucket.
+    (role_policy,) = p.by_type(ROLE_POLICY)
+    assert role_policy["urn"] in release["dependencies"]
 
 
 def test_helm_driver_namespace_and_version_follow_the_args():
@@ -334,6 +381,10 @@ def test_eks_addon_gets_the_node_role():
     (statement,) = json.loads(role["inputs"]["assumeRolePolicy"])["Statement"]
     sub = statement["Condition"]["StringEquals"][f"{ISSUER}:sub"]
     assert sub == "system:serviceaccount:kube-system:s3-csi-driver-sa"
+    # The driver must not start before its role can read the bucket.
+    (role_policy,) = p.by_type(ROLE_POLICY)
+    assert role_policy["urn"] in addon["dependencies"]
+    assert len(p.by_type(PV)) == 1
     for pv in p.by_type(PV):
         assert addon["urn"] in pv["dependencies"]
 
@@ -379,11 +430,12 @@ def test_pvs_per_reader_and_writer():
     assert pvs["loader"]["accessModes"] == ["ReadWriteMany"]
     assert pvs["loader"]["mountOptions"] == common
     assert pvs["loader"]["csi"]["readOnly"] is False
+    assert set(pvs) == {"inference", "loader"}
     for ns, spec in pvs.items():
         assert spec["csi"]["driver"] == "s3.csi.aws.com"
         assert spec["csi"]["volumeAttributes"] == {
             "bucketName": bucket,
-            "authenticationSource": "driver",
+            "authenticationSource": "pod",
             "cache": "emptyDir",
             "cacheEmptyDirSizeLimit": "10Gi",
         }
@@ -391,10 +443,22 @@ def test_pvs_per_reader_and_writer():
         assert spec["persistentVolumeReclaimPolicy"] == "Retain"
         assert spec["claimRef"] == {"namespace": ns, "name": "llama"}
     claims = {ns: s["inputs"]["spec"] for ns, s in by_namespace(p, PVC).items()}
+    assert set(claims) == {"inference", "loader"}
     assert claims["inference"]["accessModes"] == ["ReadOnlyMany"]
     assert claims["loader"]["accessModes"] == ["ReadWriteMany"]
     for ns, claim in claims.items():
         assert claim["storageClassName"] == "" and claim["volumeName"] == f"llama-{ns}"
+
+
+def test_pv_and_claim_capacity_is_nominal_and_small():
+    # S3 has no size; a large nominal capacity would count against requests.storage quotas.
+    p = plan(s3(readers=["inference"], writers=["loader"]))
+    pvs, claims = p.by_type(PV), p.by_type(PVC)
+    assert len(pvs) == len(claims) == 2
+    for pv in pvs:
+        assert pv["inputs"]["spec"]["capacity"] == {"storage": "1Gi"}
+    for claim in claims:
+        assert claim["inputs"]["spec"]["resources"] == {"requests": {"storage": "1Gi"}}
 
 
 def test_volume_handles_are_unique_per_pv():
@@ -405,13 +469,25 @@ def test_volume_handles_are_unique_per_pv():
 
 
 def test_pvs_depend_on_the_driver_install_the_node_role_and_the_bucket_hardening():
-    p = plan(s3(writers=["loader"]))
+    p = plan(s3(readers=["inference", "batch"]))
     release = p.by_type(RELEASE)[0]["urn"]
-    role_policy = p.by_type(ROLE_POLICY)[0]["urn"]
-    hardening = {p.by_type(t)[0]["urn"] for t in (PUBLIC_ACCESS, ENCRYPTION, BUCKET_POLICY)}
+    (role_policy,) = p.by_type(ROLE_POLICY)
+    hardening = {
+        p.by_type(t)[0]["urn"]
+        for t in (PUBLIC_ACCESS, OWNERSHIP, ENCRYPTION, VERSIONING, BUCKET_POLICY)
+    }
+    assert len(p.by_type(PV)) == 2
     for pv in p.by_type(PV):
         deps = set(pv["dependencies"])
-        assert release in deps and role_policy in deps and hardening <= deps
+        assert release in deps and role_policy["urn"] in deps and hardening <= deps
+
+
+def test_pvs_of_a_store_with_writers_depend_on_every_pod_role_policy():
+    p = plan(s3(readers=["inference"], writers=["loader"]))
+    role_policies = {s["urn"] for s in p.by_type(ROLE_POLICY)}
+    assert len(role_policies) == 2 and len(p.by_type(PV)) == 2
+    for pv in p.by_type(PV):
+        assert role_policies <= set(pv["dependencies"])
 
 
 def test_writers_delete_and_overwrite_only_when_asked():
@@ -460,15 +536,17 @@ def test_root_only_mount_and_no_cache():
 
 
 def test_driver_level_mount_needs_no_service_account():
-    mounts, p = mounts_and_plan(writers=["loader"])
+    mounts, p = mounts_and_plan(readers=["inference", "batch"])
     assert not p.by_type(SA)
-    assert mounts["inference"].service_account_name is None
-    assert mounts["inference"].volume_mount["readOnly"] is True
-    assert mounts["loader"].volume_mount["readOnly"] is False
+    assert len(mounts) == 2
+    for mount in mounts.values():
+        assert mount.service_account_name is None
+        assert mount.volume_mount["readOnly"] is True
     store = p.outputs["store"]
-    assert store["driverRoleArn"] == p.by_type(ROLE)[0]["outputs"]["arn"]
+    (role,) = p.by_type(ROLE)
+    assert store["driverRoleArn"] == role["outputs"]["arn"]
     assert store["podRoleArns"] == {} and store["serviceAccountName"] is None
-    assert store["claimNames"] == {"inference": "llama", "loader": "llama"}
+    assert store["claimNames"] == {"inference": "llama", "batch": "llama"}
 
 
 def test_service_accounts_wait_for_namespaces_the_store_creates():
@@ -500,6 +578,18 @@ MANAGED_RULE = (
     "a Mountpoint flag the store does not manage (not one of region, prefix, read-only, "
     "allow-delete, allow-overwrite, allow-other, allow-root, uid, gid, metadata-ttl, cache: "
     "use the store's fields)"
+)
+LOWERCASE_RULE = (
+    "a Mountpoint flag with a lowercase name (the driver matches flag names case-sensitively)"
+)
+CACHE_SIZE_RULE = (
+    "a Mountpoint flag other than max-cache-size (the driver derives it from cache_size, the "
+    "cache emptyDir's size limit, which it must not exceed: set cache_size)"
+)
+DRIVER_CREDENTIALS_RULE = (
+    "pod or unset when the store has writers (driver-level credentials are shared by every "
+    "mount on the node, so reader mounts would carry write permissions; pod gives each "
+    "consumer namespace its own role, read-only for readers)"
 )
 
 BAD_INPUTS = [
@@ -561,6 +651,14 @@ BAD_INPUTS = [
         "llama: eks_addon_version must be an add-on version such as v2.7.0-eksbuild.1, got '2.7.0'",
     ),
     (
+        {"writers": ["loader"], "authentication_source": "driver"},
+        f"llama: authentication_source must be {DRIVER_CREDENTIALS_RULE}, got 'driver'",
+    ),
+    (
+        {"writers": ["loader"], "authentication_source": "driver", "driver": "none"},
+        f"llama: authentication_source must be {DRIVER_CREDENTIALS_RULE}, got 'driver'",
+    ),
+    (
         {"authentication_source": "node"},
         "llama: authentication_source must be one of driver, pod, got 'node'",
     ),
@@ -586,6 +684,21 @@ BAD_INPUTS = [
         "write), got True",
     ),
     ({"allow_other": "yes"}, "llama: allow_other must be True or False, got 'yes'"),
+    (
+        {"writers": ["loader"], "allow_delete": "false"},
+        "llama: allow_delete must be True or False, got 'false'",
+    ),
+    (
+        {"writers": ["loader"], "allow_overwrite": 1},
+        "llama: allow_overwrite must be True or False, got 1",
+    ),
+    ({"protect": "false"}, "llama: protect must be True or False, got 'false'"),
+    ({"create_namespaces": "yes"}, "llama: create_namespaces must be True or False, got 'yes'"),
+    ({"tags": "team=ml"}, "llama: tags must be a mapping of strings to strings, got 'team=ml'"),
+    (
+        {"tags": {"team": 7}},
+        "llama: tags must be a mapping of strings to strings, got {'team': 7}",
+    ),
     ({"uid": -1}, "llama: uid must be a whole number from 0 (a Linux id), got -1"),
     (
         {"allow_other": False, "gid": 1000},
@@ -621,6 +734,38 @@ BAD_INPUTS = [
     (
         {"extra_mount_options": "allow-other"},
         "llama: extra_mount_options must be a list of strings, got 'allow-other'",
+    ),
+    ({"extra_mount_options": ""}, "llama: extra_mount_options must be a list of strings, got ''"),
+    (
+        {"extra_mount_options": {"maximum-throughput-gbps": "100"}},
+        "llama: extra_mount_options must be a list of strings, got "
+        "{'maximum-throughput-gbps': '100'}",
+    ),
+    (
+        {"extra_mount_options": ["maximum-throughput-gbps", 100]},
+        "llama: extra_mount_options must be a list of strings, got "
+        "['maximum-throughput-gbps', 100]",
+    ),
+    ({"readers": "inference"}, "llama: readers must be a list of strings, got 'inference'"),
+    (
+        {"extra_mount_options": ["ALLOW-DELETE"]},
+        f"llama: extra_mount_options must be {MANAGED_RULE}, got 'ALLOW-DELETE'",
+    ),
+    (
+        {"extra_mount_options": ["--Uid=0"]},
+        f"llama: extra_mount_options must be {MANAGED_RULE}, got '--Uid=0'",
+    ),
+    (
+        {"extra_mount_options": ["max-cache-size 50000"]},
+        f"llama: extra_mount_options must be {CACHE_SIZE_RULE}, got 'max-cache-size 50000'",
+    ),
+    (
+        {"extra_mount_options": ["--Max-Cache-Size=50000"]},
+        f"llama: extra_mount_options must be {CACHE_SIZE_RULE}, got '--Max-Cache-Size=50000'",
+    ),
+    (
+        {"extra_mount_options": ["Maximum-Throughput-Gbps 100"]},
+        f"llama: extra_mount_options must be {LOWERCASE_RULE}, got 'Maximum-Throughput-Gbps 100'",
     ),
     (
         {"driver": "eks-addon", "driver_namespace": "storage"},
@@ -663,6 +808,67 @@ def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(ar
         plan(s3(**args))
     assert str(err.value) == message
     assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    BAD_INPUTS,
+    ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(BAD_INPUTS)],
+)
+def test_validate_refuses_bad_input_with_the_constructors_exact_message(args, message):
+    # No Pulumi runtime here: validate needs no lookup and registers nothing.
+    fields = {"cluster_name": CLUSTER, "readers": ["inference"], **args}
+    with pytest.raises(ModelStoreInputError) as err:
+        MountpointS3ModelStore.validate("llama", fields)
+    assert str(err.value) == message
+
+
+def test_validate_accepts_good_input_without_lookups_or_resources():
+    def program():
+        MountpointS3ModelStore.validate(
+            "llama",
+            {
+                "cluster_name": CLUSTER,
+                "readers": ["inference"],
+                "writers": ["loader"],
+                "identity": "pod-identity",
+                "kms_key_arn": KMS_KEY,
+                "extra_mount_options": ["maximum-throughput-gbps 100"],
+                "tags": {"team": "ml"},
+            },
+        )
+
+    p = plan(program)
+    assert not p.invokes
+    assert [s["type"] for s in p.states()] == ["pulumi:pulumi:Stack"]
+
+
+def test_booleans_and_the_kms_key_go_through_the_shared_validators(monkeypatch):
+    flags: list[str] = []
+    keys: list[tuple[str, Any, str]] = []
+    flag, kms_key_arn = v.flag, v.kms_key_arn
+
+    def spy_flag(store: str, field: str, value: Any) -> bool:
+        flags.append(field)
+        return flag(store, field, value)
+
+    def spy_kms(store: str, field: str, value: Any, alias_note: str = "") -> None:
+        keys.append((field, value, alias_note))
+        kms_key_arn(store, field, value, alias_note=alias_note)
+
+    monkeypatch.setattr(v, "flag", spy_flag)
+    monkeypatch.setattr(v, "kms_key_arn", spy_kms)
+    MountpointS3ModelStore.validate(
+        "llama", {"cluster_name": CLUSTER, "readers": ["inference"], "kms_key_arn": KMS_KEY}
+    )
+    assert {
+        "allow_delete",
+        "allow_overwrite",
+        "allow_other",
+        "protect",
+        "create_namespaces",
+    } <= set(flags)
+    assert keys == [("kms_key_arn", KMS_KEY, "an alias does not work in an IAM policy's Resource")]
 
 
 def test_pod_identity_is_fine_on_v1_when_the_store_makes_no_role():

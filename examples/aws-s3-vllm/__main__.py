@@ -20,6 +20,8 @@ store = MountpointS3ModelStore(
         "readers": ["inference"],
         "writers": ["model-publisher"],
         "prefix": "llama-3-8b-instruct/",
+        # The default with writers (and the only choice): each namespace gets its own role, so
+        # the readers' roles carry no write action.
         "authentication_source": "pod",
         # Weights are read once per Mountpoint pod; keep them on the node for restarts.
         "cache_size": "20Gi",

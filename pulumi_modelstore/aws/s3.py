@@ -12,7 +12,10 @@ Upstream facts this module encodes (awslabs/mountpoint-s3-csi-driver v2.7.0):
   doc/CONFIGURATION.md);
 - the Helm chart's node service account is ``node.serviceAccount.name`` = ``s3-csi-driver-sa``
   in the release namespace (charts/aws-mountpoint-s3-csi-driver/values.yaml); EKS Pod Identity
-  arrived with v2.0.0 (docs/CONFIGURATION.md of v1.15.0 has no Pod Identity, v2.0.0 does).
+  arrived with v2.0.0 (docs/CONFIGURATION.md of v1.15.0 has no Pod Identity, v2.0.0 does);
+- with ``authenticationSource: driver`` every mount on a node uses the driver's node service
+  account's credentials, so a store with writers uses pod-level credentials (a role per
+  consumer namespace) and readers never hold a write action.
 """
 
 from __future__ import annotations
@@ -66,13 +69,17 @@ METADATA_TTL_PRESETS = ("indefinite", "minimal")
 NODE_SERVICE_ACCOUNT = "s3-csi-driver-sa"
 # EKS Pod Identity and the emptyDir local cache need driver v2 (Mountpoint runs in pods).
 POD_IDENTITY_MIN_MAJOR = 2
-# S3 has no size; Kubernetes requires a capacity on PV and claim, and the driver ignores it.
-NOMINAL_CAPACITY = "1Ti"
+# S3 has no size: Kubernetes requires a capacity on PV and claim and the driver ignores it. Kept
+# small (as the EFS store's) so the claims do not eat into a namespace's `requests.storage`
+# quota.
+NOMINAL_CAPACITY = "1Gi"
 DEFAULT_CACHE_SIZE = "10Gi"
 DEFAULT_UID = 1000
 DEFAULT_GID = 1000
 # Mount options the store sets itself: passing them through extra_mount_options would bypass
-# the reader/writer split (e.g. allow-delete on a reader) or contradict a field.
+# the reader/writer split (e.g. allow-delete on a reader) or contradict a field. Matched on the
+# case-folded key: the driver's keys are case-sensitive, so ALLOW-DELETE would pass a
+# case-sensitive check here and then fail the mount.
 MANAGED_MOUNT_OPTIONS = (
     "region",
     "prefix",
@@ -86,6 +93,9 @@ MANAGED_MOUNT_OPTIONS = (
     "metadata-ttl",
     "cache",
 )
+# The driver derives Mountpoint's max-cache-size from the emptyDir's limit (cache_size), and
+# it must not exceed that limit (docs/CACHING.md): refused in extra_mount_options.
+CACHE_SIZE_OPTION = "max-cache-size"
 
 BUCKET_NAME_RULE = (
     "a valid S3 bucket name (3-63 lowercase letters, digits, '.' and '-', starting and ending "
@@ -99,7 +109,6 @@ _QUANTITY = re.compile(r"^[1-9][0-9]*(Mi|Gi|Ti|M|G|T)$")
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 _ADDON_VERSION = re.compile(r"^v(\d+\.\d+\.\d+)-eksbuild\.\d+$")
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
-_KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
 
 
 class MountpointS3ModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
@@ -135,12 +144,14 @@ class MountpointS3ModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False)
     """Serve only this key prefix of the bucket (Mountpoint ``--prefix``), ending in ``/``;
     policies are scoped to it too. Default: the whole bucket."""
     authentication_source: str
-    """Whose AWS identity Mountpoint uses (the PV's ``authenticationSource``): ``driver``
-    (default) - one role on the driver's node service account, serving every mount of the
-    driver on the cluster, so it carries write actions when the store has writers and cannot
-    serve a second driver-level store on the same cluster; or ``pod`` - one role per consumer
-    namespace on a service account the store creates there (see :meth:`mount_for`), so readers
-    are read-only in IAM too."""
+    """Whose AWS identity Mountpoint uses (the PV's ``authenticationSource``): ``pod`` - one
+    role per consumer namespace on a service account the store creates there (see
+    :meth:`mount_for`), so readers are read-only in IAM too; or ``driver`` - one read-only role
+    on the driver's node service account, serving every mount of the driver on the cluster (so
+    it cannot serve a second driver-level store on the same cluster). Default: ``pod`` when the
+    store has writers, ``driver`` when it has only readers. ``driver`` with writers is refused:
+    the node's credentials are shared by every mount on it, so readers would carry the writers'
+    write actions."""
     identity: str
     """How roles reach service accounts: ``irsa`` (default; the cluster's IAM OIDC provider is
     checked before deploy) or ``pod-identity`` (EKS Pod Identity associations; the cluster needs
@@ -179,8 +190,9 @@ class MountpointS3ModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False)
     ephemeral storage."""
     extra_mount_options: Sequence[str]
     """More Mountpoint flags for every PV, without ``--`` (e.g. ``maximum-throughput-gbps
-    100``). Default: none. Options the store manages (region, prefix, read-only, allow-*, uid,
-    gid, metadata-ttl, cache) are refused: use the fields."""
+    100``), with lowercase names (the driver's are case-sensitive). Default: none. Options the
+    store manages (region, prefix, read-only, allow-*, uid, gid, metadata-ttl, cache, and
+    max-cache-size, which follows ``cache_size``) are refused in any case: use the fields."""
     driver_version: str
     """The driver version, e.g. ``2.7.0``: the Helm chart version for ``driver: helm``, and what
     decides whether Pod Identity and the local cache are available (v2 and later). Default: the
@@ -220,8 +232,9 @@ class _S3Spec:
 
     @property
     def driver_role_needed(self) -> bool:
-        """A role for the driver's node service account: driver-level credentials and a driver
-        this store installs (an existing driver keeps whatever identity it has)."""
+        """A role for the driver's node service account: driver-level credentials (only for a
+        store without writers, so the role is read-only) and a driver this store installs (an
+        existing driver keeps whatever identity it has)."""
         return self.authentication_source == "driver" and self.install.driver != "none"
 
     @property
@@ -352,30 +365,11 @@ def _prefix(store: str, value: Any) -> None:
         )
 
 
-def _kms_key_arn(store: str, value: Any) -> None:
-    if v.is_output(value):
-        return
-    if not isinstance(value, str) or not _KMS_KEY_ARN.match(value):
-        raise ModelStoreInputError(
-            store,
-            "kms_key_arn",
-            value,
-            "a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key-id>; an alias does not "
-            "work in an IAM policy's Resource)",
-        )
-
-
 def _region(store: str, value: Any) -> None:
     if v.is_output(value):
         return
     if not isinstance(value, str) or not _REGION.match(value):
         raise ModelStoreInputError(store, "region", value, "an AWS region code such as us-west-2")
-
-
-def _flag(store: str, field: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ModelStoreInputError(store, field, value, "True or False")
-    return value
 
 
 def _id_number(store: str, field: str, value: Any) -> int:
@@ -400,6 +394,47 @@ def _option_key(option: str) -> str:
     """``--uid=1000`` / ``uid 1000`` / ``read-only`` -> the flag's name, as the driver parses
     it (the first of space or ``=`` separates key and value)."""
     return re.split(r"[ =]", option.strip(), maxsplit=1)[0].removeprefix("--")
+
+
+def _extra_mount_options(store: str, value: Any) -> tuple[Any, ...]:
+    """A list of Mountpoint flags the store does not set itself, validated before it becomes a
+    tuple: a string would be split into characters, a mapping into its keys."""
+    field = "extra_mount_options"
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise ModelStoreInputError(store, field, value, "a list of strings")
+    v.string_list(store, field, value)
+    for option in value:
+        if v.is_output(option):
+            continue
+        key = _option_key(option)
+        if key.casefold() in MANAGED_MOUNT_OPTIONS:
+            raise ModelStoreInputError(
+                store,
+                field,
+                option,
+                "a Mountpoint flag the store does not manage (not one of "
+                f"{', '.join(MANAGED_MOUNT_OPTIONS)}: use the store's fields)",
+            )
+        if key.casefold() == CACHE_SIZE_OPTION:
+            raise ModelStoreInputError(
+                store,
+                field,
+                option,
+                f"a Mountpoint flag other than {CACHE_SIZE_OPTION} (the driver derives it from "
+                "cache_size, the cache emptyDir's size limit, which it must not exceed: set "
+                "cache_size)",
+            )
+        if key != key.lower():
+            raise ModelStoreInputError(
+                store,
+                field,
+                option,
+                "a Mountpoint flag with a lowercase name (the driver matches flag names "
+                "case-sensitively)",
+            )
+    return tuple(value)
 
 
 def _driver_version(store: str, args: Mapping[str, Any], driver: str) -> str:
@@ -435,7 +470,12 @@ def parse_s3_args(name: str, args: Mapping[str, Any]) -> _S3Spec:
         _bucket_name(name, "bucket_name", bucket_name)
     kms_key_arn = args.get("kms_key_arn")
     if kms_key_arn is not None:
-        _kms_key_arn(name, kms_key_arn)
+        v.kms_key_arn(
+            name,
+            "kms_key_arn",
+            kms_key_arn,
+            alias_note="an alias does not work in an IAM policy's Resource",
+        )
     prefix = args.get("prefix", "")
     if "prefix" in args:
         _prefix(name, prefix)
@@ -443,8 +483,19 @@ def parse_s3_args(name: str, args: Mapping[str, Any]) -> _S3Spec:
     if region is not None:
         _region(name, region)
 
-    auth = args.get("authentication_source", "driver")
+    # Driver-level credentials serve every mount on a node, readers' and writers' alike: a
+    # store with writers gets a role per namespace, so readers never hold a write action.
+    auth = args.get("authentication_source", "pod" if common.writers else "driver")
     v.one_of(name, "authentication_source", auth, AUTHENTICATION_SOURCES)
+    if auth == "driver" and common.writers:
+        raise ModelStoreInputError(
+            name,
+            "authentication_source",
+            auth,
+            "pod or unset when the store has writers (driver-level credentials are shared by "
+            "every mount on the node, so reader mounts would carry write permissions; pod gives "
+            "each consumer namespace its own role, read-only for readers)",
+        )
     identity = args.get("identity", "irsa")
     v.one_of(name, "identity", identity, IDENTITIES)
     sa_name = args.get("service_account_name")
@@ -457,15 +508,15 @@ def parse_s3_args(name: str, args: Mapping[str, Any]) -> _S3Spec:
     elif auth == "pod":
         sa_name = f"{common.claim_name}-s3"
 
-    allow_delete = _flag(name, "allow_delete", args.get("allow_delete", False))
-    allow_overwrite = _flag(name, "allow_overwrite", args.get("allow_overwrite", False))
+    allow_delete = v.flag(name, "allow_delete", args.get("allow_delete", False))
+    allow_overwrite = v.flag(name, "allow_overwrite", args.get("allow_overwrite", False))
     for field, wanted in (("allow_delete", allow_delete), ("allow_overwrite", allow_overwrite)):
         if wanted and not common.writers:
             raise ModelStoreInputError(
                 name, field, True, "False unless the store has writers (readers never write)"
             )
     metadata_ttl = _metadata_ttl(name, args.get("metadata_ttl", "indefinite"))
-    allow_other = _flag(name, "allow_other", args.get("allow_other", True))
+    allow_other = v.flag(name, "allow_other", args.get("allow_other", True))
     for field in ("uid", "gid"):
         if field in args and not allow_other:
             raise ModelStoreInputError(name, field, args[field], "unset when allow_other is False")
@@ -485,17 +536,7 @@ def parse_s3_args(name: str, args: Mapping[str, Any]) -> _S3Spec:
             "a Kubernetes quantity with a unit (Mi, Gi, Ti, M, G or T), e.g. '10Gi'",
         )
 
-    extra = args.get("extra_mount_options", ()) or ()
-    v.string_list(name, "extra_mount_options", extra)
-    for option in extra:
-        if not v.is_output(option) and _option_key(option) in MANAGED_MOUNT_OPTIONS:
-            raise ModelStoreInputError(
-                name,
-                "extra_mount_options",
-                option,
-                "a Mountpoint flag the store does not manage (not one of "
-                f"{', '.join(MANAGED_MOUNT_OPTIONS)}: use the store's fields)",
-            )
+    extra_mount_options = _extra_mount_options(name, args.get("extra_mount_options"))
 
     # driver_version hinges on the install (the add-on's version gives its default): checked
     # where it always was, between the driver namespace and the add-on configuration.
@@ -515,7 +556,7 @@ def parse_s3_args(name: str, args: Mapping[str, Any]) -> _S3Spec:
         check_cluster_name=False,
     )
 
-    tags = dict(args.get("tags", {}) or {})
+    tags = v.string_map(name, "tags", args.get("tags"))
     spec = _S3Spec(
         common=common,
         bucket_name=bucket_name,
@@ -532,7 +573,7 @@ def parse_s3_args(name: str, args: Mapping[str, Any]) -> _S3Spec:
         gid=gid,
         cache=cache,
         cache_size=cache_size,
-        extra_mount_options=tuple(extra),
+        extra_mount_options=extra_mount_options,
         install=install,
         driver_version=driver_version,
         tags={
@@ -582,10 +623,18 @@ class MountpointS3ModelStore(ModelStore):
 
     Every consumer namespace gets a static PV (driver ``s3.csi.aws.com``, ReadOnlyMany and the
     ``read-only`` mount option for readers, ReadWriteMany for writers, reclaim policy Retain) and
-    a claim bound to it. A new bucket is hardened and protected by default.
+    a claim bound to it. A new bucket is hardened and protected by default. Readers never hold a
+    write action: a store with writers uses pod-level credentials, a role per consumer namespace
+    (see ``authentication_source``).
     """
 
     driver_chart = MOUNTPOINT_S3_CSI
+
+    @staticmethod
+    def validate(resource_name: str, args: Mapping[str, Any]) -> None:
+        """Check every input that needs no lookup (the constructor's own first step); raises
+        :class:`ModelStoreInputError`."""
+        parse_s3_args(resource_name, args)
 
     bucket_name: pulumi.Output[str]
     """The bucket's name, the PVs' ``bucketName`` attribute."""
@@ -645,13 +694,10 @@ class MountpointS3ModelStore(ModelStore):
         self.pod_roles: dict[str, ServiceAccountRole] = {}
         if spec.driver_role_needed:
             assert identity is not None
-            # The driver's node service account mounts every PV of this driver on the cluster,
-            # readers' and writers' alike, with this one role: it must carry what the store's
-            # most privileged mount needs, so it gets write actions exactly when the store has
-            # writers (and delete only with allow_delete). Readers then stay read-only through
-            # Kubernetes (ReadOnlyMany, the read-only mount option and read-only claims), not
-            # through IAM; for IAM-enforced read-only readers use authentication_source: pod.
-            has_writers = bool(spec.common.writers)
+            # The driver's node service account mounts every PV of this driver on a node with
+            # this one role, so it would hand a writer's actions to every reader mount: the
+            # store uses it only without writers (parse_s3_args defaults a store with writers
+            # to pod-level credentials and refuses driver-level ones), and it is read-only.
             self.driver_role = service_account_role(
                 f"{resource_name}-driver",
                 facts=identity,
@@ -660,8 +706,8 @@ class MountpointS3ModelStore(ModelStore):
                 policy=bucket_access_policy(
                     bucket_arn,
                     spec.prefix,
-                    write=has_writers,
-                    delete=has_writers and spec.allow_delete,
+                    write=False,
+                    delete=False,
                     kms_key_arn=spec.kms_key_arn,
                 ),
                 description=f"Mountpoint S3 CSI driver (node) for model store {resource_name}",
@@ -849,15 +895,17 @@ class MountpointS3ModelStore(ModelStore):
             opts=child,
         )
         # S3 rejects concurrent configuration changes on one bucket ("A conflicting
-        # conditional operation is currently in progress"): the policy goes last.
+        # conditional operation is currently in progress"): the policy goes last, after every
+        # other configuration of the bucket.
+        configuration: list[pulumi.Resource] = [public_access, ownership, encryption, versioning]
         policy = aws.s3.BucketPolicy(
             f"{name}-bucket-policy",
             bucket=bucket.id,
             region=region,
             policy=tls_only_bucket_policy(bucket.arn),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[public_access, ownership]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=configuration),
         )
-        return bucket, [public_access, ownership, encryption, versioning, policy]
+        return bucket, [*configuration, policy]
 
     def _install_driver(
         self, name: str, spec: _S3Spec, cluster: EksClusterFacts | None
@@ -865,12 +913,14 @@ class MountpointS3ModelStore(ModelStore):
         if spec.install.driver == "none":
             return None
         role = self.driver_role
+        # The driver's pods must not start before their permissions exist: with IRSA they wait
+        # for the role's policy; with Pod Identity for the association (made after the policy),
+        # since EKS hands Pod Identity credentials to pods when they are created.
+        depends: list[pulumi.Resource] = []
+        if role is not None:
+            depends.append(role.association or role.policy)
         if spec.install.driver == "eks-addon":
             assert cluster is not None
-            depends: list[pulumi.Resource] = []
-            if role is not None and role.association is not None:
-                # EKS hands Pod Identity credentials to pods when they are created.
-                depends.append(role.association)
             return eks_addon(
                 f"{name}-s3-csi-driver",
                 MOUNTPOINT_S3_CSI,
@@ -908,5 +958,5 @@ class MountpointS3ModelStore(ModelStore):
             namespace=spec.install.namespace,
             values={"node": node},
             parent=self,
-            depends_on=[role.association] if role is not None and role.association else [],
+            depends_on=depends,
         )
