@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 import pytest
 from moto import mock_aws
 
@@ -16,11 +17,18 @@ from pulumi_modelstore.aws import (
     EbsCsiDriver,
     EbsModelCache,
     ebs_csi_driver_policy,
+    gp3_storage_class,
     io2_multi_attach_storage_class,
     multi_attach_claim,
 )
 from pulumi_modelstore.aws.ebs import DRIVER_TAG, parse_gp3_class
-from pulumi_modelstore.kube import cloned_claim, restored_claim, volume_claim, volume_snapshot_class
+from pulumi_modelstore.kube import (
+    cloned_claim,
+    restored_claim,
+    volume_claim,
+    volume_snapshot,
+    volume_snapshot_class,
+)
 from pulumi_modelstore.kube.snapshots import storage_bytes
 from pulumi_modelstore.kube.volumes import SKIP_AWAIT
 from pulumi_modelstore.plan.engine import PlanError, plan_directory
@@ -214,7 +222,9 @@ def test_policy_never_creates_or_deletes_volumes_or_snapshots_unscoped():
         for statement in found:
             keys = {k for cond in statement["Condition"].values() for k in cond}
             assert keys & scoped, (action, statement)
-    for statement in statements_with(policy, "ec2:CreateTags"):
+    tagging = statements_with(policy, "ec2:CreateTags")
+    assert len(tagging) == 2
+    for statement in tagging:
         assert "Condition" in statement
     create_tags = next(s for s in policy["Statement"] if s["Action"] == ["ec2:CreateTags"])
     assert create_tags["Condition"] == {
@@ -255,9 +265,10 @@ def test_kms_statements_only_with_a_key_and_only_on_that_key():
     assert gp3["kmsKeyId"] == KEY and gp3["encrypted"] == "true"
     # Extra keys (e.g. a cache's own) join the same two statements, nothing wider.
     both = policy_of(plan(driver(kms_key_arn=KEY, kms_key_arns=[OTHER_KEY])))
-    for statement in both["Statement"]:
-        if statement["Action"][0].startswith("kms:"):
-            assert statement["Resource"] == [OTHER_KEY, KEY]
+    kms_both = [s for s in both["Statement"] if s["Action"][0].startswith("kms:")]
+    assert len(kms_both) == 2
+    for statement in kms_both:
+        assert statement["Resource"] == [OTHER_KEY, KEY]
 
 
 def test_policy_follows_the_partition():
@@ -322,6 +333,73 @@ def test_a_second_install_on_the_same_cluster_is_refused_before_it_registers(sec
         plan(program)
     assert str(err.value) == message
     assert "ebs-gp3" in names_of(err.value.registered)  # the first driver registered whole
+    assert not [u for u in err.value.registered if "ebs-again" in u]
+
+
+ISSUER_A = "https://oidc.eks.us-west-2.amazonaws.com/id/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+ISSUER_B = "https://oidc.eks.us-west-2.amazonaws.com/id/BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB"
+
+
+def test_drivers_without_cluster_name_on_different_clusters_both_install():
+    """Explicit facts: each driver names its cluster by its OIDC issuer, and they differ."""
+    p = plan(
+        lambda: (
+            EbsCsiDriver("ebs-a", {"oidc_issuer": ISSUER_A}),
+            EbsCsiDriver("ebs-b", {"oidc_issuer": ISSUER_B}),
+        )
+    )
+    releases = [r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == EBS_CSI.chart]
+    assert len(releases) == 2
+    controllers = [r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == "snapshot-controller"]
+    assert len(controllers) == 2
+
+
+def test_drivers_without_anything_naming_the_cluster_differ_by_kubernetes_provider():
+    def program():
+        for name in ("a", "b"):
+            provider = k8s.Provider(f"cluster-{name}", kubeconfig="{}")
+            EbsCsiDriver(
+                f"ebs-{name}",
+                {"identity": "none"},
+                opts=pulumi.ResourceOptions(providers=[provider]),
+            )
+
+    releases = [r for r in plan(program).by_type(RELEASE) if r["inputs"]["chart"] == EBS_CSI.chart]
+    assert len(releases) == 2
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "message"),
+    [
+        (
+            {"oidc_issuer": ISSUER_A},
+            {"oidc_issuer": ISSUER_A},
+            "ebs-again: driver must be none (EbsCsiDriver 'ebs' already installs the EBS CSI "
+            f"driver on the cluster with OIDC issuer '{ISSUER_A}'), got 'helm'",
+        ),
+        (
+            # The first resolves its issuer from the cluster: the same cluster, named two ways.
+            {"cluster_name": CLUSTER},
+            {"oidc_issuer": f"https://{ISSUER_HOST}"},
+            "ebs-again: driver must be none (EbsCsiDriver 'ebs' already installs the EBS CSI "
+            f"driver on the cluster with OIDC issuer 'https://{ISSUER_HOST}'), got 'helm'",
+        ),
+        (
+            {"identity": "none"},
+            {"identity": "none"},
+            "ebs-again: driver must be none (EbsCsiDriver 'ebs' already installs the EBS CSI "
+            "driver on the cluster), got 'helm'",
+        ),
+    ],
+)
+def test_a_second_install_on_a_cluster_named_by_its_facts_is_refused(first, second, message):
+    def program():
+        EbsCsiDriver("ebs", first)
+        EbsCsiDriver("ebs-again", second)
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == message
     assert not [u for u in err.value.registered if "ebs-again" in u]
 
 
@@ -437,6 +515,49 @@ def test_io2_multi_attach_class_and_block_claim():
     assert claim["spec"]["accessModes"] == ["ReadWriteMany"]
     assert claim["spec"]["volumeMode"] == "Block"
     assert claim["metadata"]["annotations"] == {SKIP_AWAIT: "true"}
+
+
+def test_a_claim_on_the_drivers_io2_class_is_checked_against_its_iops():
+    found: dict[str, Any] = {}
+
+    def program():
+        ebs = EbsCsiDriver("ebs", {"cluster_name": CLUSTER, "multi_attach_iops": 20000})
+        found["claim"] = ebs.multi_attach_claim(
+            "shared", name="shared", namespace="training", size="20Gi"
+        )
+
+    p = plan(program)
+    claims = p.by_type(PVC)
+    assert len(claims) == 1
+    (claim,) = claims
+    assert claim["inputs"]["spec"]["storageClassName"] == "ebs-io2-multi-attach"
+    assert claim["inputs"]["spec"]["resources"] == {"requests": {"storage": "20Gi"}}
+    io2 = next(c for c in p.by_type(STORAGE_CLASS) if c["inputs"]["parameters"]["type"] == "io2")
+    assert io2["urn"] in claim["dependencies"]
+
+    def too_small():
+        ebs = EbsCsiDriver("ebs", {"cluster_name": CLUSTER, "multi_attach_iops": 20000})
+        ebs.multi_attach_claim("shared", name="shared", namespace="training", size="19Gi")
+
+    with pytest.raises(PlanError) as err:
+        plan(too_small)
+    assert str(err.value) == (
+        "shared: size must be at least 20Gi for 20000 io2 IOPS (at most 1000 IOPS per GiB; the "
+        "EBS CSI driver would silently cap the volume at 19000 IOPS), got '19Gi'"
+    )
+    assert not [u for u in err.value.registered if u.endswith("::shared")]
+
+    def no_class():
+        EbsCsiDriver("ebs", {"cluster_name": CLUSTER}).multi_attach_claim(
+            "shared", name="shared", namespace="training", size="100Gi"
+        )
+
+    with pytest.raises(PlanError) as err:
+        plan(no_class)
+    assert str(err.value) == (
+        "ebs: multi_attach_iops must be set for a Multi-Attach claim on this driver's io2 class, "
+        "got None"
+    )
 
 
 # -- the model cache ----------------------------------------------------------------------------
@@ -575,6 +696,100 @@ def test_snapshot_of_an_existing_claim_runs_no_loader():
     assert snapshot["inputs"]["spec"]["source"] == {"persistentVolumeClaimName": "llama-weights"}
 
 
+def test_the_snapshot_is_retained_not_protected_by_default_and_the_seed_is_not_retained():
+    """The VolumeSnapshot is the model's data: retained on destroy and on replacement (a
+    model_revision bump), not ``protect``ed, which would block that replacement. The seed claim is
+    not retained: until the snapshot is ready the snapshot controller's
+    pvc-as-source-protection finalizer keeps it, after that the snapshot holds the data."""
+    for p in (plan(cache()), plan(cache(loader=None, source_claim_name="llama-weights"))):
+        snapshots = p.by_type(SNAPSHOT)
+        assert len(snapshots) == 1
+        (snapshot,) = snapshots
+        assert (snapshot["retainOnDelete"], snapshot["protect"]) == (True, False)
+    (seed,) = plan(cache()).by_type(PVC)
+    assert (seed["retainOnDelete"], seed["protect"]) == (False, False)
+
+
+def test_a_revision_bump_replaces_the_retained_snapshot_under_the_same_urn():
+    r1, r2 = plan(cache(model_revision="r1")), plan(cache(model_revision="r2"))
+    (old,), (new,) = r1.by_type(SNAPSHOT), r2.by_type(SNAPSHOT)
+    # Same resource, new object name: a replacement, which retain_on_delete does not block and
+    # which leaves the r1 VolumeSnapshot (and so its EBS snapshot) in the cluster.
+    assert old["urn"] == new["urn"]
+    assert (old["inputs"]["metadata"]["name"], new["inputs"]["metadata"]["name"]) == (
+        "llama-r1",
+        "llama-r2",
+    )
+    assert old["retainOnDelete"] is new["retainOnDelete"] is True
+    assert old["protect"] is new["protect"] is False
+
+
+def test_protect_false_lets_destroy_and_revision_bumps_delete_the_snapshot():
+    p = plan(cache(protect=False))
+    snapshots = p.by_type(SNAPSHOT)
+    assert len(snapshots) == 1
+    assert (snapshots[0]["retainOnDelete"], snapshots[0]["protect"]) == (False, False)
+    (seed,) = p.by_type(PVC)
+    assert seed["retainOnDelete"] is False
+
+
+def test_loader_mounts_and_env_are_kept_as_lists():
+    p = plan(
+        cache(
+            loader={
+                **LOADER,
+                "volumeMounts": [{"name": "scratch", "mountPath": "/scratch"}],
+                "env": [{"name": "HF_HUB_ENABLE_HF_TRANSFER", "value": "1"}],
+            }
+        )
+    )
+    jobs = p.by_type(JOB)
+    assert len(jobs) == 1
+    (container,) = jobs[0]["inputs"]["spec"]["template"]["spec"]["containers"]
+    assert container["volumeMounts"] == [
+        {"name": "scratch", "mountPath": "/scratch"},
+        {"name": "model", "mountPath": "/mnt/models"},
+    ]
+    assert container["env"] == [{"name": "HF_HUB_ENABLE_HF_TRANSFER", "value": "1"}]
+
+
+@pytest.mark.parametrize(
+    ("pod", "message"),
+    [
+        (
+            {"containers": [{"name": "vllm", "env": "X=1"}]},
+            "llama: spec.template.spec.containers[0].env must be a list of mappings (Kubernetes "
+            "EnvVar objects), got 'X=1'",
+        ),
+        (
+            {"containers": [{"name": "vllm", "volumeMounts": "/data"}]},
+            "llama: spec.template.spec.containers[0].volumeMounts must be a list of mappings "
+            "(Kubernetes VolumeMount objects), got '/data'",
+        ),
+        (
+            {"containers": ["vllm"]},
+            "llama: spec.template.spec.containers must be a list of mappings (Kubernetes "
+            "Container objects), got ['vllm']",
+        ),
+        (
+            {"containers": [{"name": "vllm"}], "volumes": "scratch"},
+            "llama: spec.template.spec.volumes must be a list of mappings (Kubernetes Volume "
+            "objects), got 'scratch'",
+        ),
+    ],
+)
+def test_a_stateful_set_spec_with_a_string_for_a_list_is_refused(pod, message):
+    def program():
+        c = EbsModelCache(
+            "llama", {"namespace": "inference", "volume_size": "100Gi", "loader": LOADER}
+        )
+        c.patch_stateful_set_spec({"template": {"spec": pod}})
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == message
+
+
 def test_cache_children_depend_on_the_driver_so_destroy_deletes_claims_first():
     def program():
         ebs = EbsCsiDriver("ebs", {"cluster_name": CLUSTER})
@@ -587,7 +802,9 @@ def test_cache_children_depend_on_the_driver_so_destroy_deletes_claims_first():
     p = plan(program)
     ebs_release = next(r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == EBS_CSI.chart)
     for type_ in (PVC, JOB, SNAPSHOT):
-        for state in p.by_type(type_):
+        states = p.by_type(type_)
+        assert len(states) == 1, type_
+        for state in states:
             assert ebs_release["urn"] in state["dependencies"], state["urn"]
 
 
@@ -599,7 +816,7 @@ def test_every_claim_that_binds_on_first_consumer_skips_await():
         if c["inputs"]["volumeBindingMode"] == "WaitForFirstConsumer"
     }
     claims = p.by_type(PVC)
-    assert claims
+    assert len(claims) == 1  # the seed; replica claims come from the StatefulSet controller
     for claim in claims:
         assert claim["inputs"]["spec"]["storageClassName"] in deferred
         assert claim["inputs"]["metadata"]["annotations"][SKIP_AWAIT] == "true"
@@ -825,9 +1042,48 @@ BAD_CACHE = [
         {"sizes": "100Gi"},
         "llama: field name must be one of claim_template_name, encrypted, fs_type, iops, "
         "kms_key_arn, labels, loader, loader_service_account_name, loader_timeout_minutes, "
-        "model_revision, mount_path, namespace, snapshot_class_name, source_claim_name, "
+        "model_revision, mount_path, namespace, protect, snapshot_class_name, source_claim_name, "
         "source_snapshot_name, storage_class_name, throughput_mibps, "
         "volume_initialization_rate_mibps, volume_size, volume_tags, got 'sizes'",
+    ),
+    ({"protect": "false"}, "llama: protect must be True or False, got 'false'"),
+    ({"protect": None}, "llama: protect must be True or False, got None"),
+    ({"encrypted": "false"}, "llama: encrypted must be True or False, got 'false'"),
+    (
+        {"labels": "team=ml"},
+        "llama: labels must be a mapping of strings to strings, got 'team=ml'",
+    ),
+    (
+        {"labels": {"team": 7}},
+        "llama: labels must be a mapping of strings to strings, got {'team': 7}",
+    ),
+    (
+        {"volume_tags": ["team"]},
+        "llama: volume_tags must be a mapping of strings to strings, got ['team']",
+    ),
+    (
+        {"loader": {**LOADER, "volumeMounts": "/data"}},
+        "llama: loader.volumeMounts must be a list of mappings (Kubernetes VolumeMount objects), "
+        "got '/data'",
+    ),
+    (
+        {"loader": {**LOADER, "env": "HF_TOKEN=x"}},
+        "llama: loader.env must be a list of mappings (Kubernetes EnvVar objects), "
+        "got 'HF_TOKEN=x'",
+    ),
+    (
+        {"loader": {**LOADER, "env": ["HF_TOKEN=x"]}},
+        "llama: loader.env must be a list of mappings (Kubernetes EnvVar objects), "
+        "got ['HF_TOKEN=x']",
+    ),
+    (
+        {"loader": {**LOADER, "envFrom": {"secretRef": {"name": "hf"}}}},
+        "llama: loader.envFrom must be a list of mappings (Kubernetes EnvFromSource objects), "
+        "got {'secretRef': {'name': 'hf'}}",
+    ),
+    (
+        {"loader": {"image": "python:3.12-slim", "command": "python -c 1"}},
+        "llama: loader.command must be a list of strings, got 'python -c 1'",
     ),
 ]
 
@@ -881,6 +1137,28 @@ BAD_DRIVER = [
     (
         {"reclaim_policy": "Recycle"},
         "ebs: reclaim_policy must be one of Delete, Retain, got 'Recycle'",
+    ),
+    (
+        {"create_snapshot_class": "false"},
+        "ebs: create_snapshot_class must be True or False, got 'false'",
+    ),
+    ({"default_snapshot_class": 1}, "ebs: default_snapshot_class must be True or False, got 1"),
+    ({"create_storage_class": "no"}, "ebs: create_storage_class must be True or False, got 'no'"),
+    (
+        {"default_storage_class": "true"},
+        "ebs: default_storage_class must be True or False, got 'true'",
+    ),
+    ({"encrypted": "yes"}, "ebs: encrypted must be True or False, got 'yes'"),
+    ({"labels": "team=ml"}, "ebs: labels must be a mapping of strings to strings, got 'team=ml'"),
+    (
+        {"labels": [("team", "ml")]},
+        "ebs: labels must be a mapping of strings to strings, got [('team', 'ml')]",
+    ),
+    ({"tags": ["team"]}, "ebs: tags must be a mapping of strings to strings, got ['team']"),
+    (
+        {"snapshot_class_parameters": "tagSpecification_1=team=ml"},
+        "ebs: snapshot_class_parameters must be a mapping of strings to strings, "
+        "got 'tagSpecification_1=team=ml'",
     ),
 ]
 
@@ -967,6 +1245,120 @@ BAD_HELPERS = [
         ),
         "claim: access_modes must be one of ReadWriteOnce, ReadWriteOncePod, ReadWriteMany, "
         "ReadOnlyMany, got 'ReadWriteOnly'",
+    ),
+    (
+        lambda: multi_attach_claim(
+            "shared",
+            name="shared",
+            namespace="training",
+            size="10Gi",
+            storage_class_name="ebs-io2-multi-attach",
+            iops=20000,
+        ),
+        "shared: size must be at least 20Gi for 20000 io2 IOPS (at most 1000 IOPS per GiB; the "
+        "EBS CSI driver would silently cap the volume at 10000 IOPS), got '10Gi'",
+    ),
+    (
+        lambda: multi_attach_claim(
+            "shared",
+            name="shared",
+            namespace="training",
+            size="500Gi",
+            storage_class_name="ebs-io2-multi-attach",
+            iops=300000,
+        ),
+        "shared: iops must be a whole number from 100 to 256000 IOPS for io2, got 300000",
+    ),
+    (
+        lambda: multi_attach_claim(
+            "shared",
+            name="shared",
+            namespace="training",
+            size="500Gi",
+            storage_class_name="ebs-io2-multi-attach",
+            labels="team=ml",
+        ),
+        "shared: labels must be a mapping of strings to strings, got 'team=ml'",
+    ),
+    (
+        lambda: volume_claim(
+            "claim",
+            name="weights",
+            namespace="inference",
+            size="1Gi",
+            storage_class_name="ebs-gp3",
+            binding_waits_for_consumer="false",
+        ),
+        "claim: binding_waits_for_consumer must be True or False, got 'false'",
+    ),
+    (
+        lambda: volume_claim(
+            "claim",
+            name="weights",
+            namespace="inference",
+            size="1Gi",
+            storage_class_name="ebs-gp3",
+            labels="app=vllm",
+        ),
+        "claim: labels must be a mapping of strings to strings, got 'app=vllm'",
+    ),
+    (
+        lambda: volume_claim(
+            "claim",
+            name="weights",
+            namespace="inference",
+            size="1Gi",
+            storage_class_name="ebs-gp3",
+            annotations=["note"],
+        ),
+        "claim: annotations must be a mapping of strings to strings, got ['note']",
+    ),
+    (
+        lambda: restored_claim(
+            "restored",
+            name="weights",
+            namespace="inference",
+            snapshot_name="llama",
+            size="100Gi",
+            storage_class_name="ebs-gp3",
+            binding_waits_for_consumer=0,
+        ),
+        "restored: binding_waits_for_consumer must be True or False, got 0",
+    ),
+    (
+        lambda: volume_snapshot(
+            "snap",
+            name="llama",
+            namespace="inference",
+            claim_name="llama-seed",
+            snapshot_class_name="ebs-snapshots",
+            labels="app=vllm",
+        ),
+        "snap: labels must be a mapping of strings to strings, got 'app=vllm'",
+    ),
+    (
+        lambda: volume_snapshot_class(
+            "snapshots", name="csi-snapshots", driver="example.csi.io", is_default="true"
+        ),
+        "snapshots: is_default must be True or False, got 'true'",
+    ),
+    (
+        lambda: volume_snapshot_class(
+            "snapshots", name="csi-snapshots", driver="example.csi.io", parameters="a=b"
+        ),
+        "snapshots: parameters must be a mapping of strings to strings, got 'a=b'",
+    ),
+    (
+        lambda: gp3_storage_class(
+            "gp3", name="ebs-gp3", spec=parse_gp3_class("gp3", {}), is_default="false"
+        ),
+        "gp3: is_default must be True or False, got 'false'",
+    ),
+    (
+        lambda: gp3_storage_class(
+            "gp3", name="ebs-gp3", spec=parse_gp3_class("gp3", {}), labels="app=vllm"
+        ),
+        "gp3: labels must be a mapping of strings to strings, got 'app=vllm'",
     ),
 ]
 

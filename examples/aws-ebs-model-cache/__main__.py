@@ -28,6 +28,8 @@ cache = EbsModelCache(
     {
         "namespace": "inference",
         "volume_size": "64Gi",
+        # A new revision loads and snapshots anew; the r1 VolumeSnapshot is retained (protect,
+        # default True), so delete it by hand once no replica restores from it.
         "model_revision": "r1",
         "loader": {
             "image": "python:3.12-slim",

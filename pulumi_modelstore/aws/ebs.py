@@ -21,7 +21,6 @@ botocore's EC2 model; ratios from the EBS volume types guide; the driver's
 from __future__ import annotations
 
 import math
-import re
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,7 +67,10 @@ GP3_THROUGHPUT_MIBPS = (125, 2000)
 GP3_MAX_IOPS_PER_GIB = 500
 GP3_MAX_MIBPS_PER_IOPS = 0.25
 GP3_SIZE_GIB = (1, 65536)
-# io2 (same source; 1,000 IOPS per GiB is the driver's io2MaxIOPSPerGB).
+# io2 (same source). Checked against kubernetes-sigs/aws-ebs-csi-driver pkg/cloud/cloud.go at
+# 429e202e (io2MinTotalIOPS 100, io2FallbackMaxIOPS 256000, io2MaxIOPSPerGB 1000): its capIOPS
+# silently lowers a volume's IOPS to 1000 per GiB of its size, so a claim too small for its class's
+# IOPS gets less than asked for, without an error.
 IO2_IOPS = (100, 256000)
 IO2_MAX_IOPS_PER_GIB = 1000
 IO2_SIZE_GIB = (4, 65536)
@@ -96,11 +98,8 @@ DEFAULT_IO2_CLASS = "ebs-io2-multi-attach"
 DEFAULT_SNAPSHOT_CLASS = "ebs-snapshots"
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 
-_KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
-KMS_KEY_RULE = (
-    "a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key-id>; the driver and its IAM policy "
-    "need the key's ARN, not an alias)"
-)
+KMS_ALIAS_NOTE = "the driver and its IAM policy need the key's ARN, not an alias"
+"""Why a KMS key id or alias is refused (:func:`pulumi_modelstore.validation.kms_key_arn`)."""
 
 DESCRIBE_ACTIONS = (
     "ec2:DescribeAvailabilityZones",
@@ -289,10 +288,13 @@ class Io2MultiAttachClass:
         return params
 
 
-def _tag_parameters(tags: Mapping[str, str]) -> dict[str, str]:
-    """Volume tags as the driver's ``tagSpecification_<n>: key=value`` parameters."""
+def _tag_parameters(tags: Mapping[str, pulumi.Input[str]]) -> dict[str, pulumi.Input[str]]:
+    """Volume tags as the driver's ``tagSpecification_<n>: key=value`` parameters (a value that
+    is still an Output is joined when it resolves)."""
     return {
-        f"tagSpecification_{i}": f"{key}={value}"
+        f"tagSpecification_{i}": (
+            pulumi.Output.concat(key, "=", value) if v.is_output(value) else f"{key}={value}"
+        )
         for i, (key, value) in enumerate(sorted(tags.items()), start=1)
     }
 
@@ -309,19 +311,8 @@ def _kms(store: str, name: str, args: Mapping[str, Any], encrypted: bool) -> Any
         return None
     if not encrypted:
         raise ModelStoreInputError(store, name, key, "unset when encrypted is False")
-    if not v.is_output(key) and (not isinstance(key, str) or not _KMS_KEY_ARN.match(key)):
-        raise ModelStoreInputError(store, name, key, KMS_KEY_RULE)
+    v.kms_key_arn(store, name, key, alias_note=KMS_ALIAS_NOTE)
     return key
-
-
-def _strings(store: str, name: str, value: Any) -> dict[str, str]:
-    """A mapping of strings to strings (tags, driver parameters); None is empty."""
-    mapping = value or {}
-    if not isinstance(mapping, Mapping) or not all(
-        isinstance(k, str) and isinstance(t, str) for k, t in mapping.items()
-    ):
-        raise ModelStoreInputError(store, name, value, "a mapping of strings to strings")
-    return dict(mapping)
 
 
 def parse_gp3_class(store: str, args: Mapping[str, Any]) -> Gp3Class:
@@ -342,9 +333,7 @@ def parse_gp3_class(store: str, args: Mapping[str, Any]) -> Gp3Class:
             f"allows {GP3_MAX_MIBPS_PER_IOPS} MiB/s per provisioned IOPS; raise iops to at least "
             f"{math.ceil(throughput / GP3_MAX_MIBPS_PER_IOPS)})",
         )
-    encrypted = args.get("encrypted", True)
-    if not isinstance(encrypted, bool):
-        raise ModelStoreInputError(store, "encrypted", encrypted, "True or False")
+    encrypted = v.flag(store, "encrypted", args.get("encrypted", True))
     kms_key_arn = _kms(store, "kms_key_arn", args, encrypted)
     fs_type = args.get("fs_type", "ext4")
     v.one_of(store, "fs_type", fs_type, FS_TYPES)
@@ -367,7 +356,7 @@ def parse_gp3_class(store: str, args: Mapping[str, Any]) -> Gp3Class:
         fs_type=fs_type,
         reclaim_policy=reclaim,
         volume_initialization_rate_mibps=rate,
-        tags=_strings(store, "volume_tags", args.get("volume_tags")),
+        tags=v.string_map(store, "volume_tags", args.get("volume_tags")),
     )
 
 
@@ -395,9 +384,7 @@ def parse_io2_multi_attach_class(store: str, args: Mapping[str, Any]) -> Io2Mult
     ``encrypted``, ``kms_key_arn``, ``reclaim_policy``, ``volume_tags``."""
     iops: Any = args.get("multi_attach_iops")
     _whole_in_range(store, "multi_attach_iops", iops, *IO2_IOPS, " IOPS for io2")
-    encrypted = args.get("encrypted", True)
-    if not isinstance(encrypted, bool):
-        raise ModelStoreInputError(store, "encrypted", encrypted, "True or False")
+    encrypted = v.flag(store, "encrypted", args.get("encrypted", True))
     reclaim = args.get("reclaim_policy", "Delete")
     v.one_of(store, "reclaim_policy", reclaim, RECLAIM_POLICIES)
     return Io2MultiAttachClass(
@@ -405,8 +392,29 @@ def parse_io2_multi_attach_class(store: str, args: Mapping[str, Any]) -> Io2Mult
         encrypted=encrypted,
         kms_key_arn=_kms(store, "kms_key_arn", args, encrypted),
         reclaim_policy=reclaim,
-        tags=_strings(store, "volume_tags", args.get("volume_tags")),
+        tags=v.string_map(store, "volume_tags", args.get("volume_tags")),
     )
+
+
+def check_io2_size(store: str, iops: int | None, field_name: str, size: Any) -> None:
+    """An io2 volume of ``size``: 4-65,536 GiB, and with ``iops`` at most 1,000 IOPS per GiB
+    (the driver would silently cap IOPS to 1,000 per GiB instead). Not checked while ``size`` is
+    an Output."""
+    gib = size_gib(store, field_name, size)
+    if gib is None:
+        return
+    low, high = IO2_SIZE_GIB
+    if not low <= gib <= high:
+        raise ModelStoreInputError(store, field_name, size, f"{low}Gi to {high}Gi for io2")
+    if iops is not None and iops > gib * IO2_MAX_IOPS_PER_GIB:
+        raise ModelStoreInputError(
+            store,
+            field_name,
+            size,
+            f"at least {math.ceil(iops / IO2_MAX_IOPS_PER_GIB)}Gi for {iops} io2 IOPS (at most "
+            f"{IO2_MAX_IOPS_PER_GIB} IOPS per GiB; the EBS CSI driver would silently cap the "
+            f"volume at {gib * IO2_MAX_IOPS_PER_GIB} IOPS)",
+        )
 
 
 def gp3_storage_class(
@@ -422,10 +430,11 @@ def gp3_storage_class(
     the AZ of the first pod that uses it) and ``allowVolumeExpansion: true`` (claims grow in
     place). Changing ``parameters`` later replaces the class; existing volumes keep theirs."""
     v.dns_subdomain(resource_name, "name", name)
+    default = v.flag(resource_name, "is_default", is_default)
     metadata: Any = {
         "name": name,
-        "labels": dict(labels or {}),
-        "annotations": {DEFAULT_CLASS_ANNOTATION: "true" if is_default else "false"},
+        "labels": v.string_map(resource_name, "labels", labels),
+        "annotations": {DEFAULT_CLASS_ANNOTATION: "true" if default else "false"},
     }
     return k8s.storage.v1.StorageClass(
         resource_name,
@@ -456,9 +465,14 @@ def io2_multi_attach_storage_class(
     WRITES (a cluster-aware file system, NVMe reservations, or a single writer by design), or
     concurrent writes silently corrupt data. Expansion is off: size Multi-Attach volumes up
     front.
+
+    The class's IOPS are not checked against a size here (a class has none): each volume gets at
+    most 1,000 IOPS per GiB, the driver silently capping the rest, so a claim on it needs at
+    least ``ceil(iops / 1000)`` GiB. :meth:`EbsCsiDriver.multi_attach_claim` (or
+    :func:`multi_attach_claim` given ``iops``) refuses a smaller claim.
     """
     v.dns_subdomain(resource_name, "name", name)
-    metadata: Any = {"name": name, "labels": dict(labels or {})}
+    metadata: Any = {"name": name, "labels": v.string_map(resource_name, "labels", labels)}
     return k8s.storage.v1.StorageClass(
         resource_name,
         metadata=metadata,
@@ -479,12 +493,18 @@ def multi_attach_claim(
     size: pulumi.Input[str],
     storage_class_name: pulumi.Input[str],
     volume_mode: str = "Block",
+    iops: int | None = None,
     labels: Mapping[str, str] | None = None,
     opts: pulumi.ResourceOptions | None = None,
 ) -> k8s.core.v1.PersistentVolumeClaim:
     """A ReadWriteMany claim on an io2 Multi-Attach class, as a raw block device (pods use
     ``volumeDevices``, not ``volumeMounts``). The application must fence writes: see
-    :func:`io2_multi_attach_storage_class`."""
+    :func:`io2_multi_attach_storage_class`.
+
+    ``iops``: the class's IOPS (``multi_attach_iops`` of the :class:`EbsCsiDriver` that made it;
+    its :meth:`~EbsCsiDriver.multi_attach_claim` passes them). With them, a ``size`` below
+    1 GiB per 1,000 IOPS is refused: the driver would silently cap the volume's IOPS. Without
+    them (or while ``size`` is an Output) only io2's 4-65,536 GiB range is checked."""
     if volume_mode != "Block":
         raise ModelStoreInputError(
             resource_name,
@@ -493,11 +513,9 @@ def multi_attach_claim(
             "Block for io2 Multi-Attach (the EBS CSI driver attaches a volume to several nodes "
             "only as a raw block device with ReadWriteMany)",
         )
-    gib = size_gib(resource_name, "size", size)
-    if gib is not None and not IO2_SIZE_GIB[0] <= gib <= IO2_SIZE_GIB[1]:
-        raise ModelStoreInputError(
-            resource_name, "size", size, f"{IO2_SIZE_GIB[0]}Gi to {IO2_SIZE_GIB[1]}Gi for io2"
-        )
+    if iops is not None:
+        _whole_in_range(resource_name, "iops", iops, *IO2_IOPS, " IOPS for io2")
+    check_io2_size(resource_name, iops, "size", size)
     return volume_claim(
         resource_name,
         name=name,
@@ -513,26 +531,81 @@ def multi_attach_claim(
 
 # -- one install per cluster ------------------------------------------------------------------
 
-# Per program run (keyed by its root stack resource): (what, cluster) -> the component that
+# Per program run (keyed by its root stack resource): (what, cluster key) -> the component that
 # installs it. Two Helm releases or add-ons of one driver on one cluster collide at deploy time.
 _INSTALLS: weakref.WeakKeyDictionary[Any, dict[tuple[str, Any], str]] = weakref.WeakKeyDictionary()
 
 
-def _claim_install(store: str, field_name: str, choice: str, what: str, cluster: Any) -> None:
+@dataclass(frozen=True)
+class _ClusterIdentity:
+    """What says which cluster a driver installs on: every key it is known by, and how an error
+    names it."""
+
+    keys: tuple[Any, ...]
+    where: str
+
+
+def _cluster_identity(
+    cluster: EksClusterFacts, opts: pulumi.ResourceOptions | None
+) -> _ClusterIdentity:
+    """The cluster's name when given, and its OIDC issuer when known (given, or looked up from
+    the name): each names one cluster, and a driver is registered under both, so one named by
+    ``cluster_name`` and one by ``oidc_issuer`` still match. With neither (no name, the issuer
+    absent or still an Output), the Kubernetes provider the Helm releases go through (None: the
+    program's default one): two drivers on different providers install on different clusters,
+    two on the same one on the same cluster."""
+    keys: list[Any] = []
+    where = "the cluster"
+    issuer = cluster.oidc_issuer if isinstance(cluster.oidc_issuer, str) else None
+    if cluster.name:
+        keys.append(("cluster name", cluster.name))
+        where = f"cluster {cluster.name!r}"
+    if issuer:
+        keys.append(("OIDC issuer", issuer.rstrip("/")))
+        if not cluster.name:
+            where = f"the cluster with OIDC issuer {issuer!r}"
+    if not keys:
+        keys.append(("kubernetes provider", _kubernetes_provider(opts)))
+    return _ClusterIdentity(keys=tuple(keys), where=where)
+
+
+def _kubernetes_provider(opts: pulumi.ResourceOptions | None) -> Any:
+    """The Kubernetes provider a component's children use, from its options or its parent's;
+    None for the default provider."""
+    if opts is None:
+        return None
+    candidates: list[Any] = [opts.provider]
+    if isinstance(opts.providers, Mapping):
+        candidates.append(opts.providers.get("kubernetes"))
+    elif isinstance(opts.providers, Sequence):
+        candidates.extend(opts.providers)
+    for provider in candidates:
+        if provider is not None and getattr(provider, "package", None) == "kubernetes":
+            return provider
+    inherited = getattr(opts.parent, "_providers", None)
+    if isinstance(inherited, Mapping):
+        return inherited.get("kubernetes")
+    return None
+
+
+def _claim_install(
+    store: str, field_name: str, choice: str, what: str, cluster: _ClusterIdentity
+) -> None:
     root = get_root_resource()
     if root is None or choice == "none":
         return
     installs = _INSTALLS.setdefault(root, {})
-    owner = installs.get((what, cluster))
-    if owner is not None and owner != store:
-        where = f"cluster {cluster!r}" if cluster else "the cluster"
-        raise ModelStoreInputError(
-            store,
-            field_name,
-            choice,
-            f"none (EbsCsiDriver {owner!r} already installs the {what} on {where})",
-        )
-    installs[(what, cluster)] = store
+    for key in cluster.keys:
+        owner = installs.get((what, key))
+        if owner is not None and owner != store:
+            raise ModelStoreInputError(
+                store,
+                field_name,
+                choice,
+                f"none (EbsCsiDriver {owner!r} already installs the {what} on {cluster.where})",
+            )
+    for key in cluster.keys:
+        installs[(what, key)] = store
 
 
 # -- the driver -------------------------------------------------------------------------------
@@ -615,8 +688,10 @@ class EbsCsiDriverArgs(DriverInstallArgs, total=False):
     """Tags on every volume the classes provision (``tagSpecification_<n>`` parameters).
     Default: none beyond the driver's own."""
     multi_attach_iops: int
-    """Create an io2 Multi-Attach class with this many IOPS (100 to 256000, at most 1000 per
-    GiB). Default: no such class."""
+    """Create an io2 Multi-Attach class with this many IOPS (100 to 256000). Each volume gets at
+    most 1000 IOPS per GiB (the driver silently caps the rest), so claims on the class need at
+    least ``ceil(multi_attach_iops / 1000)`` GiB: :meth:`EbsCsiDriver.multi_attach_claim`
+    refuses a smaller one; the class itself has no size to check. Default: no such class."""
     multi_attach_storage_class_name: str
     """Name of the io2 Multi-Attach class. Default: ``ebs-io2-multi-attach``."""
     labels: Mapping[str, str]
@@ -701,7 +776,7 @@ def parse_driver_args(name: str, args: Mapping[str, Any]) -> _DriverSpec:
     v.dns_subdomain(name, "snapshot_class_name", snapshot_class_name)
     deletion_policy = args.get("snapshot_deletion_policy", "Retain")
     v.one_of(name, "snapshot_deletion_policy", deletion_policy, DELETION_POLICIES)
-    snapshot_params = _strings(
+    snapshot_params = v.string_map(
         name, "snapshot_class_parameters", args.get("snapshot_class_parameters")
     )
     storage_class_name = args.get("storage_class_name", DEFAULT_GP3_CLASS)
@@ -716,8 +791,7 @@ def parse_driver_args(name: str, args: Mapping[str, Any]) -> _DriverSpec:
     v.string_list(name, "kms_key_arns", kms_key_arns)
     keys: list[Any] = []
     for key in kms_key_arns:
-        if not v.is_output(key) and not _KMS_KEY_ARN.match(key):
-            raise ModelStoreInputError(name, "kms_key_arns", key, KMS_KEY_RULE)
+        v.kms_key_arn(name, "kms_key_arns", key, alias_note=KMS_ALIAS_NOTE)
         keys.append(key)
     if gp3.kms_key_arn is not None and gp3.kms_key_arn not in keys:
         keys.append(gp3.kms_key_arn)
@@ -729,11 +803,20 @@ def parse_driver_args(name: str, args: Mapping[str, Any]) -> _DriverSpec:
             "irsa or pod-identity when KMS keys are given (grants go on the controller's role)",
         )
     labels = {
-        **dict(args.get("labels", {}) or {}),
+        **v.string_map(name, "labels", args.get("labels")),
         "app.kubernetes.io/managed-by": MANAGED_BY,
         "modelstore.pulumi.com/component": name,
     }
-    user_tags = _strings(name, "tags", args.get("tags"))
+    user_tags = v.string_map(name, "tags", args.get("tags"))
+    flags = {
+        key: v.flag(name, key, args.get(key, default))
+        for key, default in (
+            ("create_snapshot_class", True),
+            ("default_snapshot_class", False),
+            ("create_storage_class", True),
+            ("default_storage_class", False),
+        )
+    }
     return _DriverSpec(
         install=install,
         identity=identity,
@@ -741,14 +824,14 @@ def parse_driver_args(name: str, args: Mapping[str, Any]) -> _DriverSpec:
         kms_key_arns=tuple(keys),
         snapshot_controller=snapshot_controller,
         snapshot_controller_namespace=snapshot_ns,
-        create_snapshot_class=bool(args.get("create_snapshot_class", True)),
+        create_snapshot_class=flags["create_snapshot_class"],
         snapshot_class_name=snapshot_class_name,
         snapshot_deletion_policy=deletion_policy,
-        default_snapshot_class=bool(args.get("default_snapshot_class", False)),
+        default_snapshot_class=flags["default_snapshot_class"],
         snapshot_class_parameters=snapshot_params,
-        create_storage_class=bool(args.get("create_storage_class", True)),
+        create_storage_class=flags["create_storage_class"],
         storage_class_name=storage_class_name,
-        default_storage_class=bool(args.get("default_storage_class", False)),
+        default_storage_class=flags["default_storage_class"],
         gp3=gp3,
         io2=io2,
         multi_attach_storage_class_name=io2_name,
@@ -782,7 +865,9 @@ def _driver_cluster(
 class EbsCsiDriver(pulumi.ComponentResource):
     """The EBS CSI driver for one EKS cluster, with everything snapshots need. Make ONE per
     cluster: a second one planning a Helm release or add-on of the driver or the snapshot
-    controller on the same cluster is refused before anything registers.
+    controller on the same cluster is refused before anything registers. The same cluster is
+    the same ``cluster_name`` or the same OIDC issuer (given, or looked up from the name); with
+    neither, the same Kubernetes provider.
 
     Creates, in dependency order: the controller's IAM role (trust limited to exactly the
     controller's service account) with :func:`ebs_csi_driver_policy` inline, and for Pod
@@ -816,16 +901,18 @@ class EbsCsiDriver(pulumi.ComponentResource):
         if spec.identity != "none":
             facts = resolve_identity(resource_name, spec.identity, cluster, opts)
         partition = aws.get_partition(opts=invoke_options(opts)).partition
-        _claim_install(resource_name, "driver", spec.install.driver, "EBS CSI driver", cluster.name)
+        identity = _cluster_identity(cluster, opts)
+        _claim_install(resource_name, "driver", spec.install.driver, "EBS CSI driver", identity)
         _claim_install(
             resource_name,
             "snapshot_controller",
             spec.snapshot_controller,
             "snapshot controller",
-            cluster.name,
+            identity,
         )
 
         super().__init__(DRIVER_TYPE_TOKEN, resource_name, None, opts)
+        self._resource_name = resource_name
         self._spec = spec
         self.cluster = cluster
 
@@ -904,6 +991,39 @@ class EbsCsiDriver(pulumi.ComponentResource):
                 "controllerRoleArn": self.controller_role_arn,
                 "controllerServiceAccount": self.controller_service_account,
             }
+        )
+
+    def multi_attach_claim(
+        self,
+        resource_name: str,
+        *,
+        name: str,
+        namespace: str,
+        size: pulumi.Input[str],
+        labels: Mapping[str, str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> k8s.core.v1.PersistentVolumeClaim:
+        """A :func:`multi_attach_claim` on this driver's io2 Multi-Attach class, created after
+        the class, its ``size`` checked against the class's IOPS (at most 1,000 per GiB: the
+        driver would silently cap the rest). Needs ``multi_attach_iops``."""
+        spec = self._spec
+        io2_class = self.multi_attach_storage_class
+        if spec.io2 is None or io2_class is None:
+            raise ModelStoreInputError(
+                self._resource_name,
+                "multi_attach_iops",
+                None,
+                "set for a Multi-Attach claim on this driver's io2 class",
+            )
+        return multi_attach_claim(
+            resource_name,
+            name=name,
+            namespace=namespace,
+            size=size,
+            storage_class_name=name_after(io2_class, spec.multi_attach_storage_class_name),
+            iops=spec.io2.iops,
+            labels=labels,
+            opts=opts,
         )
 
     def _identity_resources(self) -> list[pulumi.Resource]:
@@ -1024,8 +1144,23 @@ class EbsModelCacheArgs(TypedDict, total=False):
     model_revision: str
     """A DNS-label suffix for the seed claim, loader Job, snapshot and claim template of one
     revision (``r2``). Changing it writes and snapshots the model anew and gives replicas new
-    claims; the previous revision's objects are replaced, and with a Retain snapshot class (the
-    driver's default) its EBS snapshot and VolumeSnapshotContent stay. Default: none."""
+    claims; the previous revision's objects are replaced. What happens to the previous
+    VolumeSnapshot is ``protect``'s to say. Default: none."""
+    protect: bool
+    """Keep the model's data, the VolumeSnapshot, when Pulumi deletes it. Default: True: the
+    VolumeSnapshot is registered with ``retain_on_delete`` (not ``protect``, which would block
+    the replacement a ``model_revision`` change needs). Then ``pulumi destroy`` and a
+    ``model_revision`` change only drop the VolumeSnapshot from the stack: the object, its
+    VolumeSnapshotContent and the EBS snapshot stay (whatever the snapshot class's deletion
+    policy), a claim naming it in its ``dataSource`` can still be restored, and after a revision
+    change the old revision's snapshot keeps costing EBS snapshot storage until you delete it
+    (``kubectl delete volumesnapshot <name> -n <namespace>``, and with a Retain class its
+    VolumeSnapshotContent and EBS snapshot too). Set False to opt out: Pulumi then deletes the
+    old VolumeSnapshot on destroy and on a revision change, and with a Delete snapshot class
+    that deletes the EBS snapshot. The seed claim is never retained: until the snapshot is ready
+    the snapshot controller's ``pvc-as-source-protection`` finalizer keeps it from deletion,
+    after that the snapshot holds the same data, and keeping each revision's seed volume would
+    only pay for a second copy."""
     mount_path: str
     """Where the loader and the serving containers see the model. Default: ``/mnt/models``."""
     claim_template_name: str
@@ -1091,6 +1226,48 @@ class _CacheSpec:
     snapshot_class_name: Any
     gp3: Gp3Class | None
     labels: dict[str, str]
+    protect: bool
+
+
+# A loader container's list fields: those this library merges into (volumeMounts) and those it
+# passes on, each a list of Kubernetes objects of the kind named, or of strings.
+_CONTAINER_OBJECT_LISTS = {
+    "env": "EnvVar",
+    "envFrom": "EnvFromSource",
+    "ports": "ContainerPort",
+    "volumeMounts": "VolumeMount",
+    "volumeDevices": "VolumeDevice",
+}
+_CONTAINER_STRING_LISTS = ("command", "args")
+
+
+def _object_list(store: str, field_name: str, value: Any, kind: str) -> list[Any]:
+    """A list of mappings (Kubernetes ``kind`` objects; an item may be an Output); None is
+    empty. A string or a mapping is refused, not spread into characters or keys."""
+    if value is None:
+        return []
+    if (
+        isinstance(value, str | bytes | Mapping)
+        or not isinstance(value, Sequence)
+        or not all(isinstance(item, Mapping) or v.is_output(item) for item in value)
+    ):
+        raise ModelStoreInputError(
+            store, field_name, value, f"a list of mappings (Kubernetes {kind} objects)"
+        )
+    return list(value)
+
+
+def _check_container(
+    store: str, prefix: str, container: Mapping[str, Any], merged: Sequence[str]
+) -> None:
+    """The list fields of a container are lists. Those in ``merged`` are extended here, so they
+    must be lists now; any other one may still be an Output (left to the API server)."""
+    for key, kind in _CONTAINER_OBJECT_LISTS.items():
+        if key in container and (key in merged or not v.is_output(container[key])):
+            _object_list(store, f"{prefix}.{key}", container[key], kind)
+    for key in _CONTAINER_STRING_LISTS:
+        if key in container and container[key] is not None:
+            v.string_list(store, f"{prefix}.{key}", container[key])
 
 
 def parse_cache_args(name: str, args: Mapping[str, Any]) -> _CacheSpec:
@@ -1121,6 +1298,8 @@ def parse_cache_args(name: str, args: Mapping[str, Any]) -> _CacheSpec:
             raise ModelStoreInputError(
                 name, "loader", loader, "a container mapping with at least an 'image'"
             )
+        # The model volume's mount is added to the loader's own.
+        _check_container(name, "loader", loader, merged=("volumeMounts",))
         loader = dict(loader)
     loader_sa = args.get("loader_service_account_name")
     if loader_sa is not None:
@@ -1160,10 +1339,11 @@ def parse_cache_args(name: str, args: Mapping[str, Any]) -> _CacheSpec:
     snapshot_class_name = args.get("snapshot_class_name", DEFAULT_SNAPSHOT_CLASS)
     v.dns_subdomain(name, "snapshot_class_name", snapshot_class_name)
     labels = {
-        **dict(args.get("labels", {}) or {}),
+        **v.string_map(name, "labels", args.get("labels")),
         "app.kubernetes.io/managed-by": MANAGED_BY,
         "modelstore.pulumi.com/store": name,
     }
+    protect = v.flag(name, "protect", args.get("protect", True))
     return _CacheSpec(
         name=name,
         namespace=namespace,
@@ -1180,6 +1360,7 @@ def parse_cache_args(name: str, args: Mapping[str, Any]) -> _CacheSpec:
         snapshot_class_name=snapshot_class_name,
         gp3=gp3,
         labels=labels,
+        protect=protect,
     )
 
 
@@ -1283,7 +1464,8 @@ class EbsModelCache(pulumi.ComponentResource):
             snapshot_name = spec.source_snapshot_name
         else:
             source = spec.source_claim_name or f"{spec.base}-seed"
-            # With a Retain class (EbsCsiDriver's default) deleting this object keeps the data.
+            # The model's data: retained (see ``protect``), not protected, so a new
+            # model_revision can still replace it.
             self.snapshot = volume_snapshot(
                 f"{resource_name}-snapshot",
                 name=spec.base,
@@ -1291,7 +1473,10 @@ class EbsModelCache(pulumi.ComponentResource):
                 claim_name=source,
                 snapshot_class_name=spec.snapshot_class_name,
                 labels=spec.labels,
-                opts=child(self.loader_job),
+                opts=pulumi.ResourceOptions.merge(
+                    child(self.loader_job),
+                    pulumi.ResourceOptions(retain_on_delete=spec.protect),
+                ),
             )
             snapshot_name = name_after(self.snapshot, spec.base)
         self._snapshot_name = snapshot_name
@@ -1332,7 +1517,8 @@ class EbsModelCache(pulumi.ComponentResource):
             **loader,
             "name": loader.get("name", "loader"),
             "volumeMounts": [
-                *loader.get("volumeMounts", []),
+                # A list of mappings: parse_cache_args checked it.
+                *(loader.get("volumeMounts") or []),
                 {"name": MODEL_VOLUME, "mountPath": spec.mount_path},
             ],
         }
@@ -1397,10 +1583,26 @@ class EbsModelCache(pulumi.ComponentResource):
         and ``HF_HOME`` on a writable emptyDir. Unless set, claims are deleted with their
         replicas (``persistentVolumeClaimRetentionPolicy`` Delete/Delete): a replica volume is a
         cache, the snapshot keeps the data, and a stale claim would otherwise be reused at the
-        next scale-up instead of a fresh restore."""
+        next scale-up instead of a fresh restore.
+
+        The lists it extends (``containers``, each container's ``volumeMounts`` and ``env``,
+        ``volumes``, ``volumeClaimTemplates``) must be lists of mappings: anything else raises
+        :class:`ModelStoreInputError`."""
+        store = self._spec.name
         out = dict(spec)
         template = dict(out.get("template") or {})
         pod = dict(template.get("spec") or {})
+        path = "spec.template.spec"
+        containers = _object_list(store, f"{path}.containers", pod.get("containers"), "Container")
+        for i, c in enumerate(containers):
+            _check_container(store, f"{path}.containers[{i}]", c, merged=("volumeMounts", "env"))
+        volumes = _object_list(store, f"{path}.volumes", pod.get("volumes"), "Volume")
+        claim_templates = _object_list(
+            store,
+            "spec.volumeClaimTemplates",
+            out.get("volumeClaimTemplates"),
+            "PersistentVolumeClaim",
+        )
         hf_volume, hf_mount = hf_home_volume()
         model_mount = {
             "name": self._spec.claim_template_name,
@@ -1410,18 +1612,19 @@ class EbsModelCache(pulumi.ComponentResource):
         pod["containers"] = [
             {
                 **c,
-                "volumeMounts": [*c.get("volumeMounts", []), model_mount, hf_mount],
-                "env": [*c.get("env", []), *reader_env()],
+                "volumeMounts": [*(c.get("volumeMounts") or []), model_mount, hf_mount],
+                "env": [*(c.get("env") or []), *reader_env()],
             }
-            for c in pod.get("containers", [])
+            for c in containers
         ]
-        volumes = list(pod.get("volumes", []))
-        if not any(vol.get("name") == HF_HOME_VOLUME for vol in volumes):
+        if not any(
+            isinstance(vol, Mapping) and vol.get("name") == HF_HOME_VOLUME for vol in volumes
+        ):
             volumes.append(hf_volume)
         pod["volumes"] = volumes
         template["spec"] = pod
         out["template"] = template
-        out["volumeClaimTemplates"] = [*out.get("volumeClaimTemplates", []), self.claim_template()]
+        out["volumeClaimTemplates"] = [*claim_templates, self.claim_template()]
         out.setdefault(
             "persistentVolumeClaimRetentionPolicy",
             {"whenDeleted": "Delete", "whenScaled": "Delete"},

@@ -161,19 +161,21 @@ def volume_snapshot_class(
     v.dns_subdomain(resource_name, "name", name)
     v.dns_subdomain(resource_name, "driver", driver)
     v.one_of(resource_name, "deletion_policy", deletion_policy, DELETION_POLICIES)
+    params = v.string_map(resource_name, "parameters", parameters)
+    default = v.flag(resource_name, "is_default", is_default)
     body: dict[str, Any] = {
         "apiVersion": SNAPSHOT_API_VERSION,
         "kind": "VolumeSnapshotClass",
         "metadata": {
             "name": name,
-            "labels": dict(labels or {}),
-            "annotations": {DEFAULT_SNAPSHOT_CLASS_ANNOTATION: "true" if is_default else "false"},
+            "labels": v.string_map(resource_name, "labels", labels),
+            "annotations": {DEFAULT_SNAPSHOT_CLASS_ANNOTATION: "true" if default else "false"},
         },
         "driver": driver,
         "deletionPolicy": deletion_policy,
     }
-    if parameters:
-        body["parameters"] = dict(parameters)
+    if params:
+        body["parameters"] = params
     return KubernetesObject(resource_name, body, opts)
 
 
@@ -194,11 +196,12 @@ def volume_snapshot(
     v.dns_label(resource_name, "namespace", namespace)
     v.dns_subdomain(resource_name, "claim_name", claim_name)
     v.dns_subdomain(resource_name, "snapshot_class_name", snapshot_class_name)
+    snapshot_labels = v.string_map(resource_name, "labels", labels)
     return k8s.apiextensions.CustomResource(
         resource_name,
         api_version=SNAPSHOT_API_VERSION,
         kind="VolumeSnapshot",
-        metadata={"name": name, "namespace": namespace, "labels": dict(labels or {})},
+        metadata={"name": name, "namespace": namespace, "labels": snapshot_labels},
         spec={
             "volumeSnapshotClassName": snapshot_class_name,
             "source": {"persistentVolumeClaimName": claim_name},
@@ -271,13 +274,14 @@ def volume_claim(
         volume_mode=volume_mode,
         data_source=data_source,
     )
-    all_annotations = dict(annotations or {})
-    if binding_waits_for_consumer:
+    claim_labels = v.string_map(resource_name, "labels", labels)
+    all_annotations = v.string_map(resource_name, "annotations", annotations)
+    if v.flag(resource_name, "binding_waits_for_consumer", binding_waits_for_consumer):
         all_annotations[SKIP_AWAIT] = "true"
     claim_metadata: Any = {
         "name": name,
         "namespace": namespace,
-        "labels": dict(labels or {}),
+        "labels": claim_labels,
     }
     if all_annotations:
         claim_metadata["annotations"] = all_annotations
