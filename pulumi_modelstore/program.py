@@ -35,6 +35,8 @@ class StoreClass(Protocol):
     @property
     def driver_chart(self) -> CsiDriverChart | None: ...
 
+    def validate(self, resource_name: str, args: Any) -> None: ...
+
     def __call__(self, resource_name: str, args: Any) -> ModelStore: ...
 
 
@@ -52,7 +54,8 @@ def snake_case(key: str) -> str:
 
 def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
     """Build every store in ``stores`` (the value of ``modelstore:stores``) and export its
-    outputs. All stores are validated before the first one registers anything."""
+    outputs. Every store's input is validated before the first one registers anything; checks
+    that need a lookup (the cluster, a subnet, the OIDC provider) run as each store is built."""
     if not isinstance(stores, Mapping) or not stores:
         raise ModelStoreInputError(
             None, "modelstore:stores", stores, "a mapping of store name to its fields"
@@ -66,6 +69,8 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
             raise ModelStoreInputError(name, "backend", backend, f"one of {', '.join(BACKENDS)}")
         args = {snake_case(k): v for k, v in fields.items() if k != "backend"}
         plans.append((name, BACKENDS[backend], args))
+    for name, constructor, args in plans:
+        constructor.validate(name, args)
     _one_driver_install_per_cluster(plans)
     built: dict[str, ModelStore] = {}
     for name, constructor, args in plans:

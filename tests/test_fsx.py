@@ -89,6 +89,11 @@ def test_file_system_defaults():
             assert state["inputs"]["tags"]["team"] == "ml", state["urn"]
 
 
+def test_kms_key_arn_reaches_the_file_system():
+    fs = plan(fsx(kms_key_id=KMS_ARN)).by_type(FS)[0]["inputs"]
+    assert fs["kmsKeyId"] == KMS_ARN
+
+
 def test_file_system_is_protected_and_retained_by_default():
     state = plan(fsx()).by_type(FS)[0]
     assert state["protect"] is True and state["retainOnDelete"] is True
@@ -257,6 +262,8 @@ def test_subnet_outside_the_cluster_vpc_fails_the_preview_before_anything_regist
     assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
 
 
+KMS_ARN = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
 BAD_INPUTS = [
     (
         {"storage_capacity_gib": 3600},
@@ -368,9 +375,9 @@ BAD_INPUTS = [
         "llama: auto_import_events must be one of NEW, CHANGED, DELETED, got 'MOVED'",
     ),
     (
-        {"deployment_type": "SCRATCH_2", "kms_key_id": "alias/models"},
+        {"deployment_type": "SCRATCH_2", "kms_key_id": KMS_ARN},
         "llama: kms_key_id must be unset for scratch deployment types (they always use an "
-        "AWS-owned key), got 'alias/models'",
+        f"AWS-owned key), got '{KMS_ARN}'",
     ),
     (
         {"file_system_type_version": "2.10"},
@@ -394,6 +401,27 @@ BAD_INPUTS = [
         {"claim_name": "Llama_3"},
         "llama: claim_name must be a DNS-1123 label (lowercase letters, digits and '-', starting "
         "and ending with a letter or digit, at most 63 characters), got 'Llama_3'",
+    ),
+    (
+        {"mount_options": "flock"},
+        "llama: mount_options must be a list of strings, got 'flock'",
+    ),
+    (
+        {"data_repository_path": "s3://acme-models/x", "auto_import_events": "NEW"},
+        "llama: auto_import_events must be a list of strings, got 'NEW'",
+    ),
+    (
+        {"kms_key_id": "alias/models"},
+        "llama: kms_key_id must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key-id>; "
+        "the provider takes the key's ARN), got 'alias/models'",
+    ),
+    (
+        {"node_security_group_rules": "false"},
+        "llama: node_security_group_rules must be True or False, got 'false'",
+    ),
+    (
+        {"tags": ["team"]},
+        "llama: tags must be a mapping of strings to strings, got ['team']",
     ),
     (
         {"node_security_group_ids": "sg-0123"},

@@ -90,7 +90,8 @@ class FsxLustreModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
     data_compression_type: str
     """LZ4 (default) or NONE."""
     kms_key_id: str
-    """KMS key for encryption at rest (persistent types). Default: the AWS-managed FSx key."""
+    """ARN of a KMS key for encryption at rest (persistent types; the provider takes an ARN, not
+    a key id or alias). Default: the AWS-managed FSx key."""
     file_system_type_version: str
     """Lustre version: 2.15 (default), 2.12 or 2.10 (not for PERSISTENT_2)."""
     metadata_iops: int
@@ -206,6 +207,8 @@ def parse_fsx_args(name: str, args: Mapping[str, Any]) -> _FsxSpec:
     compression = args.get("data_compression_type", "LZ4")
     v.one_of(name, "data_compression_type", compression, COMPRESSION_TYPES)
     kms_key_id = args.get("kms_key_id")
+    if kms_key_id is not None:
+        v.kms_key_arn(name, "kms_key_id", kms_key_id, "the provider takes the key's ARN")
     if kms_key_id is not None and deployment.startswith("SCRATCH"):
         raise ModelStoreInputError(
             name,
@@ -239,7 +242,9 @@ def parse_fsx_args(name: str, args: Mapping[str, Any]) -> _FsxSpec:
 
     repo_path = args.get("data_repository_path")
     fs_path = args.get("file_system_path", "/")
-    events = tuple(args.get("auto_import_events", IMPORT_EVENTS))
+    raw_events = args.get("auto_import_events", IMPORT_EVENTS)
+    v.string_list(name, "auto_import_events", raw_events)
+    events = tuple(raw_events)
     chunk = args.get("imported_file_chunk_size_mib")
     if repo_path is not None:
         v.s3_uri(name, "data_repository_path", repo_path)
@@ -252,14 +257,14 @@ def parse_fsx_args(name: str, args: Mapping[str, Any]) -> _FsxSpec:
                 "Lustre 2.12 or newer and a deployment type other than SCRATCH_1)",
             )
         v.absolute_path(name, "file_system_path", fs_path)
-        v.string_list(name, "auto_import_events", list(events))
         for event in events:
             v.one_of(name, "auto_import_events", event, IMPORT_EVENTS)
         if chunk is not None:
             v.positive_int(name, "imported_file_chunk_size_mib", chunk)
 
-    mount_options = tuple(args.get("mount_options", DEFAULT_MOUNT_OPTIONS))
-    v.string_list(name, "mount_options", list(mount_options))
+    raw_mount_options = args.get("mount_options", DEFAULT_MOUNT_OPTIONS)
+    v.string_list(name, "mount_options", raw_mount_options)
+    mount_options = tuple(raw_mount_options)
     install = parse_driver_install(name, args)
 
     subnet_ids = args.get("subnet_ids")
@@ -272,7 +277,7 @@ def parse_fsx_args(name: str, args: Mapping[str, Any]) -> _FsxSpec:
                 list(subnet_ids),
                 "a list of exactly one subnet (a Lustre file system lives in one AZ)",
             )
-    tags = dict(args.get("tags", {}) or {})
+    tags = v.string_map(name, "tags", args.get("tags"))
     return _FsxSpec(
         common=common,
         deployment_type=deployment,
@@ -292,7 +297,9 @@ def parse_fsx_args(name: str, args: Mapping[str, Any]) -> _FsxSpec:
         install=install,
         subnet_ids=tuple(subnet_ids) if subnet_ids is not None else None,
         security_group_id=args.get("security_group_id"),
-        node_security_group_rules=bool(args.get("node_security_group_rules", True)),
+        node_security_group_rules=v.flag(
+            name, "node_security_group_rules", args.get("node_security_group_rules", True)
+        ),
         tags={
             **tags,
             "Name": name,
@@ -311,6 +318,11 @@ class FsxLustreModelStore(ModelStore):
     """
 
     driver_chart = FSX_CSI
+
+    @staticmethod
+    def validate(resource_name: str, args: Mapping[str, Any]) -> None:
+        """Check every input that needs no lookup; raises :class:`ModelStoreInputError`."""
+        parse_fsx_args(resource_name, args)
 
     file_system_id: pulumi.Output[str]
     """The FSx file system id (``fs-...``)."""

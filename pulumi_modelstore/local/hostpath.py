@@ -8,7 +8,14 @@ from typing import Any
 import pulumi
 
 from .. import validation as v
-from ..store import COMMON_FIELDS, ModelStore, ModelStoreArgs, check_known_fields, parse_common
+from ..store import (
+    COMMON_FIELDS,
+    ModelStore,
+    ModelStoreArgs,
+    StoreCommon,
+    check_known_fields,
+    parse_common,
+)
 
 TYPE_TOKEN = "modelstore:index:LocalModelStore"
 
@@ -29,6 +36,19 @@ class LocalModelStoreArgs(ModelStoreArgs, total=False):
 FIELDS = COMMON_FIELDS | frozenset(LocalModelStoreArgs.__annotations__)
 
 
+def _parse(name: str, raw: Mapping[str, Any]) -> tuple[StoreCommon, str, str | None, int]:
+    check_known_fields(name, raw, FIELDS)
+    common = parse_common(name, raw)
+    host_path = raw.get("host_path", f"/var/lib/modelstore/{name}")
+    v.absolute_path(name, "host_path", host_path)
+    node_name = raw.get("node_name")
+    if node_name is not None:
+        v.dns_subdomain(name, "node_name", node_name)
+    capacity = raw.get("capacity_gib", 20)
+    v.positive_int(name, "capacity_gib", capacity)
+    return common, host_path, node_name, capacity
+
+
 class LocalModelStore(ModelStore):
     """A store on a node's local disk. Access mode is ReadWriteOnce: every pod on that node can
     mount it, which is all a laptop cluster has. Readers mount it read-only."""
@@ -36,22 +56,18 @@ class LocalModelStore(ModelStore):
     host_path: pulumi.Output[str]
     """The directory on the node."""
 
+    @staticmethod
+    def validate(resource_name: str, args: Mapping[str, Any]) -> None:
+        """Check every input; raises :class:`ModelStoreInputError`."""
+        _parse(resource_name, args)
+
     def __init__(
         self,
         resource_name: str,
         args: LocalModelStoreArgs | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        raw: Mapping[str, Any] = dict(args or {})
-        check_known_fields(resource_name, raw, FIELDS)
-        common = parse_common(resource_name, raw)
-        host_path = raw.get("host_path", f"/var/lib/modelstore/{resource_name}")
-        v.absolute_path(resource_name, "host_path", host_path)
-        node_name = raw.get("node_name")
-        if node_name is not None:
-            v.dns_subdomain(resource_name, "node_name", node_name)
-        capacity = raw.get("capacity_gib", 20)
-        v.positive_int(resource_name, "capacity_gib", capacity)
+        common, host_path, node_name, capacity = _parse(resource_name, dict(args or {}))
 
         super().__init__(TYPE_TOKEN, resource_name, common, opts)
 
