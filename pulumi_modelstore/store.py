@@ -71,6 +71,16 @@ class StoreCommon:
         return tuple((ns, True) for ns in self.readers) + tuple((ns, False) for ns in self.writers)
 
 
+def store_tags(name: str, tags: Mapping[str, str]) -> dict[str, str]:
+    """Cloud tags for a store's resources: the user's, then the store's own (which win)."""
+    return {
+        **tags,
+        "Name": name,
+        "modelstore.pulumi.com/store": name,
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+    }
+
+
 def check_known_fields(name: str, args: Mapping[str, Any], allowed: frozenset[str]) -> None:
     for key in args:
         if key not in allowed:

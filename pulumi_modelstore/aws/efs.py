@@ -24,6 +24,7 @@ from ..store import (
     StoreCommon,
     check_known_fields,
     parse_common,
+    store_tags,
 )
 from .cluster import EksClusterFacts, invoke_options, resolve_cluster
 from .drivers import (
@@ -448,12 +449,7 @@ def parse_efs_args(name: str, args: Mapping[str, Any]) -> _EfsSpec:
         install=install,
         subnet_ids=tuple(subnet_ids) if subnet_ids is not None else None,
         security_group_id=args.get("security_group_id"),
-        tags={
-            **tags,
-            "Name": name,
-            "modelstore.pulumi.com/store": name,
-            "app.kubernetes.io/managed-by": "pulumi-modelstore",
-        },
+        tags=store_tags(name, tags),
     )
 
 

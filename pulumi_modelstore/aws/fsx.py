@@ -20,6 +20,7 @@ from ..store import (
     StoreCommon,
     check_known_fields,
     parse_common,
+    store_tags,
 )
 from .cluster import EksClusterFacts, check_subnet_in_vpc, resolve_cluster
 from .drivers import FSX_CSI, DriverInstall, DriverInstallArgs, eks_addon, parse_driver_install
@@ -300,12 +301,7 @@ def parse_fsx_args(name: str, args: Mapping[str, Any]) -> _FsxSpec:
         node_security_group_rules=v.flag(
             name, "node_security_group_rules", args.get("node_security_group_rules", True)
         ),
-        tags={
-            **tags,
-            "Name": name,
-            "modelstore.pulumi.com/store": name,
-            "app.kubernetes.io/managed-by": "pulumi-modelstore",
-        },
+        tags=store_tags(name, tags),
     )
 
 

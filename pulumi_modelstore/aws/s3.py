@@ -42,6 +42,7 @@ from ..store import (
     StoreCommon,
     check_known_fields,
     parse_common,
+    store_tags,
 )
 from .cluster import EksClusterFacts, invoke_options, resolve_cluster
 from .drivers import (
@@ -576,12 +577,7 @@ def parse_s3_args(name: str, args: Mapping[str, Any]) -> _S3Spec:
         extra_mount_options=extra_mount_options,
         install=install,
         driver_version=driver_version,
-        tags={
-            **tags,
-            "Name": name,
-            "modelstore.pulumi.com/store": name,
-            "app.kubernetes.io/managed-by": "pulumi-modelstore",
-        },
+        tags=store_tags(name, tags),
     )
     _check_driver_features(name, spec)
     if spec.needs_cluster and not args.get("cluster_name"):
