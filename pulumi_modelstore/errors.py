@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -10,7 +11,9 @@ class ModelStoreInputError(ValueError):
 
     The message names the store, the field, the value given and what is allowed, on one line:
     ``llama: storage_capacity_gib must be 1200, 2400 or a multiple of 2400 for PERSISTENT_2,
-    got 3600``.
+    got 3600``. Where several fields are wrong, :meth:`combine` reports them all, one line each
+    (``errors`` holds every one; ``store``, ``field``, ``value`` and ``allowed`` are the
+    first's).
     """
 
     def __init__(self, store: str | None, field: str, value: Any, allowed: str) -> None:
@@ -18,8 +21,28 @@ class ModelStoreInputError(ValueError):
         self.field = field
         self.value = value
         self.allowed = allowed
+        self.errors: list[ModelStoreInputError] = [self]
         prefix = f"{store}: " if store else ""
         super().__init__(f"{prefix}{field} must be {allowed}, got {_show(value)}")
+
+    @classmethod
+    def combine(cls, errors: Sequence[ModelStoreInputError]) -> ModelStoreInputError:
+        """One error carrying ``errors`` (in order, each once), its message a line each."""
+        unique: list[ModelStoreInputError] = []
+        for error in errors:
+            for one in error.errors:
+                if str(one) not in {str(u) for u in unique}:
+                    unique.append(one)
+        if len(unique) == 1:
+            return unique[0]
+        first = unique[0]
+        combined = cls(first.store, first.field, first.value, first.allowed)
+        combined.errors = unique
+        combined.args = ("\n".join(str(e) for e in unique),)
+        return combined
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 def _show(value: Any) -> str:

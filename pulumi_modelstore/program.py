@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import pulumi
 
@@ -24,28 +24,16 @@ from .aws.efs import EfsModelStore
 from .aws.fsx import FsxLustreModelStore
 from .aws.s3 import MountpointS3ModelStore
 from .errors import ModelStoreInputError
-from .kube.drivers import CsiDriverChart
-from .local.hostpath import LocalModelStore
 from .store import ModelStore
 
+StoreClass = Any
 
-class StoreClass(Protocol):
-    """What the program needs of a backend: its constructor and the driver it installs."""
-
-    @property
-    def driver_chart(self) -> CsiDriverChart | None: ...
-
-    def validate(self, resource_name: str, args: Any) -> None: ...
-
-    def __call__(self, resource_name: str, args: Any) -> ModelStore: ...
-
-
-BACKENDS: dict[str, StoreClass] = {
+LEGACY_BACKENDS: dict[str, Any] = {
     "fsx-lustre": FsxLustreModelStore,
     "efs": EfsModelStore,
     "mountpoint-s3": MountpointS3ModelStore,
-    "local": LocalModelStore,
 }
+BACKENDS: dict[str, Any] = {**LEGACY_BACKENDS, **ModelStore.backends()}
 
 
 def snake_case(key: str) -> str:
@@ -88,7 +76,7 @@ def _one_driver_install_per_cluster(
     cluster must say ``driver: none``."""
     installed_by: dict[tuple[str, Any], str] = {}
     for name, constructor, args in plans:
-        chart = constructor.driver_chart
+        chart = getattr(constructor, "driver_chart", None)
         if chart is None or args.get("driver", "helm") == "none":
             continue
         key = (chart.chart, args.get("cluster_name"))

@@ -1,27 +1,45 @@
-"""The contract every model store keeps, whatever the backend.
+"""The contract every model store keeps, whatever the backend, and the one skeleton every
+backend follows.
 
 A store has consumer namespaces: readers get a read-only mount, writers (where the backend
 allows) a read-write one. Each consumer namespace gets one PersistentVolumeClaim, pre-bound to
 its own static PersistentVolume, so workloads couple to a claim name, never to a cloud.
+
+Every backend reads the same way, in the same order (:meth:`ModelStore.__init__`):
+
+1. parse: the args TypedDict's fields (types, defaults, unknown names; see ``fields.py``), the
+   common contract (:func:`parse_common`), then the backend's named rules (:meth:`rules`); every
+   problem is reported at once, before anything registers;
+2. join the cluster scope (:meth:`join`) and preflight (:meth:`preflight`): lookups only, each
+   once per cluster;
+3. provision (:meth:`provision`): the cloud resources, returning a :class:`Binding`;
+4. the base turns the binding into a PV and claim per consumer namespace, :meth:`mount_for` and
+   the outputs (every ``pulumi.Output`` the class annotates).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the component analyzer reads these annotations as
+# objects to infer the component schema.
 
+import inspect
+import typing
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, TypedDict
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypedDict, TypeVar
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from . import validation as v
+from .cluster import ClusterScope
 from .errors import ModelStoreInputError
-from .kube.drivers import CsiDriverChart
+from .fields import Parser, fields_of
 from .kube.volumes import static_volume
 from .kube.workload import WorkloadMount, hf_home_volume, reader_env
 
 DEFAULT_MOUNT_PATH = "/mnt/models"
 MANAGED_BY = "pulumi-modelstore"
+STORE_LABEL = "modelstore.pulumi.com/store"
+ACCESS_LABEL = "modelstore.pulumi.com/access"
 
 
 class ModelStoreArgs(TypedDict, total=False):
@@ -39,17 +57,25 @@ class ModelStoreArgs(TypedDict, total=False):
     mount_path: str
     """Where containers see the models. Default: ``/mnt/models`` (where KServe mounts them)."""
     create_namespaces: bool
-    """Create the consumer namespaces. Default: False (they are the workloads' namespaces and
-    usually exist already). Turn on for a fresh laptop cluster."""
+    """Create the consumer namespaces (once per cluster, whichever store asks first, kept while
+    any store asks). Default: ``False`` (they are the workloads' namespaces and usually exist
+    already). Turn on for a fresh laptop cluster."""
     labels: Mapping[str, str]
     """Labels merged onto every Kubernetes object. Default: none besides the store's own
     ``app.kubernetes.io/managed-by`` and ``modelstore.pulumi.com/store``."""
     protect: bool
     """Protect the data-bearing resource (file system, bucket, disk) with ``protect`` and
-    ``retain_on_delete``. Default: True. Set False to let ``pulumi destroy`` delete the data."""
+    ``retain_on_delete``. Default: ``True``. Set False to let ``pulumi destroy`` delete the
+    data."""
+    cluster: Any
+    """The cluster scope this store joins: an ``EksCluster`` for the AWS stores, a
+    ``KubernetesCluster`` for the local and NFS stores. Default: the scope of the store's
+    cluster, made by the first store that names it and shared by every store on it."""
 
 
-COMMON_FIELDS = frozenset(ModelStoreArgs.__annotations__)
+A = TypeVar("A", bound=Mapping[str, Any])
+# Backend name (the config program's `backend`) -> store class; filled as backends are defined.
+_BACKENDS: dict[str, type["ModelStore"]] = {}
 
 
 @dataclass(frozen=True)
@@ -70,98 +96,224 @@ class StoreCommon:
         """(namespace, read_only) for every consumer, readers first."""
         return tuple((ns, True) for ns in self.readers) + tuple((ns, False) for ns in self.writers)
 
-
-def store_tags(name: str, tags: Mapping[str, str]) -> dict[str, str]:
-    """Cloud tags for a store's resources: the user's, then the store's own (which win)."""
-    return {
-        **tags,
-        "Name": name,
-        "modelstore.pulumi.com/store": name,
-        "app.kubernetes.io/managed-by": MANAGED_BY,
-    }
+    def volume_name(self, namespace: str) -> str:
+        return f"{self.claim_name}-{namespace}"
 
 
-def check_known_fields(name: str, args: Mapping[str, Any], allowed: frozenset[str]) -> None:
-    for key in args:
-        if key not in allowed:
-            raise ModelStoreInputError(
-                name, "field name", key, f"one of {', '.join(sorted(allowed))}"
-            )
+@dataclass(frozen=True)
+class Spec(Generic[A]):
+    """A store's parsed input: the common contract and the backend's own values."""
+
+    common: StoreCommon
+    args: A
 
 
-def parse_common(name: str, args: Mapping[str, Any]) -> StoreCommon:
-    """Validate the common fields; raises :class:`ModelStoreInputError` before any resource
-    is registered."""
-    readers = args.get("readers", ()) or ()
-    writers = args.get("writers", ()) or ()
-    v.string_list(name, "readers", readers)
-    v.string_list(name, "writers", writers)
-    readers, writers = tuple(readers), tuple(writers)
-    for field, namespaces in (("readers", readers), ("writers", writers)):
-        seen: set[str] = set()
-        for ns in namespaces:
-            v.dns_label(name, field, ns)
-            if ns in seen:
-                raise ModelStoreInputError(name, field, list(namespaces), "a list without repeats")
-            seen.add(ns)
-    if not readers and not writers:
-        raise ModelStoreInputError(
-            name, "readers and writers", [], "at least one consumer namespace between them"
-        )
-    both = sorted(set(readers) & set(writers))
-    if both:
-        raise ModelStoreInputError(
-            name, "writers", both[0], "a namespace that is not also a reader"
-        )
-    claim_name = args.get("claim_name", name)
-    v.dns_label(name, "claim_name", claim_name)
-    mount_path = args.get("mount_path", DEFAULT_MOUNT_PATH)
-    v.absolute_path(name, "mount_path", mount_path)
-    labels = v.string_map(name, "labels", args.get("labels"))
+@dataclass
+class Binding:
+    """What a backend hands the base after provisioning: how its PVs look and what pods need.
+
+    The base makes one PV and claim per consumer namespace from it (capacity, access mode,
+    volume source, mount options), and :meth:`ModelStore.mount_for` adds the pod side."""
+
+    capacity: str
+    """The PV's and claim's capacity (a Kubernetes quantity)."""
+    source: Callable[[str, bool], Mapping[str, Any]]
+    """``source(namespace, read_only)``: the PV's volume source (e.g. ``{"csi": ...}``), with
+    ``mountOptions`` where they differ per PV."""
+    reader_access_mode: str = "ReadWriteMany"
+    """The readers' access mode: what the driver accepts (FSx and EFS refuse ReadOnlyMany)."""
+    writer_access_mode: str = "ReadWriteMany"
+    mount_options: Sequence[Any] = ()
+    node_affinity: Mapping[str, Any] | None = None
+    ready: Sequence[pulumi.Resource] = ()
+    """What the PVs wait for: each edge carries data or has a reason at the place it is made."""
+    service_account_name: str | None = None
+    """The service account consumer pods run as, where the backend needs a workload identity."""
+    pod_annotations: Mapping[str, str] = field(default_factory=dict)
+    """Annotations for the consumer pods' TEMPLATE metadata."""
+    pod_labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels for the consumer pods' template metadata."""
+    pod_security_context: Mapping[str, Any] = field(default_factory=dict)
+    """Pod securityContext fields the mount needs (e.g. ``fsGroupChangePolicy``)."""
+
+
+def parse_common(p: Parser) -> StoreCommon | None:
+    """The common contract's rules on a parser; None when one of them refused a value."""
+    name = p.store
+    readers = tuple(p["readers"] or ())
+    writers = tuple(p["writers"] or ())
+    p.field_rule(_namespaces_are_labels, "readers")
+    p.field_rule(_namespaces_are_labels, "writers")
+    p.rule(_a_consumer_at_least, "readers", "writers")
+    p.rule(_no_namespace_both_reader_and_writer, "readers", "writers")
+    if "claim_name" not in p:
+        p.set("claim_name", name)
+    p.field_rule(v.dns_label, "claim_name")
+    if "mount_path" not in p:
+        p.set("mount_path", DEFAULT_MOUNT_PATH)
+    p.field_rule(v.absolute_path, "mount_path")
+    if not p.ok("readers", "writers", "claim_name", "mount_path", "labels", "create_namespaces"):
+        return None
     return StoreCommon(
         name=name,
         readers=readers,
         writers=writers,
-        claim_name=claim_name,
-        mount_path=mount_path,
-        create_namespaces=v.flag(name, "create_namespaces", args.get("create_namespaces", False)),
+        claim_name=p["claim_name"],
+        mount_path=p["mount_path"],
+        create_namespaces=p["create_namespaces"],
         labels={
-            **labels,
+            **(p["labels"] or {}),
             "app.kubernetes.io/managed-by": MANAGED_BY,
-            "modelstore.pulumi.com/store": name,
+            STORE_LABEL: name,
         },
-        protect=v.flag(name, "protect", args.get("protect", True)),
+        protect=p["protect"],
     )
 
 
+def _namespaces_are_labels(store: str, field: str, namespaces: Sequence[str]) -> None:
+    seen: set[str] = set()
+    for ns in namespaces:
+        v.dns_label(store, field, ns)
+        if ns in seen:
+            raise ModelStoreInputError(store, field, list(namespaces), "a list without repeats")
+        seen.add(ns)
+
+
+def _a_consumer_at_least(store: str, readers: Any, writers: Any) -> None:
+    if not readers and not writers:
+        raise ModelStoreInputError(
+            store, "readers and writers", [], "at least one consumer namespace between them"
+        )
+
+
+def _no_namespace_both_reader_and_writer(store: str, readers: Any, writers: Any) -> None:
+    both = sorted(set(readers or ()) & set(writers or ()))
+    if both:
+        raise ModelStoreInputError(
+            store, "writers", both[0], "a namespace that is not also a reader"
+        )
+
+
 class ModelStore(pulumi.ComponentResource):
-    """Base of every store: claims per consumer namespace and the workload mount.
+    """Base of every store: the skeleton (see the module docstring), claims per consumer
+    namespace and the workload mount. Subclasses set ``args_type``, and override
+    :meth:`rules`, :meth:`join`, :meth:`preflight` and :meth:`provision`; each declares
+    ``__init__`` with its own args type (the component schema reads it)."""
 
-    Subclasses validate all their input (and call :func:`parse_common`) *before* calling this
-    constructor, so bad input never leaves a half-registered graph.
-    """
+    # Class attributes without annotations: the component analyzer treats annotations on a
+    # component as its outputs.
+    args_type: type = ModelStoreArgs
+    backend_name = ""
+    renamed_fields: Mapping[str, str] = {}
+    """Old spelling -> new, accepted with a deprecation warning for one release."""
 
-    driver_chart: ClassVar[CsiDriverChart | None] = None
-    """The CSI driver the backend installs (one install per cluster), or None."""
     claim_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolumeClaim name."""
     volume_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolume name."""
 
+    def __init_subclass__(cls, backend: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if backend is not None:
+            cls.backend_name = backend
+            _BACKENDS[backend] = cls
+
+    @staticmethod
+    def backends() -> dict[str, type["ModelStore"]]:
+        """Backend name (the config program's ``backend``) -> store class."""
+        return dict(_BACKENDS)
+
+    # ---- 1. parse ------------------------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, resource_name: str, args: Any) -> Spec[Any]:
+        """Every check that needs no lookup; raises one :class:`ModelStoreInputError` listing
+        every problem, one line each."""
+        p = Parser(resource_name, cls.args_type, cls._renamed(resource_name, args))
+        common = parse_common(p)
+        cls.rules(p)
+        values = p.finish()
+        assert common is not None
+        return Spec(common, values)
+
+    @classmethod
+    def _renamed(cls, store: str, args: Any) -> Any:
+        if not isinstance(args, Mapping) or not any(old in args for old in cls.renamed_fields):
+            return args
+        out = dict(args)
+        for old, new in cls.renamed_fields.items():
+            if old not in out:
+                continue
+            if new in out:
+                raise ModelStoreInputError(
+                    store, old, out[old], f"unset when {new} is given (it is its new name)"
+                )
+            message = f"{store}: {old} is deprecated, use {new}"
+            warnings.warn(message, DeprecationWarning, stacklevel=4)
+            pulumi.log.warn(message)
+            out[new] = out.pop(old)
+        return out
+
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        """The backend's named rules, run on the parser (after the common contract)."""
+
+    @classmethod
+    def validate(cls, resource_name: str, args: Any) -> None:
+        """Check every input that needs no lookup; raises :class:`ModelStoreInputError`. Lets a
+        program check all its stores before any registers."""
+        cls.parse(resource_name, args)
+
+    # ---- 2. join and preflight -----------------------------------------------------------------
+
+    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> ClusterScope:
+        """The cluster scope this store joins (lookups of cluster facts happen there, once)."""
+        raise NotImplementedError
+
+    def preflight(
+        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+    ) -> Any:
+        """Lookups only, before anything registers; what it returns reaches :meth:`provision`."""
+        return None
+
+    # ---- 3. provision --------------------------------------------------------------------------
+
+    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: Any) -> Binding:
+        """The cloud resources (children of the store); returns how the PVs bind to them."""
+        raise NotImplementedError
+
+    # ---- the skeleton ----------------------------------------------------------------------------
+
     def __init__(
         self,
-        type_token: str,
-        name: str,
-        common: StoreCommon,
-        opts: pulumi.ResourceOptions | None,
+        resource_name: str,
+        args: ModelStoreArgs,
+        opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__(type_token, name, None, opts)
-        self._common = common
-        self._service_account_name: str | None = None
-        self._pod_annotations: dict[str, str] = {}
-        self.persistent_volumes: dict[str, k8s.core.v1.PersistentVolume] = {}
-        self.claims: dict[str, k8s.core.v1.PersistentVolumeClaim] = {}
-        self.namespaces: dict[str, k8s.core.v1.Namespace] = {}
+        spec = type(self).parse(resource_name, args)
+        self._common = spec.common
+        cluster = self.join(spec, opts)
+        facts = self.preflight(spec, cluster, opts)
+        cluster.reserve_names(
+            resource_name,
+            [
+                (spec.common.volume_name(ns), ns, spec.common.claim_name)
+                for ns, _ in spec.common.consumers
+            ],
+        )
+
+        super().__init__(f"modelstore:index:{type(self).__name__}", resource_name, None, opts)
+        self.cluster = cluster
+        self.persistent_volumes: dict[str, Any] = {}
+        self.claims: dict[str, Any] = {}
+        self.namespaces: dict[str, Any] = {}
+        binding = self.provision(spec, cluster, facts)
+        self._binding = binding
+        self._bind(spec.common, cluster, binding)
+        self.summary: dict[str, Any] = {
+            name: getattr(self, attribute) for name, attribute in self._outputs().items()
+        }
+        self.register_outputs(self.summary)
 
     @property
     def common(self) -> StoreCommon:
@@ -172,30 +324,29 @@ class ModelStore(pulumi.ComponentResource):
         protect = self._common.protect
         return pulumi.ResourceOptions(parent=self, protect=protect, retain_on_delete=protect)
 
-    def _bind_consumers(
-        self,
-        *,
-        capacity: str,
-        access_mode: Callable[[bool], str],
-        source: Callable[[str, bool], Mapping[str, Any]],
-        mount_options: Sequence[str] = (),
-        node_affinity: Mapping[str, Any] | None = None,
-        depends_on: Sequence[pulumi.Resource] = (),
-    ) -> None:
-        """Create one static PV and its claim per consumer namespace.
+    def volume_name(self, namespace: str) -> str:
+        return self._common.volume_name(namespace)
 
-        ``source(namespace, read_only)`` gives the PV's volume source (e.g. ``{"csi": ...}``);
-        ``access_mode(read_only)`` the access mode the driver accepts.
-        """
-        c = self._common
+    @classmethod
+    def _outputs(cls) -> dict[str, str]:
+        """camelCase output name -> attribute, for every ``pulumi.Output`` the class annotates
+        (its own first, then the base's claim and volume names)."""
+        found: dict[str, str] = {}
+        for klass in cls.__mro__:
+            own = inspect.get_annotations(klass) if _is_component(klass) else {}
+            for attribute, hint in own.items():
+                if attribute.startswith("_") or typing.get_origin(hint) is not pulumi.Output:
+                    continue
+                head, *rest = attribute.split("_")
+                found.setdefault(head + "".join(p.title() for p in rest), attribute)
+        return found
+
+    def _bind(self, c: StoreCommon, cluster: ClusterScope, binding: Binding) -> None:
+        """One static PV and its claim per consumer namespace."""
         for ns, read_only in c.consumers:
-            deps = list(depends_on)
+            deps = list(binding.ready)
             if c.create_namespaces:
-                namespace = k8s.core.v1.Namespace(
-                    f"{c.name}-ns-{ns}",
-                    metadata={"name": ns, "labels": c.labels},
-                    opts=pulumi.ResourceOptions(parent=self),
-                )
+                namespace = cluster.namespace(ns, self, c.name)
                 self.namespaces[ns] = namespace
                 deps.append(namespace)
             pv, pvc = static_volume(
@@ -203,12 +354,12 @@ class ModelStore(pulumi.ComponentResource):
                 pv_name=self.volume_name(ns),
                 claim_name=c.claim_name,
                 namespace=ns,
-                capacity=capacity,
-                access_mode=access_mode(read_only),
-                source=source(ns, read_only),
-                mount_options=mount_options,
-                labels={**c.labels, "modelstore.pulumi.com/access": _access(read_only)},
-                node_affinity=node_affinity,
+                capacity=binding.capacity,
+                access_mode=binding.reader_access_mode if read_only else binding.writer_access_mode,
+                source=binding.source(ns, read_only),
+                mount_options=binding.mount_options,
+                labels={**c.labels, ACCESS_LABEL: _access(read_only)},
+                node_affinity=binding.node_affinity,
                 parent=self,
                 depends_on=deps,
             )
@@ -219,24 +370,11 @@ class ModelStore(pulumi.ComponentResource):
             {ns: self.volume_name(ns) for ns, _ in c.consumers}
         )
 
-    def _finish(self, outputs: Mapping[str, Any]) -> None:
-        """Register the component's outputs (claims and volumes included) and keep them for
-        programs that export a summary of the store."""
-        self.summary: dict[str, Any] = {
-            **outputs,
-            "claimNames": self.claim_names,
-            "volumeNames": self.volume_names,
-        }
-        self.register_outputs(self.summary)
-
-    def volume_name(self, namespace: str) -> str:
-        return f"{self._common.claim_name}-{namespace}"
-
     def mount_for(
         self, namespace: str, *, mount_path: str | None = None, sub_path: str | None = None
     ) -> WorkloadMount:
         """What a pod in ``namespace`` needs to use this store: the volume, the mount
-        (read-only for readers), the service account, pod annotations and env."""
+        (read-only for readers), the service account, pod annotations and labels, env."""
         c = self._common
         modes = dict(c.consumers)
         if namespace not in modes:
@@ -248,38 +386,71 @@ class ModelStore(pulumi.ComponentResource):
             )
         path = mount_path or c.mount_path
         v.absolute_path(c.name, "mount_path", path)
-        read_only = modes[namespace]
-        volume = {
-            "name": c.claim_name,
-            "persistentVolumeClaim": {"claimName": c.claim_name, "readOnly": read_only},
-        }
-        volume_mount: dict[str, Any] = {
-            "name": c.claim_name,
-            "mountPath": path,
-            "readOnly": read_only,
-        }
-        if sub_path:
-            volume_mount["subPath"] = sub_path.strip("/")
-        env: list[dict[str, Any]] = []
-        extra_volumes: list[dict[str, Any]] = []
-        extra_mounts: list[dict[str, Any]] = []
-        if read_only:
-            hf_volume, hf_mount = hf_home_volume()
-            env, extra_volumes, extra_mounts = reader_env(), [hf_volume], [hf_mount]
-        return WorkloadMount(
+        return workload_mount(
             namespace=namespace,
             claim_name=c.claim_name,
-            read_only=read_only,
+            read_only=modes[namespace],
             mount_path=path,
-            volume=volume,
-            volume_mount=volume_mount,
-            service_account_name=self._service_account_name,
-            pod_annotations=dict(self._pod_annotations),
-            env=env,
-            extra_volumes=extra_volumes,
-            extra_volume_mounts=extra_mounts,
+            sub_path=sub_path,
+            binding=self._binding,
         )
+
+
+def workload_mount(
+    *,
+    namespace: str,
+    claim_name: str,
+    read_only: bool,
+    mount_path: str,
+    sub_path: str | None = None,
+    binding: Binding | None = None,
+) -> WorkloadMount:
+    """The one way a claim becomes what a pod needs (every store's :meth:`mount_for`, and the
+    caches' pod patching): the volume, the mount (read-only for readers), and for readers
+    ``HF_HUB_OFFLINE=1`` with ``HF_HOME`` on a writable emptyDir."""
+    volume = {
+        "name": claim_name,
+        "persistentVolumeClaim": {"claimName": claim_name, "readOnly": read_only},
+    }
+    volume_mount: dict[str, Any] = {
+        "name": claim_name,
+        "mountPath": mount_path,
+        "readOnly": read_only,
+    }
+    if sub_path:
+        volume_mount["subPath"] = sub_path.strip("/")
+    env: list[dict[str, Any]] = []
+    extra_volumes: list[dict[str, Any]] = []
+    extra_mounts: list[dict[str, Any]] = []
+    if read_only:
+        hf_volume, hf_mount = hf_home_volume()
+        env, extra_volumes, extra_mounts = reader_env(), [hf_volume], [hf_mount]
+    b = binding or Binding(capacity="", source=lambda ns, ro: {})
+    return WorkloadMount(
+        namespace=namespace,
+        claim_name=claim_name,
+        read_only=read_only,
+        mount_path=mount_path,
+        volume=volume,
+        volume_mount=volume_mount,
+        service_account_name=b.service_account_name,
+        pod_annotations=dict(b.pod_annotations),
+        pod_labels=dict(b.pod_labels),
+        pod_security_context=dict(b.pod_security_context),
+        env=env,
+        extra_volumes=extra_volumes,
+        extra_volume_mounts=extra_mounts,
+    )
+
+
+def _is_component(klass: type) -> bool:
+    return isinstance(klass, type) and issubclass(klass, ModelStore)
 
 
 def _access(read_only: bool) -> str:
     return "read-only" if read_only else "read-write"
+
+
+def declared_fields(store_class: type[ModelStore]) -> list[str]:
+    """The field names a store class takes (for error messages and the config program)."""
+    return list(fields_of(store_class.args_type))

@@ -3,15 +3,14 @@
 Lookups are data-source calls (invokes) made before any resource registers, so a wrong fact
 fails the preview with a message instead of failing a pod mount later."""
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
+from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..validation import is_output, string_list
 
@@ -46,6 +45,7 @@ def resolve_cluster(
     store: str,
     args: Mapping[str, Any],
     opts: pulumi.ResourceOptions | None,
+    invoke_opts: pulumi.InvokeOptions | None = None,
 ) -> EksClusterFacts:
     """Cluster facts: explicit args win; anything missing comes from ``aws.eks.get_cluster``."""
     cluster_name = args.get("cluster_name")
@@ -55,7 +55,7 @@ def resolve_cluster(
     region = args.get("region")
     oidc_issuer = args.get("oidc_issuer")
     _check_given_facts(store, vpc_id, subnet_ids, node_sgs, region, oidc_issuer)
-    invoke_opts = invoke_options(opts)
+    invoke_opts = invoke_opts or invoke_options(opts)
     if vpc_id is None or subnet_ids is None or node_sgs is None:
         if not cluster_name:
             raise ModelStoreInputError(
@@ -134,3 +134,218 @@ def check_subnet_in_vpc(
             subnet_id,
             f"a subnet in the cluster's VPC {vpc_id} (it is in {subnet.vpc_id})",
         )
+
+
+# ---- the EKS cluster scope -----------------------------------------------------------------------
+
+FACT_FIELDS = (
+    "cluster_name",
+    "vpc_id",
+    "cluster_subnet_ids",
+    "node_security_group_ids",
+    "region",
+    "oidc_issuer",
+)
+
+
+class EksClusterArgs(TypedDict, total=False):
+    """The EKS cluster a store serves: its name (facts looked up once per cluster) or the facts
+    themselves. The AWS stores take these fields too; stores naming one cluster share one
+    :class:`EksCluster`."""
+
+    cluster_name: str
+    """The EKS cluster whose nodes mount the stores. Its VPC, subnets, cluster security group,
+    region and OIDC issuer are looked up once before deploy, unless given below. Default: none
+    (then ``vpc_id``, ``cluster_subnet_ids`` and ``node_security_group_ids`` are needed)."""
+    vpc_id: str
+    """The cluster's VPC. Default: looked up from the cluster."""
+    cluster_subnet_ids: Sequence[str]
+    """The cluster's subnets. Default: looked up from the cluster."""
+    node_security_group_ids: Sequence[str]
+    """Security groups of the nodes that mount the stores. Default: the cluster security group
+    EKS attaches to managed node groups."""
+    region: str
+    """The cluster's AWS region (given to drivers for nodes where IMDS is blocked). Default:
+    the AWS provider's region."""
+    oidc_issuer: str
+    """The cluster's OIDC issuer URL, for IRSA. Default: looked up from the cluster."""
+
+
+class EksCluster(ClusterScope):
+    """What belongs to one EKS cluster, shared by the model stores on it: its facts (looked up
+    once), each CSI driver install, the node-level roles drivers share, namespaces, and the
+    PV and claim names in use. Stores make it on first use from ``cluster_name``; a program
+    may make it itself and pass it to stores as ``cluster``."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: EksClusterArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        store: str | None = None,
+    ) -> None:
+        from ..fields import Parser  # the scope parses with the stores' field machinery
+
+        p = Parser(store or resource_name, EksClusterArgs, args)
+        p.check(
+            lambda: _check_given_facts(
+                p.store,
+                p["vpc_id"],
+                p["cluster_subnet_ids"],
+                p["node_security_group_ids"],
+                p["region"],
+                p["oidc_issuer"],
+            )
+        )
+        given = {k: v for k, v in p.finish().items() if v is not None}
+        super().__init__(
+            "modelstore:index:EksCluster",
+            resource_name,
+            opts,
+            key=("eks", resource_name),
+            store=store,
+        )
+        self._given: dict[str, Any] = given
+        self._invoke_opts = invoke_options(opts)
+        self._facts: EksClusterFacts | None = None
+
+    @staticmethod
+    def name_for(args: Mapping[str, Any]) -> str:
+        """A scope's name: the cluster's, else (explicit facts only) after its VPC."""
+        name = args.get("cluster_name")
+        if isinstance(name, str) and name:
+            return name
+        vpc = args.get("vpc_id")
+        return f"eks-{vpc}" if isinstance(vpc, str) else "eks"
+
+    @classmethod
+    def join(
+        cls, store: str, args: Mapping[str, Any], opts: pulumi.ResourceOptions | None
+    ) -> "EksCluster":
+        """The scope of the cluster ``args`` name (``cluster``, else ``cluster_name`` or the
+        explicit facts), made on first use. A fact a store gives must match what the scope has."""
+        given_scope = args.get("cluster")
+        if given_scope is not None:
+            if not isinstance(given_scope, EksCluster):
+                raise ModelStoreInputError(
+                    store, "cluster", type(given_scope).__name__, "an EksCluster"
+                )
+            scope = given_scope
+        else:
+            name = cls.name_for(args)
+            found = cls.find(("eks", name))
+            if found is None:
+                facts = {k: args[k] for k in FACT_FIELDS if args.get(k) is not None}
+                return cls(name, facts, _scope_options(opts), store=store)  # type: ignore[arg-type]
+            assert isinstance(found, EksCluster)
+            scope = found
+        scope.check_joins(store, opts)
+        scope._agree(store, {k: args[k] for k in FACT_FIELDS if args.get(k) is not None})
+        return scope
+
+    def _agree(self, store: str, facts: Mapping[str, Any]) -> None:
+        for field, value in facts.items():
+            if is_output(value) or field == "cluster_name":
+                continue
+            have = self._given.get(field)
+            if have is None and self._facts is None:
+                _check_given_facts(store, *(facts.get(f) for f in FACT_FIELDS[1:]))
+                self._given[field] = value
+            elif have is not None and have != value and not is_output(have):
+                raise ModelStoreInputError(
+                    store,
+                    field,
+                    value,
+                    f"{have!r}, what cluster {self.scope_name!r} already has (stores on one "
+                    "cluster share its facts)",
+                )
+
+    @property
+    def name(self) -> Any:
+        """The EKS cluster's name, or None when only its facts were given."""
+        return self._given.get("cluster_name")
+
+    def facts(self, store: str) -> EksClusterFacts:
+        """The cluster's facts, looked up once (``store`` is named if a lookup fails)."""
+        if self._facts is None:
+            self._facts = resolve_cluster(store, self._given, None, self._invoke_opts)
+        return self._facts
+
+    def region(self, store: str) -> Any:
+        """The cluster's region without looking up the cluster (the provider's, else given)."""
+        given = self._given.get("region")
+        if given is not None:
+            return given
+        if self._facts is not None:
+            return self._facts.region
+        return self.lookup("region", lambda: aws.get_region(opts=self._invoke_opts).region)
+
+    def subnet(self, subnet_id: str) -> Any:
+        return self.lookup(
+            ("subnet", subnet_id), lambda: aws.ec2.get_subnet(id=subnet_id, opts=self._invoke_opts)
+        )
+
+    def check_subnet_in_vpc(self, store: str, field: str, subnet_id: Any) -> None:
+        """Preflight: the subnet must be in the cluster's VPC, or the nodes cannot reach it."""
+        vpc_id = self.facts(store).vpc_id
+        if is_output(subnet_id) or is_output(vpc_id):
+            return
+        subnet = self.subnet(subnet_id)
+        if subnet.vpc_id != vpc_id:
+            raise ModelStoreInputError(
+                store,
+                field,
+                subnet_id,
+                f"a subnet in the cluster's VPC {vpc_id} (it is in {subnet.vpc_id})",
+            )
+
+    def node_group_subnets(self) -> list[str]:
+        """The subnets of the cluster's EKS managed node groups, sorted and deduped; looked up
+        once. Nodes Karpenter or self-managed groups launch are not listed by EKS."""
+        name = self.name
+        if not name or is_output(name):
+            return []
+
+        def fetch() -> list[str]:
+            o = self._invoke_opts
+            names = aws.eks.get_node_groups(cluster_name=name, opts=o).names or []
+            return sorted(
+                {
+                    subnet_id
+                    for group in sorted(names)
+                    for subnet_id in aws.eks.get_node_group(
+                        cluster_name=name, node_group_name=group, opts=o
+                    ).subnet_ids
+                    or []
+                }
+            )
+
+        return self.lookup("node-group-subnets", fetch)
+
+    def partition(self) -> str:
+        return self.lookup("partition", lambda: aws.get_partition(opts=self._invoke_opts).partition)
+
+    def identity(self, store: str, kind: str, field: str = "identity") -> Any:
+        """The facts a role's trust needs for ``kind`` (irsa: the OIDC provider, looked up once
+        per cluster), checked before deploy. See ``identity.resolve_identity``."""
+        from .identity import resolve_identity
+
+        facts = self.facts(store) if kind == "irsa" else None
+        cluster = facts if facts is not None else _name_only(self.name)
+        return self.lookup(
+            ("identity", kind, field),
+            lambda: resolve_identity(store, kind, cluster, None, field, self._invoke_opts),
+        )
+
+
+def _name_only(name: Any) -> EksClusterFacts:
+    return EksClusterFacts(
+        name=name, vpc_id="", subnet_ids=(), node_security_group_ids=(), region=""
+    )
+
+
+def _scope_options(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOptions:
+    from ..cluster import providers_only
+
+    return providers_only(opts)

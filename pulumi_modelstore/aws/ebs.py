@@ -32,6 +32,7 @@ import pulumi_kubernetes as k8s
 from pulumi.runtime.settings import get_root_resource
 
 from .. import validation as v
+from .._legacy_store import DEFAULT_MOUNT_PATH, MANAGED_BY, check_known_fields
 from ..errors import ModelStoreInputError
 from ..kube.drivers import helm_release
 from ..kube.snapshots import (
@@ -45,7 +46,6 @@ from ..kube.snapshots import (
     volume_snapshot_class,
 )
 from ..kube.workload import HF_HOME_VOLUME, hf_home_volume, reader_env
-from ..store import DEFAULT_MOUNT_PATH, MANAGED_BY, check_known_fields
 from .cluster import EksClusterFacts, invoke_options, resolve_cluster
 from .drivers import (
     DRIVER_INSTALLS,

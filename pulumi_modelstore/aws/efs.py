@@ -15,9 +15,7 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import validation as v
-from ..errors import ModelStoreInputError
-from ..kube.drivers import helm_release
-from ..store import (
+from .._legacy_store import (
     COMMON_FIELDS,
     ModelStore,
     ModelStoreArgs,
@@ -26,6 +24,8 @@ from ..store import (
     parse_common,
     store_tags,
 )
+from ..errors import ModelStoreInputError
+from ..kube.drivers import helm_release
 from .cluster import EksClusterFacts, invoke_options, resolve_cluster
 from .drivers import (
     ADDON_NAMESPACE,
@@ -909,7 +909,7 @@ class EfsModelStore(ModelStore):
         # before it has no credentials and every `iam` mount fails.
         ready: list[pulumi.Resource] = []
         if role is not None:
-            ready = [role.policy, *([role.association] if role.association is not None else [])]
+            ready = [r for r in (role.policy, role.association) if r is not None]
         if spec.install.driver == "eks-addon":
             return eks_addon(
                 f"{name}-efs-csi-driver",

@@ -11,9 +11,7 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import validation as v
-from ..errors import ModelStoreInputError
-from ..kube.drivers import helm_release
-from ..store import (
+from .._legacy_store import (
     COMMON_FIELDS,
     ModelStore,
     ModelStoreArgs,
@@ -22,6 +20,8 @@ from ..store import (
     parse_common,
     store_tags,
 )
+from ..errors import ModelStoreInputError
+from ..kube.drivers import helm_release
 from .cluster import EksClusterFacts, check_subnet_in_vpc, resolve_cluster
 from .drivers import FSX_CSI, DriverInstall, DriverInstallArgs, eks_addon, parse_driver_install
 

@@ -9,7 +9,7 @@ failing every pod's AWS calls after deploy.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,8 +41,10 @@ def resolve_identity(
     cluster: EksClusterFacts,
     opts: pulumi.ResourceOptions | None,
     field: str = "identity",
+    invoke_opts: pulumi.InvokeOptions | None = None,
 ) -> IdentityFacts:
-    """Check the cluster can serve ``kind`` and return the facts its trust policy needs."""
+    """Check the cluster can serve ``kind`` and return the facts its trust policy needs.
+    Stores reach it through ``EksCluster.identity``, which asks once per cluster."""
     if kind not in IDENTITIES:
         raise ModelStoreInputError(store, field, kind, f"one of {', '.join(IDENTITIES)}")
     if kind == "pod-identity":
@@ -60,7 +62,9 @@ def resolve_identity(
             "the cluster's OIDC issuer URL (give cluster_name to look it up) when identity is irsa",
         )
     try:
-        provider = aws.iam.get_open_id_connect_provider(url=issuer, opts=invoke_options(opts))
+        provider = aws.iam.get_open_id_connect_provider(
+            url=issuer, opts=invoke_opts or invoke_options(opts)
+        )
     except Exception as exc:  # the invoke's own error says why (usually "not found")
         raise ModelStoreInputError(
             store,
@@ -88,6 +92,26 @@ def resolve_identity(
 
 def trust_policy(facts: IdentityFacts, namespace: str, service_account: str) -> dict[str, Any]:
     """The role's trust policy: exactly one service account may assume it."""
+    return trust_policy_for(facts, [(namespace, service_account)])
+
+
+def trust_policy_for(
+    facts: IdentityFacts, service_accounts: Sequence[tuple[str, str]]
+) -> dict[str, Any]:
+    """The role's trust policy: exactly these ``(namespace, service account)`` pairs may
+    assume it (IRSA: one statement each, so no condition matches a pattern; Pod Identity: the
+    service principal, with an association per service account)."""
+    if facts.kind == "pod-identity":
+        return _trust_one(facts, *service_accounts[0])
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            s for ns, sa in service_accounts for s in _trust_one(facts, ns, sa)["Statement"]
+        ],
+    }
+
+
+def _trust_one(facts: IdentityFacts, namespace: str, service_account: str) -> dict[str, Any]:
     if facts.kind == "pod-identity":
         statement: dict[str, Any] = {
             "Effect": "Allow",
@@ -113,14 +137,26 @@ def trust_policy(facts: IdentityFacts, namespace: str, service_account: str) -> 
 @dataclass
 class ServiceAccountRole:
     role: aws.iam.Role
-    policy: aws.iam.RolePolicy
+    policy: aws.iam.RolePolicy | None
+    """The role's inline policy, where the role carries one (a shared role gets one per
+    store, each a RolePolicy of its own)."""
     association: aws.eks.PodIdentityAssociation | None
+    """The Pod Identity association of the first service account (None for IRSA)."""
     namespace: str
     service_account: str
+    associations: tuple[aws.eks.PodIdentityAssociation, ...] = ()
 
     @property
     def arn(self) -> pulumi.Output[str]:
         return self.role.arn
+
+    @property
+    def ready(self) -> list[pulumi.Resource]:
+        """What a pod using the role waits for: the association (Pod Identity hands
+        credentials only to pods created after it) or the inline policy."""
+        if self.associations:
+            return list(self.associations)
+        return [self.policy] if self.policy is not None else [self.role]
 
     def service_account_annotations(self) -> dict[str, pulumi.Output[str]]:
         """What the service account needs: the IRSA role annotation (Pod Identity needs none:
@@ -134,37 +170,83 @@ def service_account_role(
     resource_name: str,
     *,
     facts: IdentityFacts,
-    namespace: str,
-    service_account: str,
-    policy: Mapping[str, Any] | pulumi.Output[Any],
+    namespace: str | None = None,
+    service_account: str | None = None,
+    service_accounts: Sequence[tuple[str, str]] = (),
+    policy: Mapping[str, Any] | pulumi.Output[Any] | None,
     description: str,
     tags: Mapping[str, str],
     parent: pulumi.Resource,
+    aliases_from: pulumi.Resource | None = None,
+    old_name: str | None = None,
 ) -> ServiceAccountRole:
-    """A role only ``namespace/service_account`` can assume, with ``policy`` inline, and for
-    Pod Identity the association that hands it to the service account."""
+    """A role only the given service accounts can assume (``namespace``/``service_account``,
+    or several as ``service_accounts``), with ``policy`` inline (None: the users of a shared
+    role attach their own), and for Pod Identity an association per service account.
+
+    ``aliases_from``/``old_name``: where the role and its association lived before (a store,
+    and the resource name it used there), so moving it to a cluster scope is no replacement."""
+    accounts = list(service_accounts) or [(namespace or "", service_account or "")]
+
+    def opts(suffix: str, **extra: Any) -> pulumi.ResourceOptions:
+        aliases = (
+            [pulumi.Alias(name=f"{old_name}-{suffix}", parent=aliases_from)]
+            if aliases_from is not None and old_name is not None
+            else None
+        )
+        return pulumi.ResourceOptions(parent=parent, aliases=aliases, **extra)
+
     role = aws.iam.Role(
         f"{resource_name}-role",
-        assume_role_policy=json.dumps(trust_policy(facts, namespace, service_account)),
+        assume_role_policy=json.dumps(trust_policy_for(facts, accounts)),
         description=description,
         tags=dict(tags),
-        opts=pulumi.ResourceOptions(parent=parent),
+        opts=opts("role"),
     )
-    role_policy = aws.iam.RolePolicy(
-        f"{resource_name}-policy",
-        role=role.id,
+    role_policy = None
+    if policy is not None:
+        role_policy = aws.iam.RolePolicy(
+            f"{resource_name}-policy",
+            role=role.id,
+            policy=pulumi.Output.json_dumps(policy),
+            opts=opts("policy"),
+        )
+    associations: list[aws.eks.PodIdentityAssociation] = []
+    if facts.kind == "pod-identity":
+        for i, (ns, sa) in enumerate(accounts):
+            suffix = "pod-identity" if i == 0 else f"pod-identity-{ns}-{sa}"
+            associations.append(
+                aws.eks.PodIdentityAssociation(
+                    f"{resource_name}-{suffix}",
+                    cluster_name=facts.cluster_name,
+                    namespace=ns,
+                    service_account=sa,
+                    role_arn=role.arn,
+                    tags=dict(tags),
+                    opts=opts(suffix, depends_on=[role_policy] if role_policy else []),
+                )
+            )
+    return ServiceAccountRole(
+        role,
+        role_policy,
+        associations[0] if associations else None,
+        accounts[0][0],
+        accounts[0][1],
+        tuple(associations),
+    )
+
+
+def attach_policy(
+    resource_name: str,
+    role: ServiceAccountRole,
+    policy: Mapping[str, Any] | pulumi.Output[Any],
+    parent: pulumi.Resource,
+) -> aws.iam.RolePolicy:
+    """A store's own inline policy on a role it shares with other stores (a node-level driver
+    role): each store adds only its own permission, and removing the store removes only it."""
+    return aws.iam.RolePolicy(
+        resource_name,
+        role=role.role.id,
         policy=pulumi.Output.json_dumps(policy),
         opts=pulumi.ResourceOptions(parent=parent),
     )
-    association = None
-    if facts.kind == "pod-identity":
-        association = aws.eks.PodIdentityAssociation(
-            f"{resource_name}-pod-identity",
-            cluster_name=facts.cluster_name,
-            namespace=namespace,
-            service_account=service_account,
-            role_arn=role.arn,
-            tags=dict(tags),
-            opts=pulumi.ResourceOptions(parent=parent, depends_on=[role_policy]),
-        )
-    return ServiceAccountRole(role, role_policy, association, namespace, service_account)

@@ -33,9 +33,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from .. import validation as v
-from ..errors import ModelStoreInputError
-from ..kube.drivers import CsiDriverChart, helm_release
-from ..store import (
+from .._legacy_store import (
     COMMON_FIELDS,
     ModelStore,
     ModelStoreArgs,
@@ -44,6 +42,8 @@ from ..store import (
     parse_common,
     store_tags,
 )
+from ..errors import ModelStoreInputError
+from ..kube.drivers import CsiDriverChart, helm_release
 from .cluster import EksClusterFacts, invoke_options, resolve_cluster
 from .drivers import (
     MOUNTPOINT_S3_CSI,
@@ -764,7 +764,7 @@ class MountpointS3ModelStore(ModelStore):
             ready.append(self.driver_install)
         for role in [self.driver_role, *self.pod_roles.values()]:
             if role is not None:
-                ready.append(role.association or role.policy)
+                ready += role.ready
         self._bind_consumers(
             capacity=NOMINAL_CAPACITY,
             access_mode=lambda read_only: "ReadOnlyMany" if read_only else "ReadWriteMany",
@@ -914,7 +914,7 @@ class MountpointS3ModelStore(ModelStore):
         # since EKS hands Pod Identity credentials to pods when they are created.
         depends: list[pulumi.Resource] = []
         if role is not None:
-            depends.append(role.association or role.policy)
+            depends += role.ready
         if spec.install.driver == "eks-addon":
             assert cluster is not None
             return eks_addon(

@@ -31,6 +31,11 @@ class WorkloadMount:
     """The service account the pod must run as, where the backend needs a workload identity."""
     pod_annotations: dict[str, str] = field(default_factory=dict)
     """Annotations for the POD TEMPLATE metadata (not the Deployment's)."""
+    pod_labels: dict[str, str] = field(default_factory=dict)
+    """Labels for the pod template metadata (e.g. a workload identity's opt-in label)."""
+    pod_security_context: dict[str, Any] = field(default_factory=dict)
+    """Pod ``securityContext`` fields the mount needs; :meth:`patch_pod_spec` merges them over
+    the pod's own."""
     env: list[dict[str, Any]] = field(default_factory=list)
     """Container env: for readers HF_HUB_OFFLINE=1 and HF_HOME on a writable emptyDir."""
     extra_volumes: list[dict[str, Any]] = field(default_factory=list)
@@ -64,6 +69,11 @@ class WorkloadMount:
         out = dict(pod_spec)
         out["volumes"] = [*pod_spec.get("volumes", []), *self.volumes]
         out["containers"] = [self.patch_container(c) for c in pod_spec.get("containers", [])]
+        if self.pod_security_context:
+            out["securityContext"] = {
+                **pod_spec.get("securityContext", {}),
+                **self.pod_security_context,
+            }
         if self.service_account_name:
             out["serviceAccountName"] = self.service_account_name
         return out

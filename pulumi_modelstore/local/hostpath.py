@@ -1,23 +1,15 @@
 """A model store on one node's disk, for laptop clusters (kind, minikube): no cloud needed."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the component analyzer reads the annotations.
 
-from collections.abc import Mapping
 from typing import Any
 
 import pulumi
 
 from .. import validation as v
-from ..store import (
-    COMMON_FIELDS,
-    ModelStore,
-    ModelStoreArgs,
-    StoreCommon,
-    check_known_fields,
-    parse_common,
-)
-
-TYPE_TOKEN = "modelstore:index:LocalModelStore"
+from ..cluster import ClusterScope, KubernetesCluster
+from ..fields import Parser
+from ..store import Binding, ModelStore, ModelStoreArgs, Spec
 
 
 class LocalModelStoreArgs(ModelStoreArgs, total=False):
@@ -30,53 +22,61 @@ class LocalModelStoreArgs(ModelStoreArgs, total=False):
     """Pin the store to this node with a ``local`` volume and node affinity (the directory must
     exist). Default: none, a ``hostPath`` volume, right for single-node kind or minikube."""
     capacity_gib: int
-    """Capacity the PV and claims advertise, in GiB. Default: 20."""
+    """Capacity the PV and claims advertise, in GiB. Default: ``20``."""
+    cluster_name: str
+    """A name for the cluster's scope (its namespaces and PV names), for a program that serves
+    two clusters, each with its own Kubernetes provider. Default: ``kubernetes``."""
 
 
-FIELDS = COMMON_FIELDS | frozenset(LocalModelStoreArgs.__annotations__)
-
-
-def _parse(name: str, raw: Mapping[str, Any]) -> tuple[StoreCommon, str, str | None, int]:
-    check_known_fields(name, raw, FIELDS)
-    common = parse_common(name, raw)
-    host_path = raw.get("host_path", f"/var/lib/modelstore/{name}")
-    v.absolute_path(name, "host_path", host_path)
-    node_name = raw.get("node_name")
-    if node_name is not None:
-        v.dns_subdomain(name, "node_name", node_name)
-    capacity = raw.get("capacity_gib", 20)
-    v.positive_int(name, "capacity_gib", capacity)
-    return common, host_path, node_name, capacity
-
-
-class LocalModelStore(ModelStore):
+class LocalModelStore(ModelStore, backend="local"):
     """A store on a node's local disk. Access mode is ReadWriteOnce: every pod on that node can
     mount it, which is all a laptop cluster has. Readers mount it read-only."""
+
+    args_type = LocalModelStoreArgs
 
     host_path: pulumi.Output[str]
     """The directory on the node."""
 
-    @staticmethod
-    def validate(resource_name: str, args: Mapping[str, Any]) -> None:
-        """Check every input; raises :class:`ModelStoreInputError`."""
-        _parse(resource_name, args)
-
     def __init__(
         self,
         resource_name: str,
-        args: LocalModelStoreArgs | None = None,
+        args: LocalModelStoreArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        common, host_path, node_name, capacity = _parse(resource_name, dict(args or {}))
+        super().__init__(resource_name, args, opts)
 
-        super().__init__(TYPE_TOKEN, resource_name, common, opts)
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        if "host_path" not in p:
+            p.set("host_path", f"/var/lib/modelstore/{p.store}")
+        p.field_rule(v.absolute_path, "host_path")
+        p.field_rule(v.dns_subdomain, "node_name")
+        p.field_rule(v.positive_int, "capacity_gib")
+        p.field_rule(v.dns_label, "cluster_name")
 
+    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> ClusterScope:
+        return spec.args.get("cluster") or KubernetesCluster.join(
+            spec.common.name, spec.args["cluster_name"], opts
+        )
+
+    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: Any) -> Binding:
+        host_path, node_name = spec.args["host_path"], spec.args.get("node_name")
+        self.host_path = pulumi.Output.from_input(host_path)
         if node_name is None:
-            source = {"hostPath": {"path": host_path, "type": "DirectoryOrCreate"}}
-            affinity = None
-        else:
-            source = {"local": {"path": host_path}}
-            affinity = {
+            return Binding(
+                capacity=f"{spec.args['capacity_gib']}Gi",
+                source=lambda ns, ro: {
+                    "hostPath": {"path": host_path, "type": "DirectoryOrCreate"}
+                },
+                reader_access_mode="ReadWriteOnce",
+                writer_access_mode="ReadWriteOnce",
+            )
+        return Binding(
+            capacity=f"{spec.args['capacity_gib']}Gi",
+            source=lambda ns, ro: {"local": {"path": host_path}},
+            reader_access_mode="ReadWriteOnce",
+            writer_access_mode="ReadWriteOnce",
+            node_affinity={
                 "required": {
                     "nodeSelectorTerms": [
                         {
@@ -90,16 +90,5 @@ class LocalModelStore(ModelStore):
                         }
                     ]
                 }
-            }
-        self._bind_consumers(
-            capacity=f"{capacity}Gi",
-            access_mode=lambda read_only: "ReadWriteOnce",
-            source=lambda namespace, read_only: source,
-            node_affinity=affinity,
-        )
-        self.host_path = pulumi.Output.from_input(host_path)
-        self._finish(
-            {
-                "hostPath": self.host_path,
-            }
+            },
         )

@@ -1,0 +1,283 @@
+"""What belongs to a cluster, not to a model: the cluster scope stores join.
+
+A model store is per model; a cluster serves many. A :class:`ClusterScope` (one per cluster and
+Kubernetes provider in a program, made by the first store that joins, or by the program itself)
+owns, once for all its stores:
+
+- the cluster's facts, looked up once (each cloud's scope: ``aws.EksCluster``);
+- each CSI driver install, whichever store asks first (:meth:`ClusterScope.install_once`);
+- node-level identities several stores share (:meth:`ClusterScope.shared`);
+- the namespaces stores create, kept while any store uses them (:meth:`ClusterScope.namespace`);
+- the names of PVs and claims: a second store claiming one is refused at plan time, naming both
+  stores (:meth:`ClusterScope.reserve_names`);
+- the Kubernetes provider: two clusters in one program need two providers.
+
+Where something used to live under a store (a driver install, a namespace), it keeps its
+identity through an alias naming the store and its old name, so ``pulumi up`` moves it under
+the scope instead of replacing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi.runtime import settings
+
+from .errors import ModelStoreInputError
+
+T = TypeVar("T")
+_REGISTRY_ATTRIBUTE = "_modelstore_cluster_scopes"
+
+
+def _registry() -> dict[Hashable, ClusterScope]:
+    """This program run's scopes. Kept on the run's resource monitor, so every plan (and every
+    test) starts with none."""
+    monitor = settings.get_monitor()
+    registry = getattr(monitor, _REGISTRY_ATTRIBUTE, None)
+    if registry is None:
+        registry = {}
+        setattr(monitor, _REGISTRY_ATTRIBUTE, registry)
+    return registry
+
+
+def provider_of(
+    opts: pulumi.ResourceOptions | None, package: str
+) -> pulumi.ProviderResource | None:
+    """The explicit provider for ``package`` in ``opts`` (``provider`` or ``providers``)."""
+    if opts is None:
+        return None
+    provider = opts.provider
+    if provider is not None and getattr(provider, "package", None) == package:
+        return provider
+    providers = opts.providers
+    if isinstance(providers, Mapping):
+        return providers.get(package)
+    if isinstance(providers, Sequence):
+        return next((p for p in providers if getattr(p, "package", None) == package), None)
+    return None
+
+
+def providers_only(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOptions:
+    """The providers of ``opts`` (nothing else), for a scope that serves the store."""
+    if opts is None:
+        return pulumi.ResourceOptions()
+    providers: list[pulumi.ProviderResource] = []
+    if opts.provider is not None:
+        providers.append(opts.provider)
+    if isinstance(opts.providers, Mapping):
+        providers += list(opts.providers.values())
+    elif isinstance(opts.providers, Sequence):
+        providers += list(opts.providers)
+    return pulumi.ResourceOptions(providers=providers) if providers else pulumi.ResourceOptions()
+
+
+class ClusterScope(pulumi.ComponentResource):
+    """Base of every cluster scope (see the module docstring). Backends reach theirs with
+    :meth:`join`; a program may also make one and pass it to its stores as ``cluster``."""
+
+    def __init__(
+        self,
+        type_token: str,
+        resource_name: str,
+        opts: pulumi.ResourceOptions | None,
+        *,
+        key: Hashable,
+        store: str | None = None,
+    ) -> None:
+        registry = _registry()
+        self._key = key
+        self._kubernetes = provider_of(opts, "kubernetes")
+        _check_provider(registry, key, self._kubernetes, store or resource_name, resource_name)
+        super().__init__(type_token, resource_name, None, opts)
+        registry[key] = self
+        self.scope_name = resource_name
+        self._names: dict[tuple[str, ...], str] = {}
+        self._namespaces: dict[str, k8s.core.v1.Namespace] = {}
+        self._installs: dict[str, tuple[str, Hashable, pulumi.Resource | None]] = {}
+        self._shared: dict[Hashable, Any] = {}
+        self._lookups: dict[Hashable, Any] = {}
+        self.register_outputs({})
+
+    @classmethod
+    def find(cls, key: Hashable) -> ClusterScope | None:
+        return _registry().get(key)
+
+    def check_joins(self, store: str, opts: pulumi.ResourceOptions | None) -> None:
+        """A store joins with the scope's Kubernetes provider, or none (then it inherits it)."""
+        theirs = provider_of(opts, "kubernetes")
+        if theirs is not None and theirs is not self._kubernetes:
+            raise ModelStoreInputError(
+                store,
+                "opts.providers['kubernetes']",
+                getattr(theirs, "_name", "a provider"),
+                f"the Kubernetes provider of cluster {self.scope_name!r} (each cluster has one)",
+            )
+
+    # ---- facts ---------------------------------------------------------------------------------
+
+    def lookup(self, key: Hashable, fetch: Callable[[], T]) -> T:
+        """``fetch()`` once per key for the whole cluster: N stores cost one set of lookups."""
+        if key not in self._lookups:
+            self._lookups[key] = fetch()
+        return self._lookups[key]
+
+    # ---- names ---------------------------------------------------------------------------------
+
+    def reserve_names(self, store: str, volumes: Sequence[tuple[str, str, str]]) -> None:
+        """Reserve ``(pv_name, namespace, claim_name)`` for ``store``: a PV name or a claim
+        another store of this cluster already uses is refused, naming both. Every name is
+        checked before any is kept, so a refusal leaves nothing reserved."""
+        wanted: dict[tuple[str, ...], tuple[str, str]] = {}
+        for pv_name, namespace, claim in volumes:
+            wanted[("PersistentVolume", pv_name)] = ("PersistentVolume", pv_name)
+            wanted[("PersistentVolumeClaim", namespace, claim)] = (
+                "PersistentVolumeClaim",
+                f"{namespace}/{claim}",
+            )
+        for key, (kind, shown) in wanted.items():
+            owner = self._names.get(key)
+            if owner is not None and owner != store:
+                # Both names derive from claim_name (a PV is <claim_name>-<namespace>).
+                raise ModelStoreInputError(
+                    store,
+                    "claim_name",
+                    shown,
+                    f"a {kind} name no other store on cluster {self.scope_name!r} uses "
+                    f"(store {owner!r} already declares {kind} {shown})",
+                )
+        for key in wanted:
+            self._names[key] = store
+
+    # ---- shared resources ----------------------------------------------------------------------
+
+    def child_options(
+        self,
+        *,
+        old_name: str | None = None,
+        old_parent: pulumi.Resource | None = None,
+        **extra: Any,
+    ) -> pulumi.ResourceOptions:
+        """Options for a resource the scope owns; ``old_name``/``old_parent`` alias where it
+        lived before it moved here (under a store), so an update moves it, never replaces it."""
+        aliases = (
+            [pulumi.Alias(name=old_name, parent=old_parent)]
+            if old_name is not None and old_parent is not None
+            else None
+        )
+        return pulumi.ResourceOptions(parent=self, aliases=aliases, **extra)
+
+    def namespace(self, namespace: str, store: pulumi.Resource, store_name: str) -> Any:
+        """The Namespace ``namespace``, created once by whichever store asks first and kept
+        while any store asks for it. Its labels name the scope, not a store."""
+        existing = self._namespaces.get(namespace)
+        if existing is not None:
+            return existing
+        made = k8s.core.v1.Namespace(
+            f"{self.scope_name}-ns-{namespace}",
+            metadata={
+                "name": namespace,
+                "labels": {"app.kubernetes.io/managed-by": "pulumi-modelstore"},
+            },
+            opts=self.child_options(old_name=f"{store_name}-ns-{namespace}", old_parent=store),
+        )
+        self._namespaces[namespace] = made
+        return made
+
+    def install_once(
+        self,
+        driver: str,
+        store: str,
+        how: Hashable,
+        make: Callable[[], pulumi.Resource | None],
+        *,
+        field: str = "driver_install",
+    ) -> pulumi.Resource | None:
+        """The install of CSI driver ``driver`` on this cluster, made by ``make()`` for the
+        first store that asks; later stores get the same one. ``how`` is the install a store
+        asks for (method, version, ...): a store asking for a different one is refused, naming
+        the store that set it. ``None`` for ``how`` asks for nothing (the cluster has the
+        driver already) and returns the install a store made, if any."""
+        current = self._installs.get(driver)
+        if how is None:
+            return current[2] if current is not None else None
+        if current is not None:
+            first, first_how, resource = current
+            if first_how != how:
+                raise ModelStoreInputError(
+                    store,
+                    field,
+                    _shown(how),
+                    f"{_shown(first_how)}, the install of {driver} store {first!r} set on "
+                    f"cluster {self.scope_name!r} (a driver is installed once per cluster)",
+                )
+            return resource
+        resource = make()
+        self._installs[driver] = (store, how, resource)
+        return resource
+
+    def shared(self, key: Hashable, make: Callable[[], T]) -> T:
+        """A resource (or group of them) several stores share, made once by ``make()``."""
+        if key not in self._shared:
+            self._shared[key] = make()
+        return self._shared[key]
+
+
+def _shown(how: Hashable) -> Any:
+    return how[0] if isinstance(how, tuple) and len(how) == 1 else how
+
+
+def _check_provider(
+    registry: Mapping[Hashable, ClusterScope],
+    key: Hashable,
+    provider: pulumi.ProviderResource | None,
+    store: str,
+    name: str,
+) -> None:
+    """Two clusters in one program need two Kubernetes providers: the same provider (or the
+    default one) for two clusters would put both clusters' objects on one of them."""
+    if key in registry:
+        raise ModelStoreInputError(
+            store, "cluster", name, "a cluster scope made once per cluster in a program"
+        )
+    for other in registry.values():
+        if other._kubernetes is provider:
+            shown = "the default provider" if provider is None else "the same provider"
+            raise ModelStoreInputError(
+                store,
+                "opts.providers['kubernetes']",
+                shown,
+                f"a Kubernetes provider of its own for cluster {name!r} (cluster "
+                f"{other.scope_name!r} already uses {shown})",
+            )
+
+
+class KubernetesCluster(ClusterScope):
+    """The scope of a cluster known only through its Kubernetes provider (a laptop cluster, an
+    on-prem cluster serving NFS): namespaces, names and driver installs, no cloud facts."""
+
+    def __init__(
+        self,
+        resource_name: str = "kubernetes",
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        store: str | None = None,
+    ) -> None:
+        super().__init__(
+            "modelstore:index:KubernetesCluster",
+            resource_name,
+            opts,
+            key=("kubernetes", resource_name),
+            store=store,
+        )
+
+    @classmethod
+    def join(cls, store: str, name: str, opts: pulumi.ResourceOptions | None) -> KubernetesCluster:
+        found = cls.find(("kubernetes", name))
+        if found is not None:
+            found.check_joins(store, opts)
+            assert isinstance(found, KubernetesCluster)
+            return found
+        return cls(name, providers_only(opts), store=store)

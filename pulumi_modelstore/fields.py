@@ -1,0 +1,294 @@
+"""Fields are declared once: an args TypedDict's annotation, its docstring and the default the
+docstring states are the one source. Parsing (types, defaults, unknown names), ``validate()``,
+the config program's camelCase names and the component schema all derive from it.
+
+A docstring gives a machine default with ``Default: ``<literal>````: a Python literal
+(``1200``, ``True``, ``["flock"]``) or, when the text is not one, that text as a string
+(``Default: ``PERSISTENT_2````). A default that depends on other input (the store's name, a
+lookup) is written in words and computed by the backend.
+
+:class:`Parser` reads raw args against those fields and collects every problem, one line each:
+rules are small named functions run through :meth:`Parser.rule`, skipped when a field they read
+was already refused, so one bad value gives one line, not a cascade.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import re
+import sys
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from .errors import ModelStoreInputError
+
+NO_DEFAULT: Any = object()
+_DEFAULT = re.compile(r"Default:\s*``(.+?)``", re.S)
+
+
+@dataclass(frozen=True)
+class Field:
+    """One declared field of an args TypedDict."""
+
+    name: str
+    annotation: Any
+    doc: str
+    default: Any
+    """The default the docstring states as a literal, else :data:`NO_DEFAULT`."""
+
+    @property
+    def camel(self) -> str:
+        head, *rest = self.name.split("_")
+        return head + "".join(part.title() for part in rest)
+
+
+def _class_docstrings(cls: type) -> tuple[dict[str, str], list[str]]:
+    """Field docstrings written in ``cls``'s own body, and the names of its bases as written
+    (TypedDict erases its bases at run time, so they are read from the source)."""
+    try:
+        tree = ast.parse(inspect.getsource(cls).strip())
+    except (OSError, TypeError, SyntaxError):
+        return {}, []
+    node = tree.body[0]
+    if not isinstance(node, ast.ClassDef):
+        return {}, []
+    docs: dict[str, str] = {}
+    body = node.body
+    for stmt, after in zip(body, [*body[1:], None], strict=True):
+        if (
+            isinstance(stmt, ast.AnnAssign)
+            and isinstance(stmt.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            docs[stmt.target.id] = inspect.cleandoc(after.value.value)
+    bases = [b.id for b in node.bases if isinstance(b, ast.Name)]
+    return docs, bases
+
+
+def field_docstrings(cls: type) -> dict[str, str]:
+    """Every field's docstring, searching the TypedDict's declared bases too."""
+    docs, bases = _class_docstrings(cls)
+    module = sys.modules.get(cls.__module__)
+    for base_name in bases:
+        base = getattr(module, base_name, None)
+        if isinstance(base, type) and typing.is_typeddict(base):
+            for name, doc in field_docstrings(base).items():
+                docs.setdefault(name, doc)
+    return docs
+
+
+def _default(doc: str) -> Any:
+    match = _DEFAULT.search(doc)
+    if match is None:
+        return NO_DEFAULT
+    text = match.group(1)
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+@functools.cache
+def fields_of(args_type: type) -> dict[str, Field]:
+    """The declared fields of an args TypedDict, in declaration order."""
+    hints = typing.get_type_hints(args_type)
+    docs = field_docstrings(args_type)
+    return {
+        name: Field(name, hint, docs.get(name, ""), _default(docs.get(name, "")))
+        for name, hint in hints.items()
+    }
+
+
+# ---- types -------------------------------------------------------------------------------------
+
+_TYPE_WORDS = {str: "a string", int: "a whole number", float: "a number", bool: "True or False"}
+
+
+def describe(annotation: Any) -> str:
+    """What a value of ``annotation`` is, in the words an error uses."""
+    annotation = _unwrap(annotation)
+    if annotation in _TYPE_WORDS:
+        return _TYPE_WORDS[annotation]
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (list, tuple, Sequence, typing.Sequence):
+        item = _unwrap(args[0]) if args else Any
+        if item is str:
+            return "a list of strings"
+        if typing.get_origin(item) in (dict, Mapping):
+            return "a list of mappings"
+        return "a list"
+    if origin in (dict, Mapping, typing.Mapping):
+        value = _unwrap(args[1]) if len(args) == 2 else Any
+        if value is str:
+            return "a mapping of strings to strings"
+        return "a mapping"
+    return "a value"
+
+
+def _unwrap(annotation: Any) -> Any:
+    """``X | None`` and ``pulumi.Input[X]`` -> ``X``."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        members = [
+            a
+            for a in typing.get_args(annotation)
+            if a is not type(None)
+            and typing.get_origin(a) not in (pulumi.Output, typing.Awaitable)
+            and a is not pulumi.Output
+        ]
+        awaitable = [
+            a for a in typing.get_args(annotation) if typing.get_origin(a) is typing.Awaitable
+        ]
+        if len(members) == 1:
+            return _unwrap(members[0])
+        if not members and awaitable:
+            return _unwrap(typing.get_args(awaitable[0])[0])
+    return annotation
+
+
+def is_output(value: Any) -> bool:
+    return isinstance(value, pulumi.Output)
+
+
+def has_type(value: Any, annotation: Any) -> bool:
+    """Whether ``value`` is of ``annotation``. Outputs pass (the cloud checks them at deploy):
+    a rule that needs a plain value says so. ``"false"`` is not a bool and ``"1"`` is not a
+    number: nothing is coerced."""
+    if value is None or is_output(value):
+        return True
+    annotation = _unwrap(annotation)
+    if annotation is Any:
+        return True
+    if annotation is bool:
+        return isinstance(value, bool)
+    if annotation is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if annotation is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if annotation is str:
+        return isinstance(value, str)
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (list, tuple, Sequence, typing.Sequence):
+        if isinstance(value, str | bytes | Mapping) or not isinstance(value, list | tuple):
+            return False
+        return not args or all(has_type(item, args[0]) for item in value)
+    if origin in (dict, Mapping, typing.Mapping):
+        if not isinstance(value, Mapping):
+            return False
+        return len(args) != 2 or all(
+            isinstance(k, str) and has_type(v, args[1]) for k, v in value.items()
+        )
+    return True
+
+
+# ---- parsing -----------------------------------------------------------------------------------
+
+
+class Parser:
+    """Reads raw args against an args TypedDict's fields, collecting every problem.
+
+    Construction checks the names (unknown ones refused, listing the known ones) and the type
+    of every value given, and fills in documented defaults. Backends then run their named rules
+    with :meth:`rule` and :meth:`finish` returns the values or raises every problem at once.
+    """
+
+    def __init__(self, store: str, args_type: type, raw: Any) -> None:
+        self.store = store
+        self.fields = fields_of(args_type)
+        self.errors: list[ModelStoreInputError] = []
+        self.failed: set[str] = set()
+        self.given: dict[str, Any] = {}
+        self.values: dict[str, Any] = {}
+        if not isinstance(raw, Mapping):
+            self._refuse(
+                ModelStoreInputError(store, "args", raw, "a mapping of field names to values")
+            )
+            return
+        for key, value in raw.items():
+            field = self.fields.get(key) if isinstance(key, str) else None
+            if field is None:
+                self._refuse(
+                    ModelStoreInputError(
+                        store, "field name", key, f"one of {', '.join(sorted(self.fields))}"
+                    )
+                )
+                continue
+            self.given[key] = value
+            if not has_type(value, field.annotation):
+                self._refuse(ModelStoreInputError(store, key, value, describe(field.annotation)))
+                continue
+            self.values[key] = value
+        for name, field in self.fields.items():
+            if name not in self.given and field.default is not NO_DEFAULT:
+                self.values[name] = field.default
+
+    def _refuse(self, error: ModelStoreInputError) -> None:
+        self.errors.append(error)
+        self.failed.add(error.field)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values.get(name)
+
+    def __contains__(self, name: str) -> bool:
+        """Whether ``name`` was given by the caller (not defaulted)."""
+        return name in self.given
+
+    def ok(self, *names: str) -> bool:
+        """None of ``names`` was refused."""
+        return not any(n in self.failed for n in names)
+
+    def set(self, name: str, value: Any) -> None:
+        """Replace a field's value with its normalised or derived form."""
+        self.values[name] = value
+
+    def rule(self, check: Callable[..., Any], *names: str) -> Any:
+        """Run ``check(store, *values of names)`` unless one of ``names`` was refused; a
+        :class:`ModelStoreInputError` it raises is recorded (against the field it names, so
+        rules reading that field are skipped). Returns what the check returns, else None."""
+        if not self.ok(*names):
+            return None
+        try:
+            return check(self.store, *(self[n] for n in names))
+        except ModelStoreInputError as error:
+            for one in error.errors:
+                self._refuse(one)
+            return None
+
+    def field_rule(self, check: Callable[..., Any], name: str, *extra: Any) -> Any:
+        """Run ``check(store, name, value, *extra)`` on one field's value: the shape of the
+        generic validators (``validation.py``). Skipped when the field was refused or is
+        unset."""
+        if not self.ok(name) or self[name] is None:
+            return None
+        return self.check(lambda: check(self.store, name, self[name], *extra))
+
+    def check(self, check: Callable[[], Any]) -> Any:
+        """Run a check that takes no field values (a closure); record its error."""
+        try:
+            return check()
+        except ModelStoreInputError as error:
+            for one in error.errors:
+                self._refuse(one)
+            return None
+
+    def finish(self) -> dict[str, Any]:
+        """The values, or every problem at once."""
+        if self.errors:
+            raise ModelStoreInputError.combine(self.errors)
+        return dict(self.values)
+
+
+def camel_names(args_type: type) -> dict[str, str]:
+    """camelCase spelling -> field name, for the config program."""
+    return {f.camel: name for name, f in fields_of(args_type).items()}
