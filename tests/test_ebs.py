@@ -21,7 +21,8 @@ from pulumi_modelstore.aws import (
     io2_multi_attach_storage_class,
     multi_attach_claim,
 )
-from pulumi_modelstore.aws.ebs import DRIVER_TAG, parse_gp3_class
+from pulumi_modelstore.aws.ebs import parse_gp3_class
+from pulumi_modelstore.aws.policies import DRIVER_TAG
 from pulumi_modelstore.kube import (
     cloned_claim,
     restored_claim,

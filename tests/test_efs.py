@@ -11,7 +11,8 @@ import pytest
 
 from pulumi_modelstore.aws import EFS_CSI, EfsModelStore
 from pulumi_modelstore.aws import efs as efs_module
-from pulumi_modelstore.aws.efs import EfsModelStoreArgs, client_access_policy
+from pulumi_modelstore.aws.efs import EfsModelStoreArgs
+from pulumi_modelstore.aws.policies import client_access_policy
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
 from pulumi_modelstore.plan.placeholders import INVOKES, plan_vpc_id

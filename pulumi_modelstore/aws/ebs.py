@@ -57,6 +57,9 @@ from .drivers import (
     parse_driver_install,
 )
 from .identity import IdentityFacts, ServiceAccountRole, resolve_identity, service_account_role
+from .policies import (
+    ebs_csi_driver_policy,
+)
 
 DRIVER_TYPE_TOKEN = "modelstore:index:EbsCsiDriver"
 CACHE_TYPE_TOKEN = "modelstore:index:EbsModelCache"
@@ -85,14 +88,6 @@ ADDON_FIXED = (
     "unset when driver is eks-addon (the add-on runs ebs-csi-controller-sa in kube-system)"
 )
 """Why the add-on refuses a driver namespace or controller service account."""
-DRIVER_TAG = "ebs.csi.aws.com/cluster"
-"""The driver tags every volume and snapshot it creates ``ebs.csi.aws.com/cluster=true``."""
-DRIVER_PROTECTED_TAG_KEYS = (
-    DRIVER_TAG,
-    "ebs.csi.aws.com/cluster-name",
-    "kubernetes.io/created-for/pvc/name",
-)
-MIGRATED_VOLUME_TAG = "kubernetes.io/created-for/pvc/name"
 DEFAULT_GP3_CLASS = "ebs-gp3"
 DEFAULT_IO2_CLASS = "ebs-io2-multi-attach"
 DEFAULT_SNAPSHOT_CLASS = "ebs-snapshots"
@@ -101,138 +96,7 @@ DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 KMS_ALIAS_NOTE = "the driver and its IAM policy need the key's ARN, not an alias"
 """Why a KMS key id or alias is refused (:func:`pulumi_modelstore.validation.kms_key_arn`)."""
 
-DESCRIBE_ACTIONS = (
-    "ec2:DescribeAvailabilityZones",
-    "ec2:DescribeInstances",
-    "ec2:DescribeInstanceTypes",
-    "ec2:DescribeSnapshots",
-    "ec2:DescribeVolumes",
-    "ec2:DescribeVolumesModifications",
-    "ec2:DescribeVolumeStatus",
-)
-KMS_GRANT_ACTIONS = ("kms:CreateGrant", "kms:ListGrants", "kms:RevokeGrant")
-KMS_USE_ACTIONS = (
-    "kms:Encrypt",
-    "kms:Decrypt",
-    "kms:ReEncrypt*",
-    "kms:GenerateDataKey*",
-    "kms:DescribeKey",
-)
-
-
 # -- the driver's IAM policy ------------------------------------------------------------------
-
-
-def ebs_csi_driver_policy(
-    partition: str = "aws", kms_key_arns: Sequence[pulumi.Input[str]] = ()
-) -> dict[str, Any]:
-    """The EBS CSI controller's IAM policy: the ONE place its statements are defined.
-
-    The statement set of AWS's ``AmazonEBSCSIDriverPolicyV2`` (the driver repository's
-    ``docs/AmazonEBSCSIDriverPolicyV2.json``, its recommended baseline since April 2026): every
-    create, delete, attach, detach, modify, snapshot and copy is limited to volumes and snapshots
-    tagged ``ebs.csi.aws.com/cluster=true`` (the driver adds that tag to everything it
-    provisions, and may only add tags as part of a create), plus in-tree volumes migrated to CSI
-    (tagged ``kubernetes.io/created-for/pvc/name``). Describe calls are unscoped, as EC2 requires.
-
-    With ``kms_key_arns`` (volumes encrypted with customer managed keys) two statements are
-    added, on those keys only: grants for AWS resources (what EBS needs to attach an encrypted
-    volume) and the key's data operations.
-    """
-    ec2 = f"arn:{partition}:ec2:*:*"
-    volumes, snapshots, instances = f"{ec2}:volume/*", f"{ec2}:snapshot/*", f"{ec2}:instance/*"
-    source_volumes = f"{ec2}:volume/vol-*"
-    driver_owned = {"StringEquals": {f"ec2:ResourceTag/{DRIVER_TAG}": "true"}}
-    tagged_for_driver = {"StringEquals": {f"aws:RequestTag/{DRIVER_TAG}": "true"}}
-    migrated = {"StringLike": {f"ec2:ResourceTag/{MIGRATED_VOLUME_TAG}": "*"}}
-    volume_actions = [
-        "ec2:ModifyVolume",
-        "ec2:AttachVolume",
-        "ec2:DetachVolume",
-        "ec2:DeleteVolume",
-    ]
-    statements: list[dict[str, Any]] = [
-        _allow("DescribeVolumesSnapshotsInstances", DESCRIBE_ACTIONS, "*"),
-        _allow(
-            "CreateVolumesTaggedForDriver",
-            ["ec2:CreateVolume", "ec2:CopyVolumes"],
-            volumes,
-            tagged_for_driver,
-        ),
-        _allow("CopyDriverVolumes", ["ec2:CopyVolumes"], source_volumes, driver_owned),
-        _allow("CopyMigratedVolumes", ["ec2:CopyVolumes"], source_volumes, migrated),
-        _allow(
-            "CreateSnapshotsTaggedForDriver", ["ec2:CreateSnapshot"], snapshots, tagged_for_driver
-        ),
-        _allow("SnapshotDriverVolumes", ["ec2:CreateSnapshot"], volumes, driver_owned),
-        _allow("ManageDriverVolumes", volume_actions, volumes, driver_owned),
-        _allow("ManageMigratedVolumes", volume_actions, volumes, migrated),
-        _allow(
-            "RestoreDriverSnapshots",
-            ["ec2:CreateVolume", "ec2:EnableFastSnapshotRestores"],
-            snapshots,
-            driver_owned,
-        ),
-        _allow("AttachToInstances", ["ec2:AttachVolume", "ec2:DetachVolume"], instances),
-        _allow(
-            "DeleteDriverSnapshots",
-            ["ec2:DeleteSnapshot", "ec2:LockSnapshot"],
-            snapshots,
-            driver_owned,
-        ),
-        _allow(
-            "TagOnlyWhileCreating",
-            ["ec2:CreateTags"],
-            [volumes, snapshots],
-            {
-                "StringEquals": {
-                    "ec2:CreateAction": ["CreateVolume", "CreateSnapshot", "CopyVolumes"]
-                }
-            },
-        ),
-        _allow(
-            "RetagDriverVolumesExceptDriverTags",
-            ["ec2:CreateTags", "ec2:DeleteTags"],
-            volumes,
-            {
-                **driver_owned,
-                "Null": {"aws:TagKeys": "false"},
-                "ForAllValues:StringNotEquals": {"aws:TagKeys": list(DRIVER_PROTECTED_TAG_KEYS)},
-            },
-        ),
-    ]
-    keys = list(kms_key_arns)
-    if keys:
-        statements += [
-            _allow(
-                "GrantVolumeKeysToEbs",
-                KMS_GRANT_ACTIONS,
-                keys,
-                {"Bool": {"kms:GrantIsForAWSResource": "true"}},
-            ),
-            _allow("UseVolumeKeys", KMS_USE_ACTIONS, keys),
-        ]
-    return {"Version": "2012-10-17", "Statement": statements}
-
-
-def _allow(
-    sid: str,
-    actions: Sequence[str],
-    resources: Any,
-    condition: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    statement: dict[str, Any] = {
-        "Sid": sid,
-        "Effect": "Allow",
-        "Action": list(actions),
-        "Resource": resources,
-    }
-    if condition:
-        statement["Condition"] = dict(condition)
-    return statement
-
-
-# -- storage classes --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from .identity import (
     service_account_role,
     trust_policy,
 )
+from .policies import client_access_policy, file_system_policy
 
 TYPE_TOKEN = "modelstore:index:EfsModelStore"
 
@@ -519,88 +520,6 @@ def mount_target_subnets(
             )
         by_zone.setdefault(zone, subnet_id)
     return sorted(by_zone.items())
-
-
-def client_access_policy(
-    file_system_arn: str,
-    reader_access_point_arns: Sequence[str],
-    writer_access_point_arns: Sequence[str],
-) -> dict[str, Any]:
-    """The node identity's EFS client permissions: the ONE definition, for every identity path.
-
-    Mounting (``ClientMount``, read) only through this store's access points, writing
-    (``ClientWrite``) only through the writers' access points, both only via a mount target.
-    Readers never get a write action: a reader's mount is read-only at EFS as well as in
-    Kubernetes. No ``ClientRootAccess``: the access points run every request as the POSIX user.
-    """
-
-    def statement(sid: str, action: str, access_points: Sequence[str]) -> dict[str, Any]:
-        return {
-            "Sid": sid,
-            "Effect": "Allow",
-            "Action": action,
-            "Resource": file_system_arn,
-            "Condition": {
-                "Bool": {"elasticfilesystem:AccessedViaMountTarget": "true"},
-                "StringEquals": {"elasticfilesystem:AccessPointArn": sorted(access_points)},
-            },
-        }
-
-    statements = [
-        statement(
-            "MountThroughStoreAccessPoints",
-            "elasticfilesystem:ClientMount",
-            [*reader_access_point_arns, *writer_access_point_arns],
-        )
-    ]
-    if writer_access_point_arns:
-        statements.append(
-            statement(
-                "WriteThroughWriterAccessPoints",
-                "elasticfilesystem:ClientWrite",
-                writer_access_point_arns,
-            )
-        )
-    return {"Version": "2012-10-17", "Statement": statements}
-
-
-def file_system_policy(
-    file_system_arn: str, *, anonymous_access: bool, anonymous_write: bool
-) -> dict[str, Any]:
-    """The file system policy: deny every request not over TLS.
-
-    A policy that only denies would also deny every client that does not sign its mount with
-    IAM: once a file system has a policy, anonymous clients get only what it allows. So, as in
-    the EFS console's "Enforce in-transit encryption for all clients" policy, anonymous clients
-    reaching a mount target are allowed too, unless IAM authorization is on (then the node
-    role's own policy is the only way in). Unlike the console's default, no ClientRootAccess,
-    and ClientWrite only when the store has writers."""
-    statements: list[dict[str, Any]] = []
-    if anonymous_access:
-        actions = ["elasticfilesystem:ClientMount"]
-        if anonymous_write:
-            actions.append("elasticfilesystem:ClientWrite")
-        statements.append(
-            {
-                "Sid": "ClientsThroughMountTargets",
-                "Effect": "Allow",
-                "Principal": {"AWS": "*"},
-                "Action": actions,
-                "Resource": file_system_arn,
-                "Condition": {"Bool": {"elasticfilesystem:AccessedViaMountTarget": "true"}},
-            }
-        )
-    statements.append(
-        {
-            "Sid": "DenyWithoutTls",
-            "Effect": "Deny",
-            "Principal": {"AWS": "*"},
-            "Action": "*",
-            "Resource": file_system_arn,
-            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-        }
-    )
-    return {"Version": "2012-10-17", "Statement": statements}
 
 
 class EfsModelStore(ModelStore):

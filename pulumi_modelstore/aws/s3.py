@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -59,6 +58,7 @@ from .identity import (
     resolve_identity,
     service_account_role,
 )
+from .policies import bucket_access_policy, tls_only_bucket_policy
 
 TYPE_TOKEN = "modelstore:index:MountpointS3ModelStore"
 
@@ -245,88 +245,6 @@ class _S3Spec:
             or self.driver_role_needed
             or self.install.driver == "eks-addon"
         )
-
-
-def bucket_access_policy(
-    bucket_arn: pulumi.Input[str],
-    prefix: str,
-    *,
-    write: bool,
-    delete: bool,
-    kms_key_arn: pulumi.Input[str] | None,
-) -> pulumi.Output[dict[str, Any]]:
-    """The one IAM policy for Mountpoint on this store, for a reader (``write=False``) or a
-    writer. Mountpoint needs ``s3:ListBucket`` on the bucket (scoped to the prefix with the
-    ``s3:prefix`` condition key, the only way to scope a list), ``s3:GetObject`` to read;
-    writing adds ``s3:PutObject`` and ``s3:AbortMultipartUpload``, deleting ``s3:DeleteObject``;
-    SSE-KMS adds ``kms:Decrypt`` (and ``kms:GenerateDataKey`` to write). Readers never get a
-    write action."""
-
-    def document(values: list[Any]) -> dict[str, Any]:
-        arn, key = values
-        list_bucket: dict[str, Any] = {
-            "Sid": "MountpointListBucket",
-            "Effect": "Allow",
-            "Action": "s3:ListBucket",
-            "Resource": arn,
-        }
-        if prefix:
-            list_bucket["Condition"] = {"StringLike": {"s3:prefix": [f"{prefix}*"]}}
-        objects = f"{arn}/{prefix}*"
-        statements: list[dict[str, Any]] = [
-            list_bucket,
-            {
-                "Sid": "MountpointReadObjects",
-                "Effect": "Allow",
-                "Action": ["s3:GetObject"],
-                "Resource": objects,
-            },
-        ]
-        if write:
-            actions = ["s3:PutObject", "s3:AbortMultipartUpload"]
-            if delete:
-                actions.append("s3:DeleteObject")
-            statements.append(
-                {
-                    "Sid": "MountpointWriteObjects",
-                    "Effect": "Allow",
-                    "Action": actions,
-                    "Resource": objects,
-                }
-            )
-        if key:
-            statements.append(
-                {
-                    "Sid": "MountpointKms",
-                    "Effect": "Allow",
-                    "Action": ["kms:Decrypt", *(["kms:GenerateDataKey"] if write else [])],
-                    "Resource": key,
-                }
-            )
-        return {"Version": "2012-10-17", "Statement": statements}
-
-    return pulumi.Output.all(bucket_arn, kms_key_arn).apply(document)
-
-
-def tls_only_bucket_policy(bucket_arn: pulumi.Input[str]) -> pulumi.Output[str]:
-    """Deny every request to the bucket and its objects that does not use TLS."""
-    return pulumi.Output.from_input(bucket_arn).apply(
-        lambda arn: json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Sid": "DenyInsecureTransport",
-                        "Effect": "Deny",
-                        "Principal": "*",
-                        "Action": "s3:*",
-                        "Resource": [arn, f"{arn}/*"],
-                        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                    }
-                ],
-            }
-        )
-    )
 
 
 def _bucket_name(store: str, field: str, value: Any) -> None:
