@@ -50,7 +50,7 @@ class ModelStoreArgs(TypedDict, total=False):
     ``retain_on_delete``. Default: True. Set False to let ``pulumi destroy`` delete the data."""
 
 
-COMMON_FIELDS = frozenset(ModelStoreArgs.__annotations__)
+COMMON_FIELDS = frozenset(ModelStoreArgs.__annotations__) | {"driver"}
 
 
 @dataclass(frozen=True)

@@ -210,6 +210,9 @@ class Parser:
         self.failed: set[str] = set()
         self.given: dict[str, Any] = {}
         self.values: dict[str, Any] = {}
+        self.derived: dict[str, Any] = {}
+        """Values the rules derive from the fields (a parsed driver install, a KMS ARN's
+        region...), for the later steps."""
         if not isinstance(raw, Mapping):
             self._refuse(
                 ModelStoreInputError(store, "args", raw, "a mapping of field names to values")

@@ -25,6 +25,7 @@ import typing
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Generic, TypedDict, TypeVar
 
 import pulumi
@@ -106,6 +107,8 @@ class Spec(Generic[A]):
 
     common: StoreCommon
     args: A
+    derived: Mapping[str, Any] = field(default_factory=dict)
+    """What the rules derived (``Parser.derived``)."""
 
 
 @dataclass
@@ -202,10 +205,10 @@ class ModelStore(pulumi.ComponentResource):
 
     # Class attributes without annotations: the component analyzer treats annotations on a
     # component as its outputs.
-    args_type: type = ModelStoreArgs
+    args_type = ModelStoreArgs
     backend_name = ""
-    renamed_fields: Mapping[str, str] = {}
-    """Old spelling -> new, accepted with a deprecation warning for one release."""
+    # Old spelling -> new, accepted with a deprecation warning for one release.
+    renamed_fields = MappingProxyType[str, str]({})
 
     claim_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolumeClaim name."""
@@ -234,7 +237,7 @@ class ModelStore(pulumi.ComponentResource):
         cls.rules(p)
         values = p.finish()
         assert common is not None
-        return Spec(common, values)
+        return Spec(common, values, dict(p.derived))
 
     @classmethod
     def _renamed(cls, store: str, args: Any) -> Any:

@@ -13,8 +13,9 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import validation as v
+from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
-from ..kube.drivers import CsiDriverChart
+from ..kube.drivers import CsiDriverChart, helm_release
 from .identity import ServiceAccountRole
 
 # Checked against kubernetes-sigs/aws-fsx-csi-driver charts/aws-fsx-csi-driver/Chart.yaml.
@@ -82,10 +83,13 @@ class DriverInstallArgs(TypedDict, total=False):
     """How a component gets its CSI driver on the cluster: the fields every AWS component that
     installs one takes. Each component's own notes on them are in its arguments' docstring."""
 
-    driver: str
-    """``helm`` (default: the chart pinned in ``aws/drivers.py``, its node pods tolerating all
+    driver_install: str
+    """How the cluster gets the store's CSI driver, once per cluster whichever store asks
+    first: ``helm`` (the chart pinned in ``aws/drivers.py``, its node pods tolerating all
     taints so GPU nodes get the driver), ``eks-addon`` (the driver's EKS add-on; needs
-    ``cluster_name``), or ``none`` when the cluster already has the driver."""
+    ``cluster_name``), or ``none`` when the cluster already has the driver (installed outside
+    this program). Stores on one cluster asking for different installs are refused. Default:
+    ``helm``. (Formerly ``driver``, still accepted with a deprecation warning.)"""
     driver_namespace: str
     """Namespace of the Helm release (and of the driver's service accounts). Default:
     kube-system, the one namespace the EKS add-on installs in."""
@@ -136,8 +140,9 @@ def parse_driver_install(
        covers more, or comes elsewhere in their order, pass False and make their own);
     6. ``eks_addon_configuration`` is a mapping.
     """
-    driver = args.get("driver", "helm")
-    v.one_of(store, "driver", driver, DRIVER_INSTALLS)
+    field = "driver" if "driver" in args and "driver_install" not in args else "driver_install"
+    driver = args.get(field) or "helm"
+    v.one_of(store, field, driver, DRIVER_INSTALLS)
     unset = (namespace_unset_for or {}).get(driver)
     if unset is not None and "driver_namespace" in args:
         raise ModelStoreInputError(store, "driver_namespace", args["driver_namespace"], unset)
@@ -160,6 +165,73 @@ def parse_driver_install(
     )
 
 
+def describe_install(install: DriverInstall, chart: CsiDriverChart) -> str:
+    """An install as a store asks for it, in words: two stores on one cluster must agree."""
+    if install.driver == "eks-addon":
+        version = install.eks_addon_version or "the version EKS picks"
+        configuration = (
+            f" with configuration {json.dumps(install.eks_addon_configuration, sort_keys=True)}"
+            if install.eks_addon_configuration
+            else ""
+        )
+        return f"eks-addon {chart.eks_addon} ({version}){configuration}"
+    return f"helm chart {chart.chart} {chart.version} in {install.namespace}"
+
+
+def install_driver(
+    *,
+    store: pulumi.Resource,
+    store_name: str,
+    cluster: ClusterScope,
+    cluster_name: pulumi.Input[str] | None,
+    chart: CsiDriverChart,
+    install: DriverInstall,
+    helm_values: Mapping[str, Any],
+    old_name: str,
+    role: ServiceAccountRole | None = None,
+    addon_defaults: Mapping[str, Any] | None = None,
+    tags: Mapping[str, str],
+    depends_on: Sequence[pulumi.Resource] = (),
+) -> pulumi.Resource | None:
+    """The CSI driver on the store's cluster: made once per cluster by the scope, for the first
+    store that asks; every later store gets the same install (and a store asking for a
+    different one is refused, naming the first). ``driver_install: none`` asks for nothing and
+    gets another store's install, if any, so its PVs still wait for the driver.
+
+    The install is the scope's child, named ``<cluster>-<chart>``; ``old_name`` is what it was
+    called under its first store before it moved (an alias, so no replacement)."""
+    if install.driver == "none":
+        return cluster.install_once(chart.driver, store_name, None, lambda: None)
+
+    def make() -> pulumi.Resource:
+        name = f"{cluster.scope_name}-{chart.chart}"
+        opts = cluster.child_options(old_name=old_name, old_parent=store)
+        if install.driver == "eks-addon":
+            return eks_addon(
+                name,
+                chart,
+                cluster_name=cluster_name,
+                install=install,
+                defaults=addon_defaults,
+                role=role,
+                tags=tags,
+                parent=cluster,
+                depends_on=depends_on,
+                opts=opts,
+            )
+        return helm_release(
+            name,
+            chart,
+            namespace=install.namespace,
+            values=helm_values,
+            parent=cluster,
+            depends_on=depends_on,
+            opts=opts,
+        )
+
+    return cluster.install_once(chart.driver, store_name, describe_install(install, chart), make)
+
+
 def require_addon_cluster(store: str, args: Mapping[str, Any], driver: str) -> None:
     """The EKS add-on is made on a cluster: ``driver: eks-addon`` needs ``cluster_name``."""
     if driver == "eks-addon" and not args.get("cluster_name"):
@@ -179,6 +251,7 @@ def eks_addon(
     tags: Mapping[str, str],
     parent: pulumi.Resource,
     depends_on: Sequence[pulumi.Resource] = (),
+    opts: pulumi.ResourceOptions | None = None,
 ) -> aws.eks.Addon:
     """The EKS add-on ``chart.eks_addon`` on ``cluster_name``, overwriting conflicting fields
     on create and update.
@@ -202,7 +275,9 @@ def eks_addon(
         resolve_conflicts_on_create="OVERWRITE",
         resolve_conflicts_on_update="OVERWRITE",
         tags=tags,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+        opts=pulumi.ResourceOptions.merge(
+            pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)), opts
+        ),
     )
 
 

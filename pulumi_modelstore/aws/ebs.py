@@ -566,7 +566,7 @@ class EbsCsiDriverArgs(DriverInstallArgs, total=False):
     Default: the library's own only."""
 
 
-DRIVER_FIELDS = frozenset(EbsCsiDriverArgs.__annotations__)
+DRIVER_FIELDS = frozenset(EbsCsiDriverArgs.__annotations__) | {"driver"}
 
 
 @dataclass(frozen=True)

@@ -33,9 +33,11 @@ def helm_release(
     values: Mapping[str, Any],
     parent: pulumi.Resource,
     depends_on: Sequence[pulumi.Resource] = (),
+    opts: pulumi.ResourceOptions | None = None,
 ) -> k8s.helm.v3.Release:
     """A Helm release of ``chart`` at its pinned version. ``atomic`` rolls a failed upgrade
-    back rather than leaving a half-updated driver on every node."""
+    back rather than leaving a half-updated driver on every node. ``opts`` adds options (an
+    alias where the release moved)."""
     return k8s.helm.v3.Release(
         resource_name,
         name=chart.chart,
@@ -46,5 +48,7 @@ def helm_release(
         values=dict(values),
         atomic=True,
         cleanup_on_fail=True,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+        opts=pulumi.ResourceOptions.merge(
+            pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)), opts
+        ),
     )

@@ -162,7 +162,14 @@ class PlanMocks(mocks.Mocks):
         with self._lock:
             self.calls.append({"token": args.token, "args": to_plain(dict(args.args))})
         if handler is None:
-            return {}, []
+            # An answer of {} would plan on made-up emptiness: fail, naming the data source.
+            return {}, [
+                (
+                    "",
+                    f"modelstore plan has no placeholder answer for the data source "
+                    f"{args.token}: add one to pulumi_modelstore/plan/placeholders.py",
+                )
+            ]
         try:
             return handler(args.args, self.config), []
         except Exception as exc:  # a data source that finds nothing fails, as on the real engine
