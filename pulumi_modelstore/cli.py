@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     except PlanError as exc:
         if args.verbose:
             traceback.print_exception(exc.cause, file=sys.stderr)
-        print(f"error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines():  # every invalid field, one line each
+            print(f"error: {line}", file=sys.stderr)
         return 1
     text = render(plan, args.format)
     if args.out:

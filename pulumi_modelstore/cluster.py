@@ -94,7 +94,7 @@ class ClusterScope(pulumi.ComponentResource):
         super().__init__(type_token, resource_name, None, opts)
         registry[key] = self
         self.scope_name = resource_name
-        self._names: dict[tuple[str, ...], str] = {}
+        self._names = NameBook(resource_name)
         self._namespaces: dict[str, k8s.core.v1.Namespace] = {}
         self._installs: dict[str, tuple[str, Hashable, pulumi.Resource | None]] = {}
         self._shared: dict[Hashable, Any] = {}
@@ -127,29 +127,8 @@ class ClusterScope(pulumi.ComponentResource):
     # ---- names ---------------------------------------------------------------------------------
 
     def reserve_names(self, store: str, volumes: Sequence[tuple[str, str, str]]) -> None:
-        """Reserve ``(pv_name, namespace, claim_name)`` for ``store``: a PV name or a claim
-        another store of this cluster already uses is refused, naming both. Every name is
-        checked before any is kept, so a refusal leaves nothing reserved."""
-        wanted: dict[tuple[str, ...], tuple[str, str]] = {}
-        for pv_name, namespace, claim in volumes:
-            wanted[("PersistentVolume", pv_name)] = ("PersistentVolume", pv_name)
-            wanted[("PersistentVolumeClaim", namespace, claim)] = (
-                "PersistentVolumeClaim",
-                f"{namespace}/{claim}",
-            )
-        for key, (kind, shown) in wanted.items():
-            owner = self._names.get(key)
-            if owner is not None and owner != store:
-                # Both names derive from claim_name (a PV is <claim_name>-<namespace>).
-                raise ModelStoreInputError(
-                    store,
-                    "claim_name",
-                    shown,
-                    f"a {kind} name no other store on cluster {self.scope_name!r} uses "
-                    f"(store {owner!r} already declares {kind} {shown})",
-                )
-        for key in wanted:
-            self._names[key] = store
+        """Reserve ``(pv_name, namespace, claim_name)`` for ``store`` (see :class:`NameBook`)."""
+        self._names.reserve(store, volumes)
 
     # ---- shared resources ----------------------------------------------------------------------
 
@@ -223,6 +202,42 @@ class ClusterScope(pulumi.ComponentResource):
         if key not in self._shared:
             self._shared[key] = make()
         return self._shared[key]
+
+
+class NameBook:
+    """The PV names and claims the stores of one cluster use. A PV name or a claim another
+    store already uses is refused, naming both stores; every name is checked before any is
+    kept, so a refusal leaves nothing reserved. The config program checks all its stores with
+    one before building any."""
+
+    def __init__(self, cluster: str) -> None:
+        self.cluster = cluster
+        self._owners: dict[tuple[str, ...], str] = {}
+
+    def reserve(self, store: str, volumes: Sequence[tuple[str, str, str]]) -> None:
+        # Claims first: a claim two stores share is the clearer message of the two.
+        wanted: dict[tuple[str, ...], tuple[str, str]] = {
+            ("PersistentVolumeClaim", namespace, claim): (
+                "PersistentVolumeClaim",
+                f"{namespace}/{claim}",
+            )
+            for _, namespace, claim in volumes
+        }
+        for pv_name, _, _ in volumes:
+            wanted[("PersistentVolume", pv_name)] = ("PersistentVolume", pv_name)
+        for key, (kind, shown) in wanted.items():
+            owner = self._owners.get(key)
+            if owner is not None and owner != store:
+                # Both names derive from claim_name (a PV is <claim_name>-<namespace>).
+                raise ModelStoreInputError(
+                    store,
+                    "claim_name",
+                    shown,
+                    f"a {kind} name no other store on cluster {self.cluster!r} uses "
+                    f"(store {owner!r} already declares {kind} {shown})",
+                )
+        for key in wanted:
+            self._owners[key] = store
 
 
 def _shown(how: Hashable) -> Any:

@@ -262,6 +262,18 @@ class ModelStore(pulumi.ComponentResource):
         """The backend's named rules, run on the parser (after the common contract)."""
 
     @classmethod
+    def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
+        """Which cluster scope a store with ``args`` joins (for checks across stores before
+        any is built): a Kubernetes-only cluster by ``cluster_name``."""
+        return ("kubernetes", str(args.get("cluster_name") or "kubernetes"))
+
+    @classmethod
+    def volumes(cls, name: str, args: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        """``(pv_name, namespace, claim_name)`` of every PV and claim the store declares."""
+        c = cls.parse(name, args).common
+        return [(c.volume_name(ns), ns, c.claim_name) for ns, _ in c.consumers]
+
+    @classmethod
     def validate(cls, resource_name: str, args: Any) -> None:
         """Check every input that needs no lookup; raises :class:`ModelStoreInputError`. Lets a
         program check all its stores before any registers."""

@@ -32,6 +32,10 @@ class AwsModelStore(ModelStore):
     args_type = AwsModelStoreArgs
     renamed_fields = MappingProxyType({"driver": "driver_install"})
 
+    @classmethod
+    def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
+        return ("eks", EksCluster.name_for(args))
+
     def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> EksCluster:
         return EksCluster.join(spec.common.name, spec.args, opts)
 

@@ -27,6 +27,7 @@ from pulumi.runtime import config as pulumi_config
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_in_stack
 
+from ..errors import ModelStoreInputError
 from . import placeholders
 from .project import Project, load_project
 
@@ -386,8 +387,11 @@ def _program_context(project: Project) -> Iterator[None]:
 
 
 def _one_line(exc: BaseException) -> str:
+    """The error's message with its white space folded, a line per problem (an input error
+    may carry several)."""
     text = str(exc).strip() or type(exc).__name__
-    return " ".join(text.split())
+    lines = text.splitlines() if isinstance(exc, ModelStoreInputError) else [text]
+    return "\n".join(" ".join(line.split()) for line in lines if line.strip())
 
 
 def _steps(records: list[dict[str, Any]], stack: str, project: str) -> list[dict[str, Any]]:

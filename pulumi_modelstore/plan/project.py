@@ -106,11 +106,35 @@ def load_project(directory: str | Path) -> Project:
     return Project(directory, name, main, stack_dir, dict(declared))
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a key given twice in one mapping: YAML keeps the last, so two
+    stores with one name would silently become one."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise ProjectError(
+                    f"{self.name} line {line}: key {key!r} is given twice in one mapping "
+                    f"(first on line {seen[key]}); YAML would keep only the last"
+                )
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
 def _load_yaml(path: Path) -> Any:
+    text = path.read_text()
     try:
-        return yaml.safe_load(path.read_text())
+        loader = _UniqueKeyLoader(text)
+        loader.name = str(path)
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
     except yaml.YAMLError as exc:
-        raise ProjectError(f"{path} is not valid YAML: {exc}") from exc
+        raise ProjectError(f"{path} is not valid YAML: {' '.join(str(exc).split())}") from exc
 
 
 def _full_key(project: str, key: str) -> str:

@@ -1,0 +1,152 @@
+"""Stores share clusters: what belongs to a cluster lives in its scope, once, whichever order
+stores come in; what two stores of one cluster would fight over is refused at plan time."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+import pytest
+
+from pulumi_modelstore.local import LocalModelStore
+from pulumi_modelstore.plan.engine import PlanError
+from pulumi_modelstore.program import build_stores
+from tests.conftest import plan
+
+NAMESPACE = "kubernetes:core/v1:Namespace"
+PV = "kubernetes:core/v1:PersistentVolume"
+SCOPE = "modelstore:index:KubernetesCluster"
+
+
+def test_two_stores_creating_one_namespace_make_it_once_owned_by_the_scope():
+    def program():
+        LocalModelStore("a", {"readers": ["inference"], "create_namespaces": True})
+        LocalModelStore("b", {"readers": ["inference", "batch"], "create_namespaces": True})
+
+    p = plan(program)
+    namespaces = p.by_type(NAMESPACE)
+    assert sorted(n["inputs"]["metadata"]["name"] for n in namespaces) == ["batch", "inference"]
+    (scope,) = p.by_type(SCOPE)
+    assert all(n["parent"] == scope["urn"] for n in namespaces)
+    # Every PV in the namespace waits for it, whichever store declared it.
+    inference = next(n for n in namespaces if n["inputs"]["metadata"]["name"] == "inference")
+    pvs = [
+        pv for pv in p.by_type(PV) if pv["inputs"]["spec"]["claimRef"]["namespace"] == "inference"
+    ]
+    assert len(pvs) == 2 and all(inference["urn"] in pv["dependencies"] for pv in pvs)
+
+
+def test_a_moved_namespace_keeps_its_identity_through_an_alias():
+    p = plan(lambda: LocalModelStore("a", {"readers": ["inference"], "create_namespaces": True}))
+    (namespace,) = p.by_type(NAMESPACE)
+    store = p.by_type("modelstore:index:LocalModelStore")[0]
+    assert namespace["aliases"] == [{"name": "a-ns-inference", "parentUrn": store["urn"]}]
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        (
+            ("b", {"readers": ["inference"], "claim_name": "models"}),
+            "b: claim_name must be a PersistentVolumeClaim name no other store on cluster "
+            "'kubernetes' uses (store 'a' already declares PersistentVolumeClaim "
+            "inference/models), got 'inference/models'",
+        ),
+        (
+            ("llama-prod", {"readers": ["inference"], "claim_name": "llama-prod"}),
+            "llama-prod: claim_name must be a PersistentVolume name no other store on cluster "
+            "'kubernetes' uses (store 'a' already declares PersistentVolume "
+            "llama-prod-inference), got 'llama-prod-inference'",
+        ),
+    ],
+    ids=["same-claim", "same-pv-name"],
+)
+def test_names_two_stores_would_share_are_refused_naming_both(second, message):
+    first = {
+        "models": {"readers": ["inference"], "claim_name": "models"},
+        "llama-prod": {"readers": ["prod-inference"], "claim_name": "llama"},
+    }["models" if second[0] == "b" else "llama-prod"]
+
+    def program():
+        LocalModelStore("a", first)
+        LocalModelStore(*second)
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == message
+    # The second store registered nothing: the check runs before it registers.
+    assert not [u for u in err.value.registered if u.endswith(f"::{second[0]}")]
+
+
+def test_the_config_program_refuses_a_collision_before_any_store_registers():
+    stores = {
+        "a": {"backend": "local", "readers": ["inference"], "claim_name": "models"},
+        "b": {"backend": "local", "readers": ["inference"], "claim_name": "models"},
+    }
+    with pytest.raises(PlanError) as err:
+        plan(lambda: build_stores(stores))
+    assert "store 'a' already declares PersistentVolumeClaim inference/models" in str(err.value)
+    assert len(err.value.registered) == 1  # the stack itself
+
+
+def test_two_clusters_on_one_kubernetes_provider_are_refused():
+    def program():
+        LocalModelStore("a", {"readers": ["x"], "cluster_name": "laptop"})
+        LocalModelStore("b", {"readers": ["y"], "cluster_name": "lab"})
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == (
+        "b: opts.providers['kubernetes'] must be a Kubernetes provider of its own for cluster "
+        "'lab' (cluster 'laptop' already uses the default provider), got 'the default provider'"
+    )
+
+
+def test_two_clusters_with_a_provider_each_get_a_scope_each():
+    def program():
+        laptop = k8s.Provider("laptop", context="kind-laptop")
+        lab = k8s.Provider("lab", context="lab")
+        LocalModelStore(
+            "a",
+            {"readers": ["x"], "cluster_name": "laptop", "create_namespaces": True},
+            pulumi.ResourceOptions(provider=laptop),
+        )
+        LocalModelStore(
+            "b",
+            {"readers": ["x"], "cluster_name": "lab", "create_namespaces": True},
+            pulumi.ResourceOptions(provider=lab),
+        )
+
+    p = plan(program)
+    scopes = {s["urn"].rsplit("::", 1)[-1]: s for s in p.by_type(SCOPE)}
+    assert set(scopes) == {"laptop", "lab"}
+    namespaces = p.by_type(NAMESPACE)
+    assert len(namespaces) == 2  # one "x" per cluster, each through its cluster's provider
+    assert {n["provider"].split("::")[-2] for n in namespaces} == {"laptop", "lab"}
+
+
+def test_a_store_joining_a_scope_with_another_provider_is_refused():
+    def program():
+        other = k8s.Provider("other", context="other")
+        LocalModelStore("a", {"readers": ["x"]})
+        LocalModelStore("b", {"readers": ["y"]}, pulumi.ResourceOptions(provider=other))
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == (
+        "b: opts.providers['kubernetes'] must be the Kubernetes provider of cluster 'kubernetes' "
+        "(each cluster has one), got 'other'"
+    )
+
+
+def test_an_explicit_scope_is_joined_as_given():
+    from pulumi_modelstore.cluster import KubernetesCluster
+
+    def program():
+        scope = KubernetesCluster("laptop")
+        LocalModelStore("a", {"readers": ["x"], "cluster": scope, "create_namespaces": True})
+        LocalModelStore("b", {"readers": ["y"], "cluster": scope})
+
+    p = plan(program)
+    (scope,) = p.by_type(SCOPE)
+    assert scope["urn"].endswith("::laptop")
+    assert p.by_type(NAMESPACE)[0]["parent"] == scope["urn"]
