@@ -4,8 +4,17 @@ Backends live in their own rooms: :mod:`pulumi_modelstore.aws`, :mod:`pulumi_mod
 The contract they share is :class:`ModelStore` and :class:`WorkloadMount`.
 """
 
+from .cluster import ClusterScope, KubernetesCluster, KubernetesClusterArgs
 from .errors import ModelStoreInputError
 from .kube.workload import WorkloadMount
 from .store import ModelStore, ModelStoreArgs
 
-__all__ = ["ModelStore", "ModelStoreArgs", "ModelStoreInputError", "WorkloadMount"]
+__all__ = [
+    "ClusterScope",
+    "KubernetesCluster",
+    "KubernetesClusterArgs",
+    "ModelStore",
+    "ModelStoreArgs",
+    "ModelStoreInputError",
+    "WorkloadMount",
+]

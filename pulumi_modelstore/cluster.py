@@ -17,10 +17,8 @@ identity through an alias naming the store and its old name, so ``pulumi up`` mo
 the scope instead of replacing it.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -32,7 +30,7 @@ T = TypeVar("T")
 _REGISTRY_ATTRIBUTE = "_modelstore_cluster_scopes"
 
 
-def _registry() -> dict[Hashable, ClusterScope]:
+def _registry() -> dict[Hashable, "ClusterScope"]:
     """This program run's scopes. Kept on the run's resource monitor, so every plan (and every
     test) starts with none."""
     monitor = settings.get_monitor()
@@ -102,7 +100,7 @@ class ClusterScope(pulumi.ComponentResource):
         self.register_outputs({})
 
     @classmethod
-    def find(cls, key: Hashable) -> ClusterScope | None:
+    def find(cls, key: Hashable) -> "ClusterScope | None":
         return _registry().get(key)
 
     def check_joins(self, store: str, opts: pulumi.ResourceOptions | None) -> None:
@@ -245,7 +243,7 @@ def _shown(how: Hashable) -> Any:
 
 
 def _check_provider(
-    registry: Mapping[Hashable, ClusterScope],
+    registry: Mapping[Hashable, "ClusterScope"],
     key: Hashable,
     provider: pulumi.ProviderResource | None,
     store: str,
@@ -269,13 +267,19 @@ def _check_provider(
             )
 
 
+class KubernetesClusterArgs(TypedDict, total=False):
+    """A cluster known only through its Kubernetes provider takes no fields: the provider (in
+    ``opts``) is the cluster."""
+
+
 class KubernetesCluster(ClusterScope):
     """The scope of a cluster known only through its Kubernetes provider (a laptop cluster, an
     on-prem cluster serving NFS): namespaces, names and driver installs, no cloud facts."""
 
     def __init__(
         self,
-        resource_name: str = "kubernetes",
+        resource_name: str,
+        args: KubernetesClusterArgs,
         opts: pulumi.ResourceOptions | None = None,
         *,
         store: str | None = None,
@@ -289,10 +293,12 @@ class KubernetesCluster(ClusterScope):
         )
 
     @classmethod
-    def join(cls, store: str, name: str, opts: pulumi.ResourceOptions | None) -> KubernetesCluster:
+    def join(
+        cls, store: str, name: str, opts: pulumi.ResourceOptions | None
+    ) -> "KubernetesCluster":
         found = cls.find(("kubernetes", name))
         if found is not None:
             found.check_joins(store, opts)
             assert isinstance(found, KubernetesCluster)
             return found
-        return cls(name, providers_only(opts), store=store)
+        return cls(name, {}, providers_only(opts), store=store)

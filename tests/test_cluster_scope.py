@@ -142,7 +142,7 @@ def test_an_explicit_scope_is_joined_as_given():
     from pulumi_modelstore.cluster import KubernetesCluster
 
     def program():
-        scope = KubernetesCluster("laptop")
+        scope = KubernetesCluster("laptop", {})
         LocalModelStore("a", {"readers": ["x"], "cluster": scope, "create_namespaces": True})
         LocalModelStore("b", {"readers": ["y"], "cluster": scope})
 

@@ -1,5 +1,6 @@
 """AWS stores: FSx for Lustre, EFS and Mountpoint for S3 on EKS; EBS volumes and model caches."""
 
+from .cluster import EksCluster, EksClusterArgs
 from .drivers import EBS_CSI, EFS_CSI, FSX_CSI, MOUNTPOINT_S3_CSI, SNAPSHOT_CONTROLLER
 from .ebs import (
     EbsCsiDriver,
@@ -22,6 +23,8 @@ __all__ = [
     "MOUNTPOINT_S3_CSI",
     "SNAPSHOT_CONTROLLER",
     "EbsCsiDriver",
+    "EksCluster",
+    "EksClusterArgs",
     "EbsCsiDriverArgs",
     "EbsModelCache",
     "EbsModelCacheArgs",

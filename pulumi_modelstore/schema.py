@@ -1,0 +1,63 @@
+"""The component schema, inferred offline by the Pulumi component analyzer
+(``pulumi.provider.experimental``) from the components' own annotations and docstrings.
+
+What it constrains, settled here for every component:
+- the modules that define a component or its args have no ``from __future__ import
+  annotations`` (the analyzer reads annotations as objects);
+- ``__init__(self, resource_name: str, args: <ArgsTypedDict>, opts=None)``: a TypedDict, not
+  ``Args | None``;
+- field types the analyzer knows: ``str``, ``int``, ``float``, ``bool``, ``Sequence[...]``,
+  ``Mapping[str, ...]``, ``Any``, ``X | None``; no other unions;
+- outputs are the class's ``pulumi.Output[...]`` annotations, each with a docstring; other class
+  attributes carry no annotation (or start with ``_``).
+
+One gap of the stock analyzer is filled here: it reads a field's docstring only from the class
+that is analyzed, but the fields every store shares are declared once, on a base TypedDict
+(``ModelStoreArgs``, ``EksClusterArgs``...), and TypedDict erases its bases at run time. So
+:class:`Analyzer` finds a docstring on the declaring base (``fields.field_docstrings``) and,
+for outputs, on the component's base classes.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+from pulumi.provider.experimental.analyzer import Analyzer as _StockAnalyzer
+
+from .fields import field_docstrings
+
+PACKAGE = "modelstore"
+
+
+class Analyzer(_StockAnalyzer):
+    """The stock analyzer, reading docstrings where a field or output is declared."""
+
+    def get_docstring(self, typ: type, name: str) -> str | None:
+        found = super().get_docstring(typ, name)
+        if found:
+            return found
+        if typing.is_typeddict(typ):
+            return field_docstrings(typ).get(name)
+        for base in typ.__mro__[1:]:
+            if name in getattr(base, "__annotations__", {}):
+                return super().get_docstring(base, name)
+        return None
+
+
+def components() -> list[type]:
+    """Every public component of the package (each cloud's room imported)."""
+    from . import aws, local  # noqa: F401  (rooms register their components)
+    from .cluster import KubernetesCluster
+    from .store import ModelStore
+
+    found: list[type] = [KubernetesCluster, aws.EksCluster]
+    found += list(ModelStore.backends().values())
+    found += [getattr(aws, n) for n in ("EbsCsiDriver", "EbsModelCache") if hasattr(aws, n)]
+    return sorted(set(found), key=lambda c: c.__name__)
+
+
+def analyze() -> dict[str, Any]:
+    """The analyzer's result for every component: ``component_definitions`` (inputs and
+    outputs with descriptions) and ``type_definitions``."""
+    return dict(Analyzer(PACKAGE).analyze(components()))

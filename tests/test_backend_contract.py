@@ -1,0 +1,136 @@
+"""The contract every backend keeps, checked on every backend the config program knows (a new
+backend must add its minimal args here): one claim per consumer namespace bound to its own PV,
+readers read-only at every layer the backend enforces, unique volume handles, ``mount_for``,
+data-bearing resources protected and retained, nothing registered on bad input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pulumi_modelstore.errors import ModelStoreInputError
+from pulumi_modelstore.plan.engine import PlanError
+from pulumi_modelstore.program import BACKENDS
+from tests.conftest import CLUSTER, plan
+
+PV = "kubernetes:core/v1:PersistentVolume"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+READERS, WRITERS = ["inference", "batch"], ["loader"]
+
+# The least each backend needs, besides its consumers.
+MINIMAL: dict[str, dict[str, Any]] = {
+    "local": {},
+    "fsx-lustre": {"cluster_name": CLUSTER},
+    "efs": {"cluster_name": CLUSTER},
+    "mountpoint-s3": {"cluster_name": CLUSTER},
+    "nfs": {"server": "nas01.example.internal", "share": "/exports/models"},
+}
+# The resources that hold the data, per backend: protected and retained by default.
+DATA_BEARING: dict[str, tuple[str, ...]] = {
+    "local": (),
+    "nfs": (),  # the export is the NAS's: the store only points at it
+    "fsx-lustre": ("aws:fsx/lustreFileSystem:LustreFileSystem",),
+    "efs": ("aws:efs/fileSystem:FileSystem",),
+    "mountpoint-s3": ("aws:s3/bucket:Bucket",),
+}
+NAMES = sorted(BACKENDS)
+
+
+def build(backend: str, **extra: Any):
+    args = {**MINIMAL[backend], "readers": READERS, "writers": WRITERS, **extra}
+    store = BACKENDS[backend]("llama", args)
+    return store
+
+
+def test_every_backend_is_covered():
+    assert set(MINIMAL) >= set(BACKENDS), "add the new backend's minimal args to MINIMAL"
+
+
+@pytest.fixture(scope="module", params=NAMES)
+def planned(request):
+    backend = request.param
+    stores = {}
+
+    def program():
+        stores["llama"] = build(backend)
+
+    return backend, plan(program, fill=True), stores["llama"]
+
+
+def test_one_claim_per_consumer_namespace_bound_to_its_own_pv(planned):
+    _, p, _ = planned
+    claims = {c["inputs"]["metadata"]["namespace"]: c["inputs"] for c in p.by_type(PVC)}
+    pvs = {v["inputs"]["metadata"]["name"]: v["inputs"] for v in p.by_type(PV)}
+    assert sorted(claims) == sorted(READERS + WRITERS)
+    for ns, claim in claims.items():
+        assert claim["metadata"]["name"] == "llama"
+        pv = pvs[claim["spec"]["volumeName"]]
+        assert pv["spec"]["claimRef"] == {"namespace": ns, "name": "llama"}
+        assert pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
+        assert claim["spec"]["storageClassName"] == pv["spec"].get("storageClassName")
+        assert claim["spec"]["accessModes"] == pv["spec"]["accessModes"]
+    assert len(pvs) == len(claims)
+
+
+def test_readers_are_read_only_at_every_layer_the_backend_enforces(planned):
+    _, p, store = planned
+    for pv in p.by_type(PV):
+        spec = pv["inputs"]["spec"]
+        ns = spec["claimRef"]["namespace"]
+        reader = ns in READERS
+        mount = store.mount_for(ns)
+        assert mount.read_only is reader
+        assert mount.volume_mount["readOnly"] is reader
+        assert mount.volume["persistentVolumeClaim"]["readOnly"] is reader
+        if "csi" in spec:
+            assert spec["csi"].get("readOnly", False) is reader
+        if reader and "ReadOnlyMany" not in spec["accessModes"]:
+            # The driver refuses ReadOnlyMany (FSx, EFS) or there is one node (local): then
+            # the read-only mount is the enforcement, which the lines above check.
+            assert spec["accessModes"] in (["ReadWriteMany"], ["ReadWriteOnce"])
+        if not reader:
+            assert "ReadOnlyMany" not in spec["accessModes"]
+
+
+def test_volume_handles_are_unique(planned):
+    _, p, _ = planned
+    handles = [
+        pv["inputs"]["spec"]["csi"]["volumeHandle"]
+        for pv in p.by_type(PV)
+        if "csi" in pv["inputs"]["spec"]
+    ]
+    assert len(set(handles)) == len(handles)
+
+
+def test_mount_for_refuses_a_namespace_that_is_not_a_consumer(planned):
+    _, _, store = planned
+    with pytest.raises(ModelStoreInputError) as err:
+        store.mount_for("elsewhere")
+    assert str(err.value) == (
+        "llama: namespace must be one of the store's consumer namespaces "
+        "(inference, batch, loader), got 'elsewhere'"
+    )
+
+
+def test_data_bearing_resources_are_protected_and_retained(planned):
+    backend, p, _ = planned
+    for type_ in DATA_BEARING[backend]:
+        (state,) = p.by_type(type_)
+        assert (state["protect"], state["retainOnDelete"]) == (True, True), type_
+
+
+@pytest.mark.parametrize("backend", [n for n in NAMES if DATA_BEARING.get(n)])
+def test_protection_can_be_turned_off(backend):
+    p = plan(lambda: build(backend, protect=False))
+    for type_ in DATA_BEARING[backend]:
+        (state,) = p.by_type(type_)
+        assert (state["protect"], state["retainOnDelete"]) == (False, False)
+
+
+@pytest.mark.parametrize("backend", NAMES)
+def test_nothing_registers_on_bad_input(backend):
+    with pytest.raises(PlanError) as err:
+        plan(lambda: build(backend, claim_name="Models"))
+    assert str(err.value).startswith("llama: claim_name must be a DNS-1123 label")
+    assert len(err.value.registered) == 1  # the stack itself
