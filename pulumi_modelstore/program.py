@@ -20,6 +20,7 @@ from typing import Any
 
 import pulumi
 
+from . import local  # noqa: F401  (importing a backend's module registers its backend=)
 from .aws.efs import EfsModelStore
 from .aws.fsx import FsxLustreModelStore
 from .aws.s3 import MountpointS3ModelStore
@@ -33,6 +34,8 @@ LEGACY_BACKENDS: dict[str, Any] = {
     "efs": EfsModelStore,
     "mountpoint-s3": MountpointS3ModelStore,
 }
+# Backends on the skeleton register themselves (`backend=`) when their module is imported: the
+# `local` import above makes sure it is, whatever the program imported before.
 BACKENDS: dict[str, Any] = {**LEGACY_BACKENDS, **ModelStore.backends()}
 
 
