@@ -20,7 +20,7 @@ from typing import Any
 
 import pulumi
 
-from . import local  # noqa: F401  (importing a backend's module registers its backend=)
+from . import local, nfs  # noqa: F401  (importing a backend's module registers its backend=)
 from .aws.efs import EfsModelStore
 from .aws.fsx import FsxLustreModelStore
 from .aws.s3 import MountpointS3ModelStore
@@ -35,7 +35,7 @@ LEGACY_BACKENDS: dict[str, Any] = {
     "mountpoint-s3": MountpointS3ModelStore,
 }
 # Backends on the skeleton register themselves (`backend=`) when their module is imported: the
-# `local` import above makes sure it is, whatever the program imported before.
+# `local` and `nfs` imports above make sure they are, whatever the program imported before.
 BACKENDS: dict[str, Any] = {**LEGACY_BACKENDS, **ModelStore.backends()}
 
 

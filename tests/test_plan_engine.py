@@ -213,7 +213,7 @@ def test_unknown_stack_lists_the_stacks(capsys):
     assert (code, out) == (1, "")
     assert err == (
         f"error: stack 'aws-staging' not found in {ROOT}; "
-        "stacks: aws-dev, aws-efs, aws-prod, local\n"
+        "stacks: aws-dev, aws-efs, aws-prod, local, onprem-nfs\n"
     )
 
 
@@ -237,7 +237,7 @@ def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
     code, _, err = run_cli(capsys, "--cwd", str(directory))
     assert code == 1
     assert err == (
-        "error: llama: backend must be one of fsx-lustre, efs, mountpoint-s3, local, "
+        "error: llama: backend must be one of fsx-lustre, efs, mountpoint-s3, local, nfs, "
         "got 'fsx-lustr'\n"
     )
 
