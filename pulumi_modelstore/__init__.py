@@ -1,6 +1,7 @@
 """pulumi-modelstore: one shared, read-mostly model store per model on Kubernetes.
 
-Backends live in their own rooms: :mod:`pulumi_modelstore.aws`, :mod:`pulumi_modelstore.local`.
+Backends live in their own rooms: :mod:`pulumi_modelstore.aws`, :mod:`pulumi_modelstore.nfs`,
+:mod:`pulumi_modelstore.local`.
 The contract they share is :class:`ModelStore` and :class:`WorkloadMount`.
 """
 

@@ -20,12 +20,12 @@ from typing import Any
 
 import pulumi
 
+from . import local, nfs  # noqa: F401  (importing a backend's module registers its backend=)
 from .aws.efs import EfsModelStore
 from .aws.fsx import FsxLustreModelStore
 from .aws.s3 import MountpointS3ModelStore
 from .cluster import NameBook
 from .errors import ModelStoreInputError
-from .local.hostpath import LocalModelStore  # noqa: F401  (registers the backend)
 from .store import ModelStore
 
 StoreClass = Any
@@ -35,6 +35,8 @@ LEGACY_BACKENDS: dict[str, Any] = {
     "efs": EfsModelStore,
     "mountpoint-s3": MountpointS3ModelStore,
 }
+# Backends on the skeleton register themselves (`backend=`) when their module is imported: the
+# `local` and `nfs` imports above make sure they are, whatever the program imported before.
 BACKENDS: dict[str, Any] = {**LEGACY_BACKENDS, **ModelStore.backends()}
 
 

@@ -47,7 +47,7 @@ class Analyzer(_StockAnalyzer):
 
 def components() -> list[type]:
     """Every public component of the package (each cloud's room imported)."""
-    from . import aws, local  # noqa: F401  (rooms register their components)
+    from . import aws, local, nfs  # noqa: F401  (rooms register their components)
     from .cluster import KubernetesCluster
     from .store import ModelStore
 

@@ -1,0 +1,275 @@
+"""A model store on an existing NFS export (an on-prem NAS, GlusterFS through NFS-Ganesha, a
+Google Filestore instance, any NFSv3 or NFSv4 server), mounted through the ``nfs.csi.k8s.io``
+driver from kubernetes-csi/csi-driver-nfs. The store makes no storage: it installs the driver
+once per cluster (or finds it there) and gives each consumer namespace a static PV and claim.
+
+Upstream facts below were checked in kubernetes-csi/csi-driver-nfs at tag v4.13.4.
+"""
+
+# No `from __future__ import annotations`: the component analyzer reads the annotations.
+
+import ipaddress
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import pulumi
+
+from .. import validation as v
+from ..cluster import ClusterScope, KubernetesCluster
+from ..errors import ModelStoreInputError
+from ..fields import Parser
+from ..kube.drivers import CsiDriverChart, helm_release
+from ..store import Binding, ModelStore, ModelStoreArgs, Spec
+
+# charts/v4.13.4/csi-driver-nfs/Chart.yaml (version and appVersion 4.13.4, the newest entry of
+# charts/index.yaml); the repository is charts/README.md's "Option 1". The one place this
+# version lives.
+NFS_CSI = CsiDriverChart(
+    driver="nfs.csi.k8s.io",
+    chart="csi-driver-nfs",
+    repo="https://raw.githubusercontent.com/kubernetes-csi/csi-driver-nfs/master/charts",
+    version="4.13.4",
+    app_version="4.13.4",
+)
+# values.yaml: `driver.name` is the name our PVs use; `node.tolerations` defaults to
+# [{operator: Exists}] already (so GPU-tainted nodes get the node plugin), set here so a changed
+# default cannot drop it. The controller only serves dynamic volumes; static PVs never reach it.
+HELM_VALUES = {
+    "driver": {"name": NFS_CSI.driver},
+    "node": {"tolerations": [{"operator": "Exists"}]},
+}
+DRIVER_INSTALLS = ("helm", "none")
+NFS_VERSIONS = ("3", "4", "4.0", "4.1", "4.2")
+# Options the store sets itself: the version comes from nfs_version, ro/rw from the consumer's
+# access (an `rw` on a reader, or `vers=3` next to `nfsvers=4.1`, would contradict them).
+MANAGED_OPTIONS = ("nfsvers", "vers", "minorversion", "ro", "rw")
+_HOSTNAME = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?"
+    r"(\.[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*$"
+)
+
+
+class NfsModelStoreArgs(ModelStoreArgs, total=False):
+    """Arguments of :class:`NfsModelStore`: the export (``server``, ``share``) and a consumer
+    namespace are required, the rest optional."""
+
+    server: str
+    """The NFS server: a hostname or IP address (``nas01.corp.example``, ``10.0.0.2``; a
+    Filestore instance's IP). Required."""
+    share: str
+    """The export's absolute path on the server (``/exports/models``; ``/vol1`` for a Filestore
+    instance whose file share is ``vol1``). Required."""
+    sub_dir: str
+    """A directory inside the export to mount instead of its root, relative (no leading ``/``,
+    no ``..``); it must exist on the server. Default: none, the export's root."""
+    nfs_version: str
+    """NFS protocol version, the ``nfsvers`` mount option: one of ``3``, ``4``, ``4.0``,
+    ``4.1``, ``4.2``, as a string (quote it in YAML). Servers that speak only NFSv3 need ``3``:
+    many older NAS, and Filestore instances not created with NFSv4.1 (every basic-tier one).
+    Default: ``"4.1"``."""
+    extra_mount_options: Sequence[str]
+    """NFS mount options added after the store's own (``nfsvers``, ``hard``, and ``ro`` for
+    readers), e.g. ``nconnect=4`` (Linux 5.3+: several TCP connections, faster large reads),
+    ``tcp`` (recommended with NFSv3, e.g. on Filestore), ``noresvport``, ``actimeo=30``;
+    ``soft`` replaces ``hard``. Version and ``ro``/``rw`` options are refused: use
+    ``nfs_version`` and the readers/writers lists. Default: none."""
+    capacity_gib: int
+    """Capacity the PVs and claims advertise, in GiB. Nominal: the driver enforces no size on
+    an NFS export (the server's quota does). Kept small so the claims do not eat a namespace's
+    storage ResourceQuota. Default: ``1``."""
+    driver_install: str
+    """How the cluster gets the ``nfs.csi.k8s.io`` driver, once per cluster whichever store asks
+    first: ``helm`` (the ``csi-driver-nfs`` chart pinned here, node pods tolerating every taint
+    so GPU nodes get it) or ``none`` when the cluster has the driver already. Stores on one
+    cluster asking for different installs are refused. Default: ``helm``."""
+    driver_namespace: str
+    """Namespace of the driver's Helm release. Default: ``kube-system``."""
+    cluster_name: str
+    """A name for the cluster's scope (its namespaces, PV names and driver install), for a
+    program that serves two clusters, each with its own Kubernetes provider. Default:
+    ``kubernetes``."""
+
+
+def server_is_a_host(store: str, server: Any) -> None:
+    if v.is_output(server):
+        return
+    if isinstance(server, str) and (_HOSTNAME.match(server) or _is_ip(server)):
+        return
+    raise ModelStoreInputError(
+        store,
+        "server",
+        server,
+        "set to the NFS server's hostname or IP address (e.g. nas01.corp.example or 10.0.0.2; "
+        "the export path goes in share)",
+    )
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def share_is_an_export_path(store: str, share: Any) -> None:
+    if v.is_output(share):
+        return
+    if not isinstance(share, str) or not share.startswith("/") or ".." in share.split("/"):
+        raise ModelStoreInputError(
+            store,
+            "share",
+            share,
+            "set to the export's absolute path on the server, starting with '/', without '..' "
+            "(e.g. /exports/models, or /vol1 on Filestore)",
+        )
+
+
+def sub_dir_is_relative(store: str, field: str, sub_dir: Any) -> None:
+    # The driver refuses '..' segments only when it mounts (validatePath, pkg/nfs/utils.go).
+    if v.is_output(sub_dir):
+        return
+    if not sub_dir or sub_dir.startswith("/") or ".." in sub_dir.split("/"):
+        raise ModelStoreInputError(
+            store,
+            field,
+            sub_dir,
+            "a path inside the share, without a leading '/' or '..' (e.g. llama-3-8b)",
+        )
+
+
+def _option_keys(option: str) -> list[str]:
+    """``nconnect=4,ro`` -> ``["nconnect", "ro"]``: kubelet joins the PV's options with commas,
+    so one entry may carry several."""
+    return [part.split("=", 1)[0].strip().casefold() for part in option.split(",")]
+
+
+def options_are_not_managed(store: str, field: str, options: Sequence[Any]) -> None:
+    for option in options:
+        if v.is_output(option):
+            continue
+        keys = _option_keys(option)
+        if "" in keys or set(keys) & set(MANAGED_OPTIONS):
+            raise ModelStoreInputError(
+                store,
+                field,
+                option,
+                "NFS mount options the store does not set itself (not empty, not nfsvers, vers, "
+                "minorversion: use nfs_version; not ro, rw: readers get ro, writers rw)",
+            )
+
+
+def mount_options(nfs_version: str, extra: Sequence[Any], read_only: bool) -> list[Any]:
+    """The PV's mount options: the version, ``hard`` (I/O waits out a server restart instead of
+    failing a model load) unless ``soft`` is asked for, the extras, ``ro`` for readers."""
+    keys = {k for o in extra if not v.is_output(o) for k in _option_keys(o)}
+    hard = [] if "soft" in keys else ["hard"]
+    return [f"nfsvers={nfs_version}", *hard, *extra, *(["ro"] if read_only else [])]
+
+
+def volume_handle(server: Any, share: Any, sub_dir: Any, pv_name: str) -> pulumi.Output[str]:
+    """``{server}#{share}#{subdir}#{pv name}``: docs/driver-parameters.md's recommended form
+    plus the PV's name. kubelet keys a CSI volume by driver and handle, so PVs sharing a handle
+    collide on a node (kubernetes/kubernetes#132921; csi-driver-nfs#428, #369): each PV gets its
+    own. The driver parses handles only for volumes it provisioned (getNfsVolFromID); a static
+    PV is mounted from its volumeAttributes (NodePublishVolume, pkg/nfs/nodeserver.go)."""
+    return pulumi.Output.concat(server, "#", share, "#", sub_dir or "", "#", pv_name)
+
+
+class NfsModelStore(ModelStore, backend="nfs"):
+    """A store on an existing NFS export. Readers mount it read-only at every layer (ReadOnlyMany
+    on PV and claim, the PV's ``csi.readOnly``, the ``ro`` mount option: the driver adds ``ro``
+    only for a read-only publish and checks no access mode, so a pod that forgets ``readOnly``
+    still cannot write); writers mount it ReadWriteMany. Access control is the server's
+    (exports, root squash): the store adds none."""
+
+    args_type = NfsModelStoreArgs
+
+    server: pulumi.Output[str]
+    """The NFS server."""
+    export_path: pulumi.Output[str]
+    """The path on the server every PV mounts: the share, then ``sub_dir`` if set."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: NfsModelStoreArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(resource_name, args, opts)
+
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        p.rule(server_is_a_host, "server")
+        p.rule(share_is_an_export_path, "share")
+        p.field_rule(sub_dir_is_relative, "sub_dir")
+        p.field_rule(v.one_of, "nfs_version", NFS_VERSIONS)
+        p.field_rule(options_are_not_managed, "extra_mount_options")
+        p.field_rule(v.positive_int, "capacity_gib")
+        p.field_rule(v.one_of, "driver_install", DRIVER_INSTALLS)
+        p.field_rule(v.dns_label, "driver_namespace")
+        p.field_rule(v.dns_label, "cluster_name")
+
+    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> ClusterScope:
+        return spec.args.get("cluster") or KubernetesCluster.join(
+            spec.common.name, spec.args["cluster_name"], opts
+        )
+
+    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: Any) -> Binding:
+        a = spec.args
+        server, share, sub_dir = a["server"], a["share"], a.get("sub_dir")
+        self.server = pulumi.Output.from_input(server)
+        # As the driver joins them (NodePublishVolume): share without trailing '/', then sub_dir.
+        self.export_path = pulumi.Output.all(share, sub_dir).apply(
+            lambda s: f"{s[0].rstrip('/')}/{s[1]}" if s[1] else s[0]
+        )
+        attributes = {
+            "server": server,
+            "share": share,
+            **({"subdir": sub_dir} if sub_dir else {}),
+            # "0": no chmod after mounting (a chmod fails on a read-only mount, and the store
+            # never changes an existing export's permissions), whatever the driver's default.
+            "mountPermissions": "0",
+        }
+        extra = a.get("extra_mount_options") or ()
+        driver = self._driver(spec, cluster)
+        return Binding(
+            capacity=f"{a['capacity_gib']}Gi",
+            source=lambda ns, ro: {
+                "csi": {
+                    "driver": NFS_CSI.driver,
+                    "volumeHandle": volume_handle(server, share, sub_dir, self.volume_name(ns)),
+                    "readOnly": ro,
+                    "volumeAttributes": attributes,
+                },
+                "mountOptions": mount_options(a["nfs_version"], extra, ro),
+            },
+            reader_access_mode="ReadOnlyMany",
+            writer_access_mode="ReadWriteMany",
+            # The PVs (and so the claims workloads wait for) come after the driver, so pods do
+            # not start before the node plugin exists and fail their mounts until it does.
+            ready=[driver] if driver is not None else [],
+        )
+
+    def _driver(self, spec: Spec[Any], cluster: ClusterScope) -> pulumi.Resource | None:
+        """The driver's Helm release, made once per cluster by the scope (``none``: whatever
+        another store of the cluster installed, if any)."""
+        namespace = spec.args["driver_namespace"]
+        how = (
+            None
+            if spec.args["driver_install"] == "none"
+            else f"helm chart {NFS_CSI.chart} {NFS_CSI.version} in {namespace}"
+        )
+        return cluster.install_once(
+            NFS_CSI.driver,
+            spec.common.name,
+            how,
+            lambda: helm_release(
+                f"{cluster.scope_name}-{NFS_CSI.chart}",
+                NFS_CSI,
+                namespace=namespace,
+                values=HELM_VALUES,
+                parent=cluster,
+            ),
+        )

@@ -1,0 +1,388 @@
+"""NfsModelStore: defaults and wiring, read-only at every layer, unique handles, one driver
+install per cluster, and exact input errors."""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import pulumi
+import pytest
+
+from pulumi_modelstore.local import LocalModelStore
+from pulumi_modelstore.nfs import NFS_CSI, NfsModelStore, NfsModelStoreArgs
+from pulumi_modelstore.plan.engine import PlanError
+from pulumi_modelstore.program import BACKENDS, build_stores
+from tests.conftest import plan
+
+PV = "kubernetes:core/v1:PersistentVolume"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+SCOPE = "modelstore:index:KubernetesCluster"
+SERVER = "nas01.corp.example"
+SHARE = "/exports/models"
+READERS = ["inference", "batch-inference"]
+
+
+def nfs(name: str = "llama", **args: Any):
+    fields: dict[str, Any] = {
+        "server": SERVER,
+        "share": SHARE,
+        "readers": READERS,
+        "writers": ["model-loader"],
+        **args,
+    }
+    return lambda: NfsModelStore(name, cast(NfsModelStoreArgs, fields))
+
+
+def pvs(p) -> dict[str, dict[str, Any]]:
+    """PV name -> spec."""
+    return {s["inputs"]["metadata"]["name"]: s["inputs"]["spec"] for s in p.by_type(PV)}
+
+
+def claims(p) -> dict[str, dict[str, Any]]:
+    """Namespace -> claim spec."""
+    return {s["inputs"]["metadata"]["namespace"]: s["inputs"]["spec"] for s in p.by_type(PVC)}
+
+
+# -- defaults and wiring ------------------------------------------------------------------------
+
+
+def test_defaults_static_pvs_on_the_nfs_driver():
+    p = plan(nfs())
+    specs = pvs(p)
+    assert set(specs) == {"llama-inference", "llama-batch-inference", "llama-model-loader"}
+    for name, spec in specs.items():
+        csi = spec["csi"]
+        assert csi["driver"] == "nfs.csi.k8s.io" == NFS_CSI.driver
+        assert csi["volumeHandle"] == f"{SERVER}#{SHARE}##{name}"
+        # No subdir: the export's root. No chmod after mounting, for readers and writers.
+        assert csi["volumeAttributes"] == {
+            "server": SERVER,
+            "share": SHARE,
+            "mountPermissions": "0",
+        }
+        assert spec["capacity"] == {"storage": "1Gi"}  # nominal: NFS enforces no size
+        assert spec["persistentVolumeReclaimPolicy"] == "Retain"
+        assert spec["storageClassName"] == ""
+    assert {c["resources"]["requests"]["storage"] for c in claims(p).values()} == {"1Gi"}
+
+
+def test_readers_are_read_only_at_every_layer_and_writers_read_write():
+    p = plan(nfs())
+    specs, bound = pvs(p), claims(p)
+    for ns in READERS:
+        spec = specs[f"llama-{ns}"]
+        assert spec["accessModes"] == ["ReadOnlyMany"]
+        assert bound[ns]["accessModes"] == ["ReadOnlyMany"]
+        assert spec["csi"]["readOnly"] is True
+        assert spec["mountOptions"] == ["nfsvers=4.1", "hard", "ro"]
+        assert spec["csi"]["volumeAttributes"]["mountPermissions"] == "0"
+    writer = specs["llama-model-loader"]
+    assert writer["accessModes"] == ["ReadWriteMany"]
+    assert bound["model-loader"]["accessModes"] == ["ReadWriteMany"]
+    assert writer["csi"]["readOnly"] is False
+    assert writer["mountOptions"] == ["nfsvers=4.1", "hard"]
+
+
+def test_mount_for_gives_readers_a_read_only_mount():
+    found = {}
+
+    def program():
+        store = nfs()()
+        found.update({ns: store.mount_for(ns) for ns in [*READERS, "model-loader"]})
+
+    plan(program)
+    assert found["inference"].volume_mount["readOnly"] is True
+    assert found["inference"].volume["persistentVolumeClaim"]["readOnly"] is True
+    assert found["model-loader"].volume_mount["readOnly"] is False
+    assert found["inference"].service_account_name is None  # no identity: the export's ACLs
+
+
+def test_driver_helm_release_pinned_once_under_the_cluster_scope():
+    p = plan(nfs())
+    (release,) = p.by_type(RELEASE)
+    (scope,) = p.by_type(SCOPE)
+    assert release["urn"].endswith("::kubernetes-csi-driver-nfs")
+    assert release["parent"] == scope["urn"]
+    inputs = release["inputs"]
+    assert (NFS_CSI.chart, NFS_CSI.version, NFS_CSI.app_version) == (
+        "csi-driver-nfs",
+        "4.13.4",
+        "4.13.4",
+    )
+    assert inputs["chart"] == "csi-driver-nfs" and inputs["name"] == "csi-driver-nfs"
+    assert inputs["version"] == "4.13.4"
+    assert inputs["repositoryOpts"] == {
+        "repo": "https://raw.githubusercontent.com/kubernetes-csi/csi-driver-nfs/master/charts"
+    }
+    assert inputs["namespace"] == "kube-system"
+    # Node pods tolerate every taint (GPU nodes); the driver name is the one the PVs use.
+    assert inputs["values"]["node"]["tolerations"] == [{"operator": "Exists"}]
+    assert inputs["values"]["driver"]["name"] == NFS_CSI.driver
+    # The PVs come after the driver.
+    for pv in p.by_type(PV):
+        assert release["urn"] in pv["dependencies"]
+
+
+def test_sub_dir_version_and_extra_options():
+    p = plan(
+        nfs(
+            share="/vol1/",
+            sub_dir="llama-3/8b",
+            nfs_version="3",
+            extra_mount_options=["nconnect=4", "tcp"],
+        ),
+        fill=True,
+    )
+    spec = pvs(p)["llama-inference"]
+    assert spec["csi"]["volumeAttributes"]["subdir"] == "llama-3/8b"
+    assert spec["csi"]["volumeHandle"] == f"{SERVER}#/vol1/#llama-3/8b#llama-inference"
+    assert spec["mountOptions"] == ["nfsvers=3", "hard", "nconnect=4", "tcp", "ro"]
+    assert pvs(p)["llama-model-loader"]["mountOptions"] == [
+        "nfsvers=3",
+        "hard",
+        "nconnect=4",
+        "tcp",
+    ]
+
+    def program():
+        store = nfs(share="/vol1/", sub_dir="llama-3/8b")()
+        pulumi.export("summary", store.summary)
+
+    out = plan(program, fill=True).outputs["summary"]
+    assert out["server"] == SERVER
+    assert out["exportPath"] == "/vol1/llama-3/8b"  # as the driver joins share and subdir
+
+
+def test_soft_replaces_hard():
+    spec = pvs(plan(nfs(extra_mount_options=["soft", "timeo=600"])))["llama-inference"]
+    assert spec["mountOptions"] == ["nfsvers=4.1", "soft", "timeo=600", "ro"]
+
+
+def test_server_may_be_an_output_such_as_a_filestore_ip():
+    def program():
+        ip = pulumi.Output.from_input("10.20.0.2")  # e.g. a Filestore instance's networks[0]
+        nfs(server=ip, share="/vol1")()
+
+    p = plan(program, fill=True)
+    spec = pvs(p)["llama-inference"]
+    assert spec["csi"]["volumeAttributes"]["server"] == "10.20.0.2"
+    assert spec["csi"]["volumeHandle"] == "10.20.0.2#/vol1##llama-inference"
+
+
+# -- stores sharing a cluster ---------------------------------------------------------------------
+
+
+def test_two_stores_on_one_export_one_install_and_unique_handles():
+    def program():
+        nfs("llama", sub_dir="llama")()
+        nfs("t5", sub_dir="llama", readers=["inference"], writers=[])()
+
+    p = plan(program)
+    assert len(p.by_type(RELEASE)) == 1
+    assert len(p.by_type(SCOPE)) == 1
+    handles = [spec["csi"]["volumeHandle"] for spec in pvs(p).values()]
+    assert len(handles) == 4 and len(set(handles)) == 4
+    release = p.by_type(RELEASE)[0]["urn"]
+    assert all(release in pv["dependencies"] for pv in p.by_type(PV))
+
+
+def test_one_install_whatever_order_and_none_joins_it():
+    def program():
+        nfs("a", driver_install="none", readers=["x"], writers=[])()
+        nfs("b", readers=["y"], writers=[])()
+        nfs("c", driver_install="none", readers=["z"], writers=[])()
+
+    p = plan(program)
+    (release,) = p.by_type(RELEASE)
+    deps = {s["inputs"]["metadata"]["name"]: s["dependencies"] for s in p.by_type(PV)}
+    # 'a' came before any install; 'c' waits for the one 'b' made.
+    assert release["urn"] not in deps["a-x"]
+    assert release["urn"] in deps["b-y"] and release["urn"] in deps["c-z"]
+
+
+def test_no_install_with_driver_install_none():
+    p = plan(nfs(driver_install="none"))
+    assert not p.by_type(RELEASE)
+    assert all(pv["dependencies"] == [] for pv in p.by_type(PV))
+
+
+def test_a_different_install_on_the_same_cluster_is_refused_naming_the_first():
+    def program():
+        nfs("a", readers=["x"], writers=[])()
+        nfs("b", readers=["y"], writers=[], driver_namespace="storage")()
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == (
+        "b: driver_install must be helm chart csi-driver-nfs 4.13.4 in kube-system, the "
+        "install of nfs.csi.k8s.io store 'a' set on cluster 'kubernetes' (a driver is "
+        "installed once per cluster), got 'helm chart csi-driver-nfs 4.13.4 in storage'"
+    )
+
+
+def test_nfs_and_local_stores_share_one_kubernetes_cluster_scope():
+    def program():
+        nfs(readers=["inference"], writers=[])()
+        LocalModelStore("scratch", {"readers": ["dev"]})
+
+    p = plan(program)
+    (scope,) = p.by_type(SCOPE)
+    assert scope["urn"].endswith("::kubernetes")
+
+
+def test_config_program_knows_the_backend_and_installs_once():
+    assert BACKENDS["nfs"] is NfsModelStore
+    stores = {
+        "llama": {"backend": "nfs", "server": SERVER, "share": SHARE, "readers": ["a"]},
+        "t5": {
+            "backend": "nfs",
+            "server": "10.0.0.2",
+            "share": "/vol1",
+            "nfsVersion": "3",
+            "clusterName": "kubernetes",
+            "readers": ["b"],
+        },
+    }
+    p = plan(lambda: build_stores(stores))
+    assert len(p.by_type(RELEASE)) == 1
+    assert pvs(p)["t5-b"]["mountOptions"] == ["nfsvers=3", "hard", "ro"]
+    assert p.outputs["llama"]["exportPath"] == SHARE
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+SERVER_RULE = (
+    "set to the NFS server's hostname or IP address (e.g. nas01.corp.example or 10.0.0.2; the "
+    "export path goes in share)"
+)
+SHARE_RULE = (
+    "set to the export's absolute path on the server, starting with '/', without '..' (e.g. "
+    "/exports/models, or /vol1 on Filestore)"
+)
+SUB_DIR_RULE = "a path inside the share, without a leading '/' or '..' (e.g. llama-3-8b)"
+OPTIONS_RULE = (
+    "NFS mount options the store does not set itself (not empty, not nfsvers, vers, "
+    "minorversion: use nfs_version; not ro, rw: readers get ro, writers rw)"
+)
+FIELDS = (
+    "capacity_gib, claim_name, cluster, cluster_name, create_namespaces, driver_install, "
+    "driver_namespace, extra_mount_options, labels, mount_path, nfs_version, protect, readers, "
+    "server, share, sub_dir, writers"
+)
+UNSET = object()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"server": UNSET}, f"llama: server must be {SERVER_RULE}, got None"),
+        ({"server": ""}, f"llama: server must be {SERVER_RULE}, got ''"),
+        (
+            {"server": "nas01.corp.example:/exports/models"},
+            f"llama: server must be {SERVER_RULE}, got 'nas01.corp.example:/exports/models'",
+        ),
+        ({"server": "[fd00::2]"}, f"llama: server must be {SERVER_RULE}, got '[fd00::2]'"),
+        ({"server": 10}, "llama: server must be a string, got 10"),
+        ({"share": UNSET}, f"llama: share must be {SHARE_RULE}, got None"),
+        ({"share": "exports/models"}, f"llama: share must be {SHARE_RULE}, got 'exports/models'"),
+        ({"share": "/exports/../etc"}, f"llama: share must be {SHARE_RULE}, got '/exports/../etc'"),
+        ({"sub_dir": "/llama"}, f"llama: sub_dir must be {SUB_DIR_RULE}, got '/llama'"),
+        ({"sub_dir": "../other"}, f"llama: sub_dir must be {SUB_DIR_RULE}, got '../other'"),
+        ({"sub_dir": "a/../../b"}, f"llama: sub_dir must be {SUB_DIR_RULE}, got 'a/../../b'"),
+        ({"sub_dir": ""}, f"llama: sub_dir must be {SUB_DIR_RULE}, got ''"),
+        (
+            {"nfs_version": "5"},
+            "llama: nfs_version must be one of 3, 4, 4.0, 4.1, 4.2, got '5'",
+        ),
+        (
+            {"nfs_version": "v4.1"},
+            "llama: nfs_version must be one of 3, 4, 4.0, 4.1, 4.2, got 'v4.1'",
+        ),
+        ({"nfs_version": 4.1}, "llama: nfs_version must be a string, got 4.1"),
+        ({"nfs_version": 3}, "llama: nfs_version must be a string, got 3"),
+        (
+            {"extra_mount_options": ["nfsvers=3"]},
+            f"llama: extra_mount_options must be {OPTIONS_RULE}, got 'nfsvers=3'",
+        ),
+        (
+            {"extra_mount_options": ["nconnect=4", "vers=4.2"]},
+            f"llama: extra_mount_options must be {OPTIONS_RULE}, got 'vers=4.2'",
+        ),
+        (
+            {"extra_mount_options": ["minorversion=1"]},
+            f"llama: extra_mount_options must be {OPTIONS_RULE}, got 'minorversion=1'",
+        ),
+        (
+            {"extra_mount_options": ["ro"]},
+            f"llama: extra_mount_options must be {OPTIONS_RULE}, got 'ro'",
+        ),
+        (
+            {"extra_mount_options": ["RW"]},
+            f"llama: extra_mount_options must be {OPTIONS_RULE}, got 'RW'",
+        ),
+        (
+            {"extra_mount_options": ["nconnect=4,rw"]},
+            f"llama: extra_mount_options must be {OPTIONS_RULE}, got 'nconnect=4,rw'",
+        ),
+        (
+            {"extra_mount_options": [""]},
+            f"llama: extra_mount_options must be {OPTIONS_RULE}, got ''",
+        ),
+        (
+            {"extra_mount_options": "nconnect=4"},
+            "llama: extra_mount_options must be a list of strings, got 'nconnect=4'",
+        ),
+        (
+            {"extra_mount_options": [4]},
+            "llama: extra_mount_options must be a list of strings, got [4]",
+        ),
+        ({"capacity_gib": 0}, "llama: capacity_gib must be a positive whole number, got 0"),
+        ({"capacity_gib": "1"}, "llama: capacity_gib must be a whole number, got '1'"),
+        (
+            {"driver_install": "eks-addon"},
+            "llama: driver_install must be one of helm, none, got 'eks-addon'",
+        ),
+        ({"driver_install": True}, "llama: driver_install must be a string, got True"),
+        (
+            {"driver_namespace": "Kube_System"},
+            "llama: driver_namespace must be a DNS-1123 label (lowercase letters, digits and "
+            "'-', starting and ending with a letter or digit, at most 63 characters), got "
+            "'Kube_System'",
+        ),
+        (
+            {"cluster_name": "On Prem"},
+            "llama: cluster_name must be a DNS-1123 label (lowercase letters, digits and '-', "
+            "starting and ending with a letter or digit, at most 63 characters), got 'On Prem'",
+        ),
+        ({"readers": "inference"}, "llama: readers must be a list of strings, got 'inference'"),
+        ({"protect": "false"}, "llama: protect must be True or False, got 'false'"),
+        ({"servr": SERVER}, f"llama: field name must be one of {FIELDS}, got 'servr'"),
+    ],
+)
+def test_bad_input(args, message):
+    fields = {**{"server": SERVER, "share": SHARE, "readers": READERS}, **args}
+    fields = {k: value for k, value in fields.items() if value is not UNSET}
+    with pytest.raises(PlanError) as err:
+        plan(lambda: NfsModelStore("llama", cast(NfsModelStoreArgs, fields)))
+    assert str(err.value) == message
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+def test_every_bad_field_is_reported_at_once_one_line_each():
+    fields = {"share": "exports", "nfs_version": "5", "extra_mount_options": ["ro"]}
+    with pytest.raises(PlanError) as err:
+        plan(lambda: NfsModelStore("llama", cast(NfsModelStoreArgs, {"readers": ["x"], **fields})))
+    assert str(err.value.cause).splitlines() == [
+        f"llama: server must be {SERVER_RULE}, got None",
+        f"llama: share must be {SHARE_RULE}, got 'exports'",
+        "llama: nfs_version must be one of 3, 4, 4.0, 4.1, 4.2, got '5'",
+        f"llama: extra_mount_options must be {OPTIONS_RULE}, got 'ro'",
+    ]
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+def test_accepted_servers():
+    for server in ["nas01", "NAS01.Corp.Example", "10.0.0.2", "fd00::2"]:
+        p = plan(nfs(server=server, readers=["x"], writers=[]))
+        assert pvs(p)["llama-x"]["csi"]["volumeAttributes"]["server"] == server
