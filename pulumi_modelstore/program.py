@@ -20,6 +20,7 @@ from typing import Any
 
 import pulumi
 
+from . import aws, local  # noqa: F401  (importing a backend registers it: `backend=`)
 from .aws.efs import EfsModelStore
 from .aws.fsx import FsxLustreModelStore
 from .aws.s3 import MountpointS3ModelStore
@@ -33,7 +34,14 @@ LEGACY_BACKENDS: dict[str, Any] = {
     "efs": EfsModelStore,
     "mountpoint-s3": MountpointS3ModelStore,
 }
-BACKENDS: dict[str, Any] = {**LEGACY_BACKENDS, **ModelStore.backends()}
+# The order errors list the backends in; a backend not named here comes after these.
+_ORDER = ("fsx-lustre", "efs", "mountpoint-s3", "local")
+BACKENDS: dict[str, Any] = dict(
+    sorted(
+        {**LEGACY_BACKENDS, **ModelStore.backends()}.items(),
+        key=lambda item: _ORDER.index(item[0]) if item[0] in _ORDER else len(_ORDER),
+    )
+)
 
 
 def snake_case(key: str) -> str:

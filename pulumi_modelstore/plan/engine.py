@@ -27,6 +27,7 @@ from pulumi.runtime import config as pulumi_config
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_in_stack
 
+from ..errors import ModelStoreInputError
 from . import placeholders
 from .project import Project, load_project
 
@@ -386,6 +387,10 @@ def _program_context(project: Project) -> Iterator[None]:
 
 
 def _one_line(exc: BaseException) -> str:
+    """The error on one line; bad input to a store gives one line per problem (a
+    :class:`ModelStoreInputError` reports every invalid field at once)."""
+    if isinstance(exc, ModelStoreInputError) and len(exc.errors) > 1:
+        return "\n".join(_one_line(one) for one in exc.errors)
     text = str(exc).strip() or type(exc).__name__
     return " ".join(text.split())
 
