@@ -22,7 +22,6 @@ import pulumi
 
 from . import aws, local  # noqa: F401  (importing a backend registers it: `backend=`)
 from .aws.efs import EfsModelStore
-from .aws.fsx import FsxLustreModelStore
 from .aws.s3 import MountpointS3ModelStore
 from .errors import ModelStoreInputError
 from .store import ModelStore
@@ -30,7 +29,6 @@ from .store import ModelStore
 StoreClass = Any
 
 LEGACY_BACKENDS: dict[str, Any] = {
-    "fsx-lustre": FsxLustreModelStore,
     "efs": EfsModelStore,
     "mountpoint-s3": MountpointS3ModelStore,
 }
@@ -81,7 +79,8 @@ def _one_driver_install_per_cluster(
 ) -> None:
     """Two installs of one CSI driver on one cluster collide (Helm release names, EKS add-ons,
     the node service account's single role): the first store installs it, the others on that
-    cluster must say ``driver: none``."""
+    cluster must say ``driver: none``. Only for the backends not yet on the skeleton (those
+    with a ``driver_chart``): on the skeleton the cluster scope installs a driver once."""
     installed_by: dict[tuple[str, Any], str] = {}
     for name, constructor, args in plans:
         chart = getattr(constructor, "driver_chart", None)
