@@ -20,9 +20,8 @@ from typing import Any
 
 import pulumi
 
-from . import local, nfs  # noqa: F401  (importing a backend's module registers its backend=)
+from . import aws, local, nfs  # noqa: F401  (importing a backend registers it: `backend=`)
 from .aws.efs import EfsModelStore
-from .aws.fsx import FsxLustreModelStore
 from .aws.s3 import MountpointS3ModelStore
 from .cluster import NameBook
 from .errors import ModelStoreInputError
@@ -31,13 +30,11 @@ from .store import ModelStore
 StoreClass = Any
 
 LEGACY_BACKENDS: dict[str, Any] = {
-    "fsx-lustre": FsxLustreModelStore,
     "efs": EfsModelStore,
     "mountpoint-s3": MountpointS3ModelStore,
 }
-# Backends on the skeleton register themselves (`backend=`) when their module is imported: the
-# `local` and `nfs` imports above make sure they are, whatever the program imported before.
-BACKENDS: dict[str, Any] = {**LEGACY_BACKENDS, **ModelStore.backends()}
+# Backends on the skeleton register themselves (`backend=`) when their module is imported.
+BACKENDS: dict[str, Any] = dict(sorted({**LEGACY_BACKENDS, **ModelStore.backends()}.items()))
 
 
 def snake_case(key: str) -> str:

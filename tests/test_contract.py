@@ -189,17 +189,16 @@ def test_input_error_is_a_value_error_with_its_parts():
     assert str(err) == "s: field must be 1 or 2, got 3"
 
 
-def test_program_refuses_two_helm_installs_of_the_fsx_driver_on_one_cluster():
+def test_program_plans_one_fsx_driver_install_for_two_stores_on_one_cluster():
     stores = {
         "a": {"backend": "fsx-lustre", "cluster_name": CLUSTER, "readers": ["x"]},
         "b": {"backend": "fsx-lustre", "cluster_name": CLUSTER, "readers": ["y"]},
     }
-    with pytest.raises(PlanError) as err:
-        plan(lambda: build_stores(stores))
-    assert str(err.value) == (
-        "b: driver must be none (store 'a' already installs aws-fsx-csi-driver on cluster "
-        "'prod-eks'), got 'helm'"
-    )
-    stores["b"]["driver"] = "none"
     p = plan(lambda: build_stores(stores))
-    assert len(p.by_type("kubernetes:helm.sh/v3:Release")) == 1
+    (release,) = p.by_type("kubernetes:helm.sh/v3:Release")
+    assert release["urn"].rsplit("::", 1)[-1] == f"{CLUSTER}-aws-fsx-csi-driver"
+    assert release["parent"] == p.by_name(CLUSTER)["urn"]
+    assert release["aliases"] == [{"name": "a-fsx-csi-driver", "parentUrn": p.by_name("a")["urn"]}]
+    for pv in p.by_type(PV):
+        assert release["urn"] in pv["dependencies"]
+    assert set(p.outputs) == {"a", "b"}

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pulumi
 import pytest
 
+from pulumi_modelstore import ModelStoreInputError
 from pulumi_modelstore.aws import FSX_CSI, FsxLustreModelStore
+from pulumi_modelstore.aws.cluster import EksCluster
 from pulumi_modelstore.aws.fsx import LUSTRE_PORT_RANGES
 from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
 from pulumi_modelstore.plan.placeholders import digest
@@ -90,7 +93,7 @@ def test_file_system_defaults():
 
 
 def test_kms_key_arn_reaches_the_file_system():
-    fs = plan(fsx(kms_key_id=KMS_ARN)).by_type(FS)[0]["inputs"]
+    fs = plan(fsx(kms_key_arn=KMS_ARN)).by_type(FS)[0]["inputs"]
     assert fs["kmsKeyId"] == KMS_ARN
 
 
@@ -121,12 +124,18 @@ def test_pvs_carry_the_file_systems_attributes_and_unique_handles():
     assert len(handles) == 3
 
 
-def test_pvs_depend_on_the_driver_install_and_data_repository_link():
-    p = plan(fsx(data_repository_path="s3://models/llama/"))
+def test_pvs_wait_for_the_driver_but_not_for_the_data_repository_association():
+    # The file system mounts without the association (S3 imports lazily): claims must not wait
+    # minutes for it. They do wait for the driver: no mount without it.
+    p = plan(fsx(data_repository_path="s3://models/llama/", readers=["inference", "batch"]))
     release = p.by_type(RELEASE)[0]["urn"]
-    link = p.by_type(DRA)[0]["urn"]
+    (link,) = p.by_type(DRA)
+    fs = p.by_type(FS)[0]["urn"]
+    assert fs in link["dependencies"]
     for pv in p.by_type(PV):
-        assert release in pv["dependencies"] and link in pv["dependencies"]
+        assert release in pv["dependencies"]
+        assert link["urn"] not in pv["dependencies"]
+        assert link["urn"] not in {d for ds in pv["propertyDependencies"].values() for d in ds}
     for pvc in p.by_type(PVC):
         pv_urns = {pv["urn"] for pv in p.by_type(PV)}
         assert set(pvc["dependencies"]) & pv_urns
@@ -167,18 +176,21 @@ def test_helm_driver_is_pinned_and_tolerates_gpu_taints():
 
 
 def test_eks_addon_driver():
-    p = plan(fsx(driver="eks-addon", eks_addon_version="v1.9.0-eksbuild.1"))
+    p = plan(fsx(driver_install="eks-addon", eks_addon_version="v1.9.0-eksbuild.1"))
     assert not p.by_type(RELEASE)
     (addon,) = p.by_type("aws:eks/addon:Addon")
     assert addon["inputs"]["addonName"] == "aws-fsx-csi-driver"
     assert addon["inputs"]["clusterName"] == CLUSTER
     assert addon["inputs"]["addonVersion"] == "v1.9.0-eksbuild.1"
+    # The cluster's, not the store's: the add-on serves every store on the cluster.
+    assert addon["parent"] == p.by_name(CLUSTER)["urn"]
+    assert "modelstore.pulumi.com/store" not in addon["inputs"]["tags"]
     for pv in p.by_type(PV):
         assert addon["urn"] in pv["dependencies"]
 
 
 def test_no_driver_install_when_the_cluster_has_one():
-    p = plan(fsx(driver="none"))
+    p = plan(fsx(driver_install="none"))
     assert not p.by_type(RELEASE) and not p.by_type("aws:eks/addon:Addon")
 
 
@@ -209,6 +221,9 @@ def test_explicit_cluster_facts_skip_the_cluster_lookup():
     )
     assert "aws:eks/getCluster:getCluster" not in {i["token"] for i in p.invokes}
     assert p.by_type(FS)[0]["inputs"]["subnetIds"] == "subnet-0b"
+    # region is the cluster's: the driver gets it for nodes where IMDS is blocked.
+    assert p.by_type(RELEASE)[0]["inputs"]["values"]["controller"]["region"] == "eu-west-1"
+    assert "aws:index/getRegion:getRegion" not in {i["token"] for i in p.invokes}
 
 
 def test_data_repository_association_imports_new_changed_deleted():
@@ -259,7 +274,10 @@ def test_subnet_outside_the_cluster_vpc_fails_the_preview_before_anything_regist
         f"llama: subnet_ids must be a subnet in the cluster's VPC {vpc} (it is in vpc-0other), "
         "got 'subnet-0abc'"
     )
-    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+    # Nothing of the store, and nothing in the cloud: only the (empty) scope of its cluster.
+    registered = [u.rsplit("::", 1)[-1] for u in err.value.registered]
+    assert registered == ["modelstore-test", CLUSTER]
+    assert "EksCluster" in err.value.registered[1]
 
 
 KMS_ARN = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -375,8 +393,8 @@ BAD_INPUTS = [
         "llama: auto_import_events must be one of NEW, CHANGED, DELETED, got 'MOVED'",
     ),
     (
-        {"deployment_type": "SCRATCH_2", "kms_key_id": KMS_ARN},
-        "llama: kms_key_id must be unset for scratch deployment types (they always use an "
+        {"deployment_type": "SCRATCH_2", "kms_key_arn": KMS_ARN},
+        "llama: kms_key_arn must be unset for scratch deployment types (they always use an "
         f"AWS-owned key), got '{KMS_ARN}'",
     ),
     (
@@ -394,8 +412,8 @@ BAD_INPUTS = [
         "2.15, got 1500",
     ),
     (
-        {"driver": "kubectl"},
-        "llama: driver must be one of helm, eks-addon, none, got 'kubectl'",
+        {"driver_install": "kubectl"},
+        "llama: driver_install must be one of helm, eks-addon, none, got 'kubectl'",
     ),
     (
         {"claim_name": "Llama_3"},
@@ -403,17 +421,21 @@ BAD_INPUTS = [
         "and ending with a letter or digit, at most 63 characters), got 'Llama_3'",
     ),
     (
-        {"mount_options": "flock"},
-        "llama: mount_options must be a list of strings, got 'flock'",
+        {"extra_mount_options": "flock"},
+        "llama: extra_mount_options must be a list of strings, got 'flock'",
     ),
     (
         {"data_repository_path": "s3://acme-models/x", "auto_import_events": "NEW"},
         "llama: auto_import_events must be a list of strings, got 'NEW'",
     ),
     (
-        {"kms_key_id": "alias/models"},
-        "llama: kms_key_id must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key-id>; "
+        {"kms_key_arn": "alias/models"},
+        "llama: kms_key_arn must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key-id>; "
         "the provider takes the key's ARN), got 'alias/models'",
+    ),
+    (
+        {"file_system_type_version": 2.15},
+        "llama: file_system_type_version must be a string, got 2.15",
     ),
     (
         {"node_security_group_rules": "false"},
@@ -459,6 +481,150 @@ def test_unknown_field_names_the_allowed_ones():
     with pytest.raises(PlanError) as err:
         plan(fsx(storage_capacity=1200))
     assert str(err.value).startswith(
-        "llama: field name must be one of auto_import_events, claim_name, cluster_name, "
+        "llama: field name must be one of auto_import_events, claim_name, cluster, cluster_name, "
     )
     assert str(err.value).endswith(", got 'storage_capacity'")
+
+
+def test_two_bad_fields_are_reported_at_once_one_line_each():
+    with pytest.raises(PlanError) as err:
+        plan(fsx(storage_capacity_gib=3600, data_compression_type="ZSTD"))
+    assert str(err.value) == (
+        "llama: storage_capacity_gib must be 1200, 2400 or a multiple of 2400 for PERSISTENT_2, "
+        "got 3600\n"
+        "llama: data_compression_type must be one of LZ4, NONE, got 'ZSTD'"
+    )
+    assert [e.field for e in err.value.cause.errors] == [
+        "storage_capacity_gib",
+        "data_compression_type",
+    ]
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+
+
+def test_validate_reports_every_bad_field_without_lookups():
+    with pytest.raises(ModelStoreInputError) as err:
+        FsxLustreModelStore.validate(
+            "llama", {"readers": ["inference"], "deployment_type": "SCRATCH_2"}
+        )
+    assert str(err.value) == (
+        "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
+        "and node_security_group_ids explicitly), got None"
+    )
+
+
+def test_extra_mount_options_are_added_to_flock_once():
+    p = plan(fsx(extra_mount_options=["noatime", "flock", "noatime"]))
+    for pv in p.by_type(PV):
+        assert pv["inputs"]["spec"]["mountOptions"] == ["flock", "noatime"]
+
+
+def test_deprecated_spellings_still_plan_and_warn():
+    with pytest.warns(DeprecationWarning) as warned:
+        p = plan(fsx(kms_key_id=KMS_ARN, mount_options=["noatime"], driver="helm"))
+    messages = {str(w.message) for w in warned}
+    assert {
+        "llama: kms_key_id is deprecated, use kms_key_arn",
+        "llama: mount_options is deprecated, use extra_mount_options",
+        "llama: driver is deprecated, use driver_install",
+    } <= messages
+    assert p.by_type(FS)[0]["inputs"]["kmsKeyId"] == KMS_ARN
+    # flock is now always kept: the old field's options are added to it.
+    assert p.by_type(PV)[0]["inputs"]["spec"]["mountOptions"] == ["flock", "noatime"]
+    assert len(p.by_type(RELEASE)) == 1
+    assert "llama: kms_key_id is deprecated, use kms_key_arn" in {
+        d["message"] for d in p.diagnostics
+    }
+
+
+def test_old_and_new_spelling_together_are_refused():
+    with pytest.raises(PlanError) as err:
+        plan(fsx(kms_key_id=KMS_ARN, kms_key_arn=KMS_ARN))
+    assert str(err.value) == (
+        f"llama: kms_key_id must be unset when kms_key_arn is given (it is its new name), "
+        f"got '{KMS_ARN}'"
+    )
+
+
+def two_stores(**second: Any):
+    def program():
+        FsxLustreModelStore("llama", {"cluster_name": CLUSTER, "readers": ["inference"]})
+        FsxLustreModelStore("mistral", {"cluster_name": CLUSTER, "readers": ["batch"], **second})
+
+    return program
+
+
+def test_two_stores_on_one_cluster_plan_one_driver_install_owned_by_the_cluster():
+    p = plan(two_stores())
+    (release,) = p.by_type(RELEASE)
+    cluster = p.by_name(CLUSTER)
+    assert cluster["type"] == "modelstore:index:EksCluster"
+    assert release["urn"].rsplit("::", 1)[-1] == f"{CLUSTER}-aws-fsx-csi-driver"
+    assert release["parent"] == cluster["urn"]
+    assert release["inputs"]["name"] == "aws-fsx-csi-driver"
+    # Both stores' volumes wait for the one install.
+    pvs = p.by_type(PV)
+    assert {pv["inputs"]["metadata"]["name"] for pv in pvs} == {"llama-inference", "mistral-batch"}
+    for pv in pvs:
+        assert release["urn"] in pv["dependencies"]
+    # One lookup of the cluster for both stores.
+    assert [i["token"] for i in p.invokes].count("aws:eks/getCluster:getCluster") == 1
+
+
+def test_the_moved_driver_install_keeps_an_alias_to_its_old_name_under_the_first_store():
+    p = plan(two_stores())
+    first = p.by_name("llama")
+    assert first["type"] == "modelstore:index:FsxLustreModelStore"
+    aliases = p.by_name(f"{CLUSTER}-aws-fsx-csi-driver")["aliases"]
+    assert aliases == [{"name": "llama-fsx-csi-driver", "parentUrn": first["urn"]}]
+
+
+def test_a_second_store_without_an_install_of_its_own_waits_for_the_clusters():
+    p = plan(two_stores(driver_install="none"))
+    (release,) = p.by_type(RELEASE)
+    for pv in p.by_type(PV):
+        assert release["urn"] in pv["dependencies"]
+
+
+def test_a_second_store_asking_for_another_install_is_refused_naming_both_stores():
+    with pytest.raises(PlanError) as err:
+        plan(two_stores(driver_install="eks-addon"))
+    assert str(err.value) == (
+        "mistral: driver_install must be helm chart aws-fsx-csi-driver 1.17.0 in kube-system, "
+        "the install of fsx.csi.aws.com store 'llama' set on cluster 'prod-eks' (a driver is "
+        "installed once per cluster), got 'eks-addon aws-fsx-csi-driver (the version EKS picks)'"
+    )
+    # The refused store made nothing in the cloud: the install is the first thing it asks for.
+    mistral = [u for u in err.value.registered if "mistral" in u]
+    assert [u.rsplit("::", 1)[-1] for u in mistral] == ["mistral"]
+
+
+def test_a_store_joins_a_cluster_scope_the_program_made():
+    def program():
+        cluster = EksCluster("ml", {"cluster_name": CLUSTER})
+        FsxLustreModelStore("llama", {"cluster": cluster, "readers": ["inference"]})
+
+    p = plan(program)
+    (release,) = p.by_type(RELEASE)
+    assert release["urn"].rsplit("::", 1)[-1] == "ml-aws-fsx-csi-driver"
+    assert release["parent"] == p.by_name("ml")["urn"]
+    assert p.by_type(FS)[0]["inputs"]["subnetIds"] == CLUSTER_SUBNETS[0]
+
+
+def test_the_component_registers_its_outputs():
+    found: dict[str, Any] = {}
+
+    def program():
+        store = FsxLustreModelStore("llama", {"cluster_name": CLUSTER, "readers": ["inference"]})
+        found.update(store.summary)
+
+    plan(program)
+    assert list(found) == [
+        "fileSystemId",
+        "dnsName",
+        "mountName",
+        "securityGroupId",
+        "dataRepositoryAssociationId",
+        "claimNames",
+        "volumeNames",
+    ]
+    assert all(isinstance(value, pulumi.Output) for value in found.values())

@@ -76,7 +76,7 @@ def test_tree_lists_components_and_children(capsys):
         "aws:fsx/lustreFileSystem:LustreFileSystem  llama-fs  [protect, retain-on-delete]" in line
         for line in lines
     )
-    assert lines[-1] == "Resources: 22 to create"
+    assert lines[-1] == "Resources: 23 to create"  # 22 + the EksCluster scope
 
 
 def test_mermaid_is_a_flowchart_with_dependency_edges(capsys):
@@ -313,7 +313,7 @@ def test_console_script_runs_offline():
         env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
     )
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["changeSummary"] == {"create": 22}
+    assert json.loads(result.stdout)["changeSummary"] == {"create": 23}
 
 
 def test_resource_options_reach_the_plan():

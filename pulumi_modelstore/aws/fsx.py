@@ -1,31 +1,25 @@
-"""FSx for Lustre model store on EKS: the file system, its LNET security group rules, the CSI
-driver install and a static PV/PVC per consumer namespace, in one graph."""
+"""FSx for Lustre model store on EKS: the file system, its LNET security group rules, an optional
+link to S3, the CSI driver (once per cluster) and a static PV/PVC per consumer namespace."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the component analyzer reads these annotations.
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from .. import validation as v
-from .._legacy_store import (
-    COMMON_FIELDS,
-    ModelStore,
-    ModelStoreArgs,
-    StoreCommon,
-    check_known_fields,
-    parse_common,
-    store_tags,
-)
+from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
-from ..kube.drivers import helm_release
-from .cluster import EksClusterFacts, check_subnet_in_vpc, resolve_cluster
-from .drivers import FSX_CSI, DriverInstall, DriverInstallArgs, eks_addon, parse_driver_install
-
-TYPE_TOKEN = "modelstore:index:FsxLustreModelStore"
+from ..fields import Parser
+from ..store import Binding, Spec
+from .cluster import EksCluster
+from .drivers import FSX_CSI, DriverInstall, parse_driver_install
+from .network import peers, ports_text, security_group, tcp_rule
+from .store import AwsModelStore, AwsModelStoreArgs
 
 # LNET: TCP 988, and 1018-1023 (clients connect from these privileged ports; file servers talk
 # to each other on them). Creation fails without them ("do not permit Lustre LNET network
@@ -44,26 +38,15 @@ THROUGHPUT_MBPS_PER_TIB: dict[tuple[str, str], tuple[int, ...]] = {
     ("PERSISTENT_1", "HDD"): (12, 40),
     ("PERSISTENT_2", "SSD"): (125, 250, 500, 1000),
 }
+# The store's own mount options: extra_mount_options add to these.
 DEFAULT_MOUNT_OPTIONS = ("flock",)
 
 
-class FsxLustreModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
+class FsxLustreModelStoreArgs(AwsModelStoreArgs, total=False):
     """Arguments of :class:`FsxLustreModelStore`. Every field is optional but ``cluster_name``
-    (unless ``vpc_id``, ``cluster_subnet_ids`` and ``node_security_group_ids`` are all given)."""
+    (unless ``cluster`` is given, or ``vpc_id``, ``cluster_subnet_ids`` and
+    ``node_security_group_ids`` all are)."""
 
-    cluster_name: str
-    """The EKS cluster whose nodes mount the store. Its VPC, subnets, cluster security group and
-    region are looked up before deploy unless given below."""
-    vpc_id: str
-    """The cluster's VPC. Default: looked up from the cluster."""
-    cluster_subnet_ids: Sequence[str]
-    """The cluster's subnets, from which the file system's subnet defaults. Default: looked up."""
-    node_security_group_ids: Sequence[str]
-    """Security groups of the nodes that mount the store. Default: the cluster security group
-    EKS attaches to managed node groups."""
-    region: str
-    """AWS region, passed to the driver for nodes where IMDS is blocked. Default: the AWS
-    provider's region."""
     subnet_ids: Sequence[str]
     """Exactly one subnet, in the cluster's VPC, for the file system (a Lustre file system lives
     in one AZ). Default: the first of the cluster's subnets, sorted by id."""
@@ -73,28 +56,30 @@ class FsxLustreModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
     made: it must already allow them."""
     node_security_group_rules: bool
     """Add ingress rules for TCP 988 and 1018-1023 from the file system's group to each node
-    group (Lustre servers connect back to clients). Default: True."""
+    group (Lustre servers connect back to clients). Default: ``True``."""
     deployment_type: str
-    """PERSISTENT_2 (default), PERSISTENT_1, SCRATCH_2 or SCRATCH_1."""
+    """PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1. Default: ``PERSISTENT_2``."""
     storage_type: str
-    """SSD (default) or HDD (PERSISTENT_1 only)."""
+    """SSD, or HDD (PERSISTENT_1 only). Default: ``SSD``."""
     storage_capacity_gib: int
-    """Capacity in GiB. Default: 1200. SSD SCRATCH_2/PERSISTENT_1/PERSISTENT_2: 1200, 2400 or a
-    multiple of 2400; SCRATCH_1: 1200, 2400 or a multiple of 3600; HDD: a multiple of 6000 at 12
-    MB/s/TiB, of 1800 at 40 MB/s/TiB."""
+    """Capacity in GiB. SSD SCRATCH_2/PERSISTENT_1/PERSISTENT_2: 1200, 2400 or a multiple of
+    2400; SCRATCH_1: 1200, 2400 or a multiple of 3600; HDD: a multiple of 6000 at 12 MB/s/TiB,
+    of 1800 at 40 MB/s/TiB. Default: ``1200``."""
     per_unit_storage_throughput: int
-    """Throughput in MB/s per TiB. Default: 125 for PERSISTENT_2, 50 for PERSISTENT_1 SSD, 12 for
-    HDD; not set for scratch types. Allowed: PERSISTENT_2 125/250/500/1000, PERSISTENT_1 SSD
-    50/100/200, PERSISTENT_1 HDD 12/40."""
+    """Throughput in MB/s per TiB. Allowed: PERSISTENT_2 125/250/500/1000, PERSISTENT_1 SSD
+    50/100/200, PERSISTENT_1 HDD 12/40; not set for scratch types. Default: the lowest allowed
+    (125 for PERSISTENT_2, 50 for PERSISTENT_1 SSD, 12 for HDD)."""
     drive_cache_type: str
-    """HDD read cache: NONE or READ. Required for HDD, not allowed for SSD."""
+    """HDD read cache: NONE or READ. Required for HDD, not allowed for SSD. Default: unset."""
     data_compression_type: str
-    """LZ4 (default) or NONE."""
-    kms_key_id: str
+    """LZ4 or NONE. Default: ``LZ4``."""
+    kms_key_arn: str
     """ARN of a KMS key for encryption at rest (persistent types; the provider takes an ARN, not
-    a key id or alias). Default: the AWS-managed FSx key."""
+    a key id or alias). Default: the AWS-managed FSx key. (Formerly ``kms_key_id``, still
+    accepted with a deprecation warning.)"""
     file_system_type_version: str
-    """Lustre version: 2.15 (default), 2.12 or 2.10 (not for PERSISTENT_2)."""
+    """Lustre version: 2.15, 2.12 or 2.10 (not for PERSISTENT_2), as a string. Default:
+    ``"2.15"``."""
     metadata_iops: int
     """PERSISTENT_2 on Lustre 2.15: provisioned metadata IOPS (1500, 3000, 6000, or 12000 to
     192000 in steps of 12000). Default: AUTOMATIC metadata mode, which scales with capacity."""
@@ -104,221 +89,226 @@ class FsxLustreModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
     file_system_path: str
     """Where the S3 path appears in the file system. Default: ``/``."""
     auto_import_events: Sequence[str]
-    """S3 events imported automatically. Default: NEW, CHANGED and DELETED."""
+    """S3 events imported automatically (NEW, CHANGED, DELETED). Default:
+    ``["NEW", "CHANGED", "DELETED"]``."""
     imported_file_chunk_size_mib: int
     """Stripe size for imported files, in MiB. Default: the service's (1024)."""
-    mount_options: Sequence[str]
-    """PV mount options. Default: ``flock``."""
-    tags: Mapping[str, str]
-    """Tags merged onto every AWS resource. Default: ``Name`` and the store's own tags."""
+    extra_mount_options: Sequence[str]
+    """Mount options added to the store's own ``flock`` on every PV (repeats dropped). Default:
+    none. (Formerly ``mount_options``, still accepted with a deprecation warning; its options
+    no longer replace ``flock``, which is now always kept.)"""
 
 
-FIELDS = COMMON_FIELDS | frozenset(FsxLustreModelStoreArgs.__annotations__)
+# ---- rules (one each; a rule is skipped when a field it reads was refused) ---------------------
+
+
+def _outputs(*values: Any) -> bool:
+    """A rule on a value still unknown (an Output) leaves it to the cloud at deploy."""
+    return any(v.is_output(value) for value in values)
+
+
+def hdd_needs_persistent_1(store: str, storage_type: str, deployment_type: str) -> None:
+    if _outputs(storage_type, deployment_type):
+        return
+    if storage_type == "HDD" and deployment_type != "PERSISTENT_1":
+        raise ModelStoreInputError(
+            store, "deployment_type", deployment_type, "PERSISTENT_1 when storage_type is HDD"
+        )
+
+
+def drive_cache_fits_storage_type(store: str, storage_type: str, drive_cache: Any) -> None:
+    if _outputs(storage_type):
+        return
+    if storage_type == "HDD":
+        if drive_cache is None:
+            raise ModelStoreInputError(
+                store, "drive_cache_type", None, "NONE or READ when storage_type is HDD"
+            )
+        v.one_of(store, "drive_cache_type", drive_cache, DRIVE_CACHE_TYPES)
+    elif drive_cache is not None:
+        raise ModelStoreInputError(
+            store, "drive_cache_type", drive_cache, "unset when storage_type is SSD"
+        )
+
+
+def throughput_fits_deployment_type(
+    store: str, deployment_type: str, storage_type: str, throughput: Any
+) -> None:
+    if throughput is None or _outputs(deployment_type, storage_type, throughput):
+        return
+    allowed = THROUGHPUT_MBPS_PER_TIB.get((deployment_type, storage_type))
+    if allowed is None:
+        raise ModelStoreInputError(
+            store, "per_unit_storage_throughput", throughput, f"unset for {deployment_type}"
+        )
+    if throughput not in allowed:
+        raise ModelStoreInputError(
+            store,
+            "per_unit_storage_throughput",
+            throughput,
+            f"{', '.join(map(str, allowed))} MB/s/TiB for {deployment_type} {storage_type}",
+        )
+
+
+def default_throughput(deployment_type: str, storage_type: str) -> int | None:
+    """The lowest throughput the deployment type allows; None for scratch types."""
+    allowed = THROUGHPUT_MBPS_PER_TIB.get((deployment_type, storage_type))
+    return allowed[0] if allowed else None
+
+
+def validate_storage_capacity(
+    store: str, deployment_type: str, storage_type: str, throughput: Any, capacity: Any
+) -> None:
+    if _outputs(deployment_type, storage_type, throughput, capacity):
+        return
+    if storage_type == "HDD":
+        step = 6000 if throughput == 12 else 1800
+        if capacity % step:
+            raise ModelStoreInputError(
+                store,
+                "storage_capacity_gib",
+                capacity,
+                f"a multiple of {step} for PERSISTENT_1 HDD at {throughput} MB/s/TiB",
+            )
+        return
+    step = 3600 if deployment_type == "SCRATCH_1" else 2400
+    if capacity not in (1200, 2400) and capacity % step:
+        raise ModelStoreInputError(
+            store,
+            "storage_capacity_gib",
+            capacity,
+            f"1200, 2400 or a multiple of {step} for {deployment_type}",
+        )
+
+
+def scratch_uses_an_aws_owned_key(store: str, deployment_type: str, kms_key_arn: Any) -> None:
+    if kms_key_arn is None or _outputs(deployment_type):
+        return
+    if deployment_type.startswith("SCRATCH"):
+        raise ModelStoreInputError(
+            store,
+            "kms_key_arn",
+            kms_key_arn,
+            "unset for scratch deployment types (they always use an AWS-owned key)",
+        )
+
+
+def lustre_version_fits_deployment_type(store: str, deployment_type: str, version: str) -> None:
+    if _outputs(deployment_type, version):
+        return
+    if deployment_type == "PERSISTENT_2" and version == "2.10":
+        raise ModelStoreInputError(
+            store, "file_system_type_version", version, "2.12 or 2.15 for PERSISTENT_2"
+        )
+
+
+def metadata_iops_needs_persistent_2_on_2_15(
+    store: str, deployment_type: str, version: str, iops: Any
+) -> None:
+    if iops is None or _outputs(deployment_type, version):
+        return
+    if deployment_type != "PERSISTENT_2" or version != "2.15":
+        raise ModelStoreInputError(
+            store,
+            "metadata_iops",
+            iops,
+            "unset unless deployment_type is PERSISTENT_2 on Lustre 2.15",
+        )
+
+
+def validate_metadata_iops(store: str, field: str, iops: Any) -> None:
+    v.positive_int(store, field, iops)
+    if v.is_output(iops):
+        return
+    if not (iops in (1500, 3000, 6000) or (12000 <= iops <= 192000 and iops % 12000 == 0)):
+        raise ModelStoreInputError(
+            store, field, iops, "1500, 3000, 6000, or 12000 to 192000 in steps of 12000"
+        )
+
+
+def data_repository_needs_lustre_2_12(
+    store: str, deployment_type: str, version: str, repository: Any
+) -> None:
+    if repository is None or _outputs(deployment_type, version):
+        return
+    if deployment_type == "SCRATCH_1" or version == "2.10":
+        raise ModelStoreInputError(
+            store,
+            "data_repository_path",
+            repository,
+            "unset for SCRATCH_1 or Lustre 2.10 (data repository associations need "
+            "Lustre 2.12 or newer and a deployment type other than SCRATCH_1)",
+        )
+
+
+def import_events_are_known(store: str, field: str, events: Sequence[Any]) -> None:
+    for event in events:
+        v.one_of(store, field, event, IMPORT_EVENTS)
+
+
+def one_subnet(store: str, field: str, subnet_ids: Any) -> None:
+    if not v.is_output(subnet_ids) and len(list(subnet_ids)) != 1:
+        raise ModelStoreInputError(
+            store,
+            field,
+            list(subnet_ids),
+            "a list of exactly one subnet (a Lustre file system lives in one AZ)",
+        )
+
+
+_INSTALL_FIELDS = (
+    "driver_install",
+    "driver_namespace",
+    "eks_addon_version",
+    "eks_addon_configuration",
+    "cluster_name",
+    "cluster",
+)
+
+
+def driver_install_is_known(store: str, *values: Any) -> DriverInstall:
+    """The driver install asked for (``aws/drivers.py``); the EKS add-on needs the cluster's
+    name, from ``cluster_name`` or the ``cluster`` given."""
+    given = dict(zip(_INSTALL_FIELDS, values, strict=True))
+    scope = given.pop("cluster")
+    if given["cluster_name"] is None and scope is not None:
+        given["cluster_name"] = getattr(scope, "name", None)
+    return parse_driver_install(store, {k: x for k, x in given.items() if x is not None})
+
+
+def pv_mount_options(extra: Sequence[str] | None) -> list[str]:
+    """The store's own options, then the extra ones, each once."""
+    return list(dict.fromkeys([*DEFAULT_MOUNT_OPTIONS, *(extra or ())]))
+
+
+# ---- the store ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _FsxSpec:
-    common: StoreCommon
-    deployment_type: str
-    storage_type: str
-    storage_capacity_gib: int
-    per_unit_storage_throughput: int | None
-    drive_cache_type: str | None
-    data_compression_type: str
-    kms_key_id: Any
-    file_system_type_version: str
-    metadata_iops: int | None
-    data_repository_path: Any
-    file_system_path: str
-    auto_import_events: tuple[str, ...]
-    imported_file_chunk_size_mib: int | None
-    mount_options: tuple[str, ...]
-    install: DriverInstall
-    subnet_ids: tuple[Any, ...] | None
-    security_group_id: Any
-    node_security_group_rules: bool
-    tags: dict[str, str]
+class _Preflight:
+    subnet_id: Any
+    vpc_id: Any
+    node_security_group_ids: tuple[Any, ...]
+    region: Any
 
 
-def _capacity_rule(deployment: str, storage: str, throughput: int | None) -> tuple[str, Any]:
-    """(allowed-text, predicate) for storage_capacity_gib."""
-    if storage == "HDD":
-        step = 6000 if throughput == 12 else 1800
-        return f"a multiple of {step} for PERSISTENT_1 HDD at {throughput} MB/s/TiB", (
-            lambda c: c % step == 0
-        )
-    step = 3600 if deployment == "SCRATCH_1" else 2400
-    return f"1200, 2400 or a multiple of {step} for {deployment}", (
-        lambda c: c in (1200, 2400) or c % step == 0
-    )
-
-
-def _metadata_iops_ok(iops: int) -> bool:
-    return iops in (1500, 3000, 6000) or (12000 <= iops <= 192000 and iops % 12000 == 0)
-
-
-def parse_fsx_args(name: str, args: Mapping[str, Any]) -> _FsxSpec:
-    """Validate every field; raises :class:`ModelStoreInputError` naming field, value and what
-    is allowed."""
-    check_known_fields(name, args, FIELDS)
-    common = parse_common(name, args)
-    deployment = args.get("deployment_type", "PERSISTENT_2")
-    v.one_of(name, "deployment_type", deployment, DEPLOYMENT_TYPES)
-    storage = args.get("storage_type", "SSD")
-    v.one_of(name, "storage_type", storage, STORAGE_TYPES)
-    if storage == "HDD" and deployment != "PERSISTENT_1":
-        raise ModelStoreInputError(
-            name, "deployment_type", deployment, "PERSISTENT_1 when storage_type is HDD"
-        )
-    drive_cache = args.get("drive_cache_type")
-    if storage == "HDD":
-        if drive_cache is None:
-            raise ModelStoreInputError(
-                name, "drive_cache_type", None, "NONE or READ when storage_type is HDD"
-            )
-        v.one_of(name, "drive_cache_type", drive_cache, DRIVE_CACHE_TYPES)
-    elif drive_cache is not None:
-        raise ModelStoreInputError(
-            name, "drive_cache_type", drive_cache, "unset when storage_type is SSD"
-        )
-
-    allowed_throughput = THROUGHPUT_MBPS_PER_TIB.get((deployment, storage))
-    throughput = args.get("per_unit_storage_throughput")
-    if allowed_throughput is None:
-        if throughput is not None:
-            raise ModelStoreInputError(
-                name, "per_unit_storage_throughput", throughput, f"unset for {deployment}"
-            )
-    elif throughput is None:
-        throughput = allowed_throughput[0]
-    elif throughput not in allowed_throughput:
-        raise ModelStoreInputError(
-            name,
-            "per_unit_storage_throughput",
-            throughput,
-            f"{', '.join(map(str, allowed_throughput))} MB/s/TiB for {deployment} {storage}",
-        )
-
-    capacity = args.get("storage_capacity_gib", 1200)
-    v.positive_int(name, "storage_capacity_gib", capacity)
-    allowed_text, capacity_ok = _capacity_rule(deployment, storage, throughput)
-    if not capacity_ok(capacity):
-        raise ModelStoreInputError(name, "storage_capacity_gib", capacity, allowed_text)
-
-    compression = args.get("data_compression_type", "LZ4")
-    v.one_of(name, "data_compression_type", compression, COMPRESSION_TYPES)
-    kms_key_id = args.get("kms_key_id")
-    if kms_key_id is not None:
-        v.kms_key_arn(name, "kms_key_id", kms_key_id, "the provider takes the key's ARN")
-    if kms_key_id is not None and deployment.startswith("SCRATCH"):
-        raise ModelStoreInputError(
-            name,
-            "kms_key_id",
-            kms_key_id,
-            "unset for scratch deployment types (they always use an AWS-owned key)",
-        )
-    version = str(args.get("file_system_type_version", "2.15"))
-    v.one_of(name, "file_system_type_version", version, LUSTRE_VERSIONS)
-    if deployment == "PERSISTENT_2" and version == "2.10":
-        raise ModelStoreInputError(
-            name, "file_system_type_version", version, "2.12 or 2.15 for PERSISTENT_2"
-        )
-    metadata_iops = args.get("metadata_iops")
-    if metadata_iops is not None:
-        if deployment != "PERSISTENT_2" or version != "2.15":
-            raise ModelStoreInputError(
-                name,
-                "metadata_iops",
-                metadata_iops,
-                "unset unless deployment_type is PERSISTENT_2 on Lustre 2.15",
-            )
-        v.positive_int(name, "metadata_iops", metadata_iops)
-        if not _metadata_iops_ok(metadata_iops):
-            raise ModelStoreInputError(
-                name,
-                "metadata_iops",
-                metadata_iops,
-                "1500, 3000, 6000, or 12000 to 192000 in steps of 12000",
-            )
-
-    repo_path = args.get("data_repository_path")
-    fs_path = args.get("file_system_path", "/")
-    raw_events = args.get("auto_import_events", IMPORT_EVENTS)
-    v.string_list(name, "auto_import_events", raw_events)
-    events = tuple(raw_events)
-    chunk = args.get("imported_file_chunk_size_mib")
-    if repo_path is not None:
-        v.s3_uri(name, "data_repository_path", repo_path)
-        if deployment == "SCRATCH_1" or version == "2.10":
-            raise ModelStoreInputError(
-                name,
-                "data_repository_path",
-                repo_path,
-                "unset for SCRATCH_1 or Lustre 2.10 (data repository associations need "
-                "Lustre 2.12 or newer and a deployment type other than SCRATCH_1)",
-            )
-        v.absolute_path(name, "file_system_path", fs_path)
-        for event in events:
-            v.one_of(name, "auto_import_events", event, IMPORT_EVENTS)
-        if chunk is not None:
-            v.positive_int(name, "imported_file_chunk_size_mib", chunk)
-
-    raw_mount_options = args.get("mount_options", DEFAULT_MOUNT_OPTIONS)
-    v.string_list(name, "mount_options", raw_mount_options)
-    mount_options = tuple(raw_mount_options)
-    install = parse_driver_install(name, args)
-
-    subnet_ids = args.get("subnet_ids")
-    if subnet_ids is not None:
-        v.string_list(name, "subnet_ids", subnet_ids)
-        if not v.is_output(subnet_ids) and len(list(subnet_ids)) != 1:
-            raise ModelStoreInputError(
-                name,
-                "subnet_ids",
-                list(subnet_ids),
-                "a list of exactly one subnet (a Lustre file system lives in one AZ)",
-            )
-    tags = v.string_map(name, "tags", args.get("tags"))
-    return _FsxSpec(
-        common=common,
-        deployment_type=deployment,
-        storage_type=storage,
-        storage_capacity_gib=capacity,
-        per_unit_storage_throughput=throughput,
-        drive_cache_type=drive_cache,
-        data_compression_type=compression,
-        kms_key_id=kms_key_id,
-        file_system_type_version=version,
-        metadata_iops=metadata_iops,
-        data_repository_path=repo_path,
-        file_system_path=fs_path,
-        auto_import_events=events,
-        imported_file_chunk_size_mib=chunk,
-        mount_options=mount_options,
-        install=install,
-        subnet_ids=tuple(subnet_ids) if subnet_ids is not None else None,
-        security_group_id=args.get("security_group_id"),
-        node_security_group_rules=v.flag(
-            name, "node_security_group_rules", args.get("node_security_group_rules", True)
-        ),
-        tags=store_tags(name, tags),
-    )
-
-
-class FsxLustreModelStore(ModelStore):
+class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
     """A shared FSx for Lustre model store for an EKS cluster.
 
     Every consumer namespace gets a static PV (driver ``fsx.csi.aws.com``, access mode
     ReadWriteMany because the driver rejects ReadOnlyMany, reclaim policy Retain) and a claim
-    bound to it; readers mount it read-only. The file system is protected by default.
+    bound to it; readers mount it read-only. The file system is protected by default. The CSI
+    driver is installed once per cluster, by the cluster's scope, whichever store asks first.
     """
 
-    driver_chart = FSX_CSI
-
-    @staticmethod
-    def validate(resource_name: str, args: Mapping[str, Any]) -> None:
-        """Check every input that needs no lookup; raises :class:`ModelStoreInputError`."""
-        parse_fsx_args(resource_name, args)
+    args_type = FsxLustreModelStoreArgs
+    renamed_fields = MappingProxyType(
+        {
+            **AwsModelStore.renamed_fields,
+            "kms_key_id": "kms_key_arn",
+            "mount_options": "extra_mount_options",
+        }
+    )
 
     file_system_id: pulumi.Output[str]
     """The FSx file system id (``fs-...``)."""
@@ -334,64 +324,158 @@ class FsxLustreModelStore(ModelStore):
     def __init__(
         self,
         resource_name: str,
-        args: FsxLustreModelStoreArgs | None = None,
+        args: FsxLustreModelStoreArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        raw: Mapping[str, Any] = dict(args or {})
-        spec = parse_fsx_args(resource_name, raw)
-        cluster = resolve_cluster(resource_name, raw, opts)
-        subnet_ids = spec.subnet_ids or (cluster.subnet_ids[:1] if cluster.subnet_ids else ())
-        if len(subnet_ids) != 1:
-            raise ModelStoreInputError(
-                resource_name,
-                "subnet_ids",
-                list(subnet_ids),
-                "a list of exactly one subnet (the cluster reported none)",
+        super().__init__(resource_name, args, opts)
+
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        super().rules(p)
+        p.field_rule(v.one_of, "deployment_type", DEPLOYMENT_TYPES)
+        p.field_rule(v.one_of, "storage_type", STORAGE_TYPES)
+        p.rule(hdd_needs_persistent_1, "storage_type", "deployment_type")
+        p.rule(drive_cache_fits_storage_type, "storage_type", "drive_cache_type")
+        p.rule(
+            throughput_fits_deployment_type,
+            "deployment_type",
+            "storage_type",
+            "per_unit_storage_throughput",
+        )
+        if p["per_unit_storage_throughput"] is None and p.ok("deployment_type", "storage_type"):
+            p.set(
+                "per_unit_storage_throughput",
+                default_throughput(p["deployment_type"], p["storage_type"]),
             )
-        check_subnet_in_vpc(resource_name, "subnet_ids", subnet_ids[0], cluster.vpc_id, opts)
+        p.field_rule(v.positive_int, "storage_capacity_gib")
+        p.rule(
+            validate_storage_capacity,
+            "deployment_type",
+            "storage_type",
+            "per_unit_storage_throughput",
+            "storage_capacity_gib",
+        )
+        p.field_rule(v.one_of, "data_compression_type", COMPRESSION_TYPES)
+        p.field_rule(v.kms_key_arn, "kms_key_arn", "the provider takes the key's ARN")
+        p.rule(scratch_uses_an_aws_owned_key, "deployment_type", "kms_key_arn")
+        p.field_rule(v.one_of, "file_system_type_version", LUSTRE_VERSIONS)
+        p.rule(lustre_version_fits_deployment_type, "deployment_type", "file_system_type_version")
+        p.rule(
+            metadata_iops_needs_persistent_2_on_2_15,
+            "deployment_type",
+            "file_system_type_version",
+            "metadata_iops",
+        )
+        p.field_rule(validate_metadata_iops, "metadata_iops")
+        p.field_rule(v.s3_uri, "data_repository_path")
+        p.rule(
+            data_repository_needs_lustre_2_12,
+            "deployment_type",
+            "file_system_type_version",
+            "data_repository_path",
+        )
+        p.field_rule(v.absolute_path, "file_system_path")
+        p.field_rule(import_events_are_known, "auto_import_events")
+        p.field_rule(v.positive_int, "imported_file_chunk_size_mib")
+        p.derived["install"] = p.rule(driver_install_is_known, *_INSTALL_FIELDS)
+        p.field_rule(one_subnet, "subnet_ids")
 
-        super().__init__(TYPE_TOKEN, resource_name, spec.common, opts)
-        self._spec = spec
-        self.cluster = cluster
+    def preflight(
+        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+    ) -> _Preflight:
+        assert isinstance(cluster, EksCluster)  # what AwsModelStore.join returns
+        name = spec.common.name
+        facts = cluster.facts(name)
+        given = spec.args.get("subnet_ids")
+        if v.is_output(given):
+            subnet_id: Any = given.apply(lambda ids: ids[0])
+        else:
+            subnets = list(given or facts.subnet_ids[:1])
+            if len(subnets) != 1:
+                raise ModelStoreInputError(
+                    name,
+                    "subnet_ids",
+                    subnets,
+                    "a list of exactly one subnet (the cluster reported none)",
+                )
+            subnet_id = subnets[0]
+        cluster.check_subnet_in_vpc(name, "subnet_ids", subnet_id)
+        return _Preflight(
+            subnet_id=subnet_id,
+            vpc_id=facts.vpc_id,
+            node_security_group_ids=facts.node_security_group_ids,
+            region=cluster.region(name),
+        )
 
-        sg_id, rules = self._network(resource_name, spec, cluster)
+    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: _Preflight) -> Binding:
+        assert isinstance(cluster, EksCluster)
+        name, a = spec.common.name, spec.args
+        tags = self.tags(spec)
+        # First, before any cloud resource: a store asking for another install than the one
+        # the cluster has is refused here, with nothing of its own made yet.
+        install = self.install_driver(
+            spec,
+            cluster,
+            spec.derived["install"],
+            chart=FSX_CSI,
+            helm_values={
+                # GPU nodes are tainted; a node plugin that does not run there cannot mount.
+                "node": {"tolerateAllTaints": True},
+                # Needed where IMDS is blocked from pods.
+                "controller": {"region": facts.region},
+            },
+            old_name=f"{name}-fsx-csi-driver",
+        )
+        self.driver_install = install
+
+        sg_id, rules = self._network(name, a, facts, tags)
         self.file_system = aws.fsx.LustreFileSystem(
-            f"{resource_name}-fs",
-            subnet_ids=subnet_ids[0],
+            f"{name}-fs",
+            subnet_ids=facts.subnet_id,
             security_group_ids=[sg_id],
-            deployment_type=spec.deployment_type,
-            storage_type=spec.storage_type,
-            storage_capacity=spec.storage_capacity_gib,
-            per_unit_storage_throughput=spec.per_unit_storage_throughput,
-            drive_cache_type=spec.drive_cache_type,
-            data_compression_type=spec.data_compression_type,
-            kms_key_id=spec.kms_key_id,
-            file_system_type_version=spec.file_system_type_version,
-            metadata_configuration=self._metadata(spec),
-            tags=spec.tags,
+            deployment_type=a["deployment_type"],
+            storage_type=a["storage_type"],
+            storage_capacity=a["storage_capacity_gib"],
+            per_unit_storage_throughput=a["per_unit_storage_throughput"],
+            drive_cache_type=a.get("drive_cache_type"),
+            data_compression_type=a["data_compression_type"],
+            kms_key_id=a.get("kms_key_arn"),
+            file_system_type_version=a["file_system_type_version"],
+            metadata_configuration=_metadata(a),
+            tags=tags,
             opts=pulumi.ResourceOptions.merge(
-                self.data_protection(), pulumi.ResourceOptions(depends_on=rules)
+                self.data_protection(),
+                # FSx refuses to create a file system whose group lacks the LNET rules ("do not
+                # permit Lustre LNET network traffic on port 988"): wait for every one.
+                pulumi.ResourceOptions(depends_on=rules),
             ),
         )
         fs = self.file_system
 
         self.data_repository_association = None
-        if spec.data_repository_path is not None:
+        if a.get("data_repository_path") is not None:
             self.data_repository_association = aws.fsx.DataRepositoryAssociation(
-                f"{resource_name}-s3-link",
+                f"{name}-s3-link",
                 file_system_id=fs.id,
-                file_system_path=spec.file_system_path,
-                data_repository_path=spec.data_repository_path,
+                file_system_path=a["file_system_path"],
+                data_repository_path=a["data_repository_path"],
                 batch_import_meta_data_on_create=True,
-                imported_file_chunk_size=spec.imported_file_chunk_size_mib,
+                imported_file_chunk_size=a.get("imported_file_chunk_size_mib"),
                 # Unlinking S3 must never delete the models already in Lustre.
                 delete_data_in_filesystem=False,
-                s3={"auto_import_policy": {"events": list(spec.auto_import_events)}},
-                tags=spec.tags,
+                s3={"auto_import_policy": {"events": list(a["auto_import_events"])}},
+                tags=tags,
                 opts=pulumi.ResourceOptions(parent=self),
             )
 
-        self.driver_install = self._install_driver(resource_name, spec, cluster)
+        self.file_system_id = fs.id
+        self.dns_name = fs.dns_name
+        self.mount_name = fs.mount_name
+        self.security_group_id = pulumi.Output.from_input(sg_id)
+        dra = self.data_repository_association
+        self.data_repository_association_id = (
+            dra.id if dra is not None else pulumi.Output.from_input(None)
+        )
 
         def source(namespace: str, read_only: bool) -> dict[str, Any]:
             # The node plugin mounts dnsname@tcp:/mountname and uses the volume id only as a
@@ -406,130 +490,72 @@ class FsxLustreModelStore(ModelStore):
                 }
             }
 
-        self._bind_consumers(
-            capacity=f"{spec.storage_capacity_gib}Gi",
-            # The FSx driver rejects ReadOnlyMany: readers get RWX with read-only mounts.
-            access_mode=lambda read_only: "ReadWriteMany",
+        return Binding(
+            capacity=f"{a['storage_capacity_gib']}Gi",
             source=source,
-            mount_options=spec.mount_options,
-            depends_on=[d for d in (self.driver_install, self.data_repository_association) if d],
-        )
-
-        self.file_system_id = fs.id
-        self.dns_name = fs.dns_name
-        self.mount_name = fs.mount_name
-        self.security_group_id = pulumi.Output.from_input(sg_id)
-        dra = self.data_repository_association
-        self.data_repository_association_id = (
-            dra.id if dra is not None else pulumi.Output.from_input(None)
-        )
-        self._finish(
-            {
-                "fileSystemId": self.file_system_id,
-                "dnsName": self.dns_name,
-                "mountName": self.mount_name,
-                "securityGroupId": self.security_group_id,
-                "dataRepositoryAssociationId": self.data_repository_association_id,
-            }
-        )
-
-    @staticmethod
-    def _metadata(
-        spec: _FsxSpec,
-    ) -> aws.fsx.LustreFileSystemMetadataConfigurationArgs | None:
-        if spec.deployment_type != "PERSISTENT_2" or spec.file_system_type_version != "2.15":
-            return None
-        if spec.metadata_iops is None:
-            return aws.fsx.LustreFileSystemMetadataConfigurationArgs(mode="AUTOMATIC")
-        return aws.fsx.LustreFileSystemMetadataConfigurationArgs(
-            mode="USER_PROVISIONED", iops=spec.metadata_iops
+            # The FSx driver rejects ReadOnlyMany: readers get RWX with read-only mounts.
+            reader_access_mode="ReadWriteMany",
+            writer_access_mode="ReadWriteMany",
+            mount_options=pv_mount_options(a.get("extra_mount_options")),
+            # No mount without the driver, and a destroy removes the volumes before it. Not the
+            # data repository association: the file system mounts without it (its data
+            # reaches the PVs through the file system's id and names) and S3 imports lazily.
+            ready=[install] if install is not None else [],
         )
 
     def _network(
-        self, name: str, spec: _FsxSpec, cluster: EksClusterFacts
+        self, name: str, a: Any, facts: _Preflight, tags: dict[str, str]
     ) -> tuple[pulumi.Input[str], list[pulumi.Resource]]:
         """The file system's security group and its LNET rules, each a separate resource."""
-        if spec.security_group_id is not None:
-            return spec.security_group_id, []
-        sg = aws.ec2.SecurityGroup(
+        if a.get("security_group_id") is not None:
+            return a["security_group_id"], []
+        sg = security_group(
             f"{name}-fs-sg",
-            vpc_id=cluster.vpc_id,
+            vpc_id=facts.vpc_id,
             description=f"FSx for Lustre model store {name}: LNET from itself and the nodes",
-            tags=spec.tags,
-            opts=pulumi.ResourceOptions(parent=self),
+            tags=tags,
+            parent=self,
         )
-        peers: list[tuple[str, pulumi.Input[str]]] = [("self", sg.id)]
-        peers += [(f"nodes{i}", g) for i, g in enumerate(cluster.node_security_group_ids)]
+        nodes = peers(facts.node_security_group_ids)
         rules: list[pulumi.Resource] = []
-        for low, high in LUSTRE_PORT_RANGES:
-            ports = f"{low}" if low == high else f"{low}-{high}"
-            for label, peer in peers:
-                rules.append(
-                    aws.vpc.SecurityGroupIngressRule(
-                        f"{name}-lnet-in-{ports}-{label}",
-                        security_group_id=sg.id,
-                        referenced_security_group_id=peer,
-                        ip_protocol="tcp",
-                        from_port=low,
-                        to_port=high,
-                        description=f"Lustre LNET {ports} from {label}",
-                        tags=spec.tags,
-                        opts=pulumi.ResourceOptions(parent=self),
-                    )
-                )
-                rules.append(
-                    aws.vpc.SecurityGroupEgressRule(
-                        f"{name}-lnet-out-{ports}-{label}",
-                        security_group_id=sg.id,
-                        referenced_security_group_id=peer,
-                        ip_protocol="tcp",
-                        from_port=low,
-                        to_port=high,
-                        description=f"Lustre LNET {ports} to {label}",
-                        tags=spec.tags,
-                        opts=pulumi.ResourceOptions(parent=self),
-                    )
-                )
-            if spec.node_security_group_rules:
-                for i, node_sg in enumerate(cluster.node_security_group_ids):
+        for port_range in LUSTRE_PORT_RANGES:
+            ports = ports_text(port_range)
+            for label, peer in [("self", sg.id), *nodes]:
+                for direction, verb, word in (("ingress", "in", "from"), ("egress", "out", "to")):
                     rules.append(
-                        aws.vpc.SecurityGroupIngressRule(
-                            f"{name}-lnet-client-in-{ports}-nodes{i}",
+                        tcp_rule(
+                            f"{name}-lnet-{verb}-{ports}-{label}",
+                            direction=direction,
+                            security_group_id=sg.id,
+                            peer_security_group_id=peer,
+                            ports=port_range,
+                            description=f"Lustre LNET {ports} {word} {label}",
+                            tags=tags,
+                            parent=self,
+                        )
+                    )
+            if a["node_security_group_rules"]:
+                for label, node_sg in nodes:
+                    rules.append(
+                        tcp_rule(
+                            f"{name}-lnet-client-in-{ports}-{label}",
+                            direction="ingress",
                             security_group_id=node_sg,
-                            referenced_security_group_id=sg.id,
-                            ip_protocol="tcp",
-                            from_port=low,
-                            to_port=high,
+                            peer_security_group_id=sg.id,
+                            ports=port_range,
                             description=f"Lustre LNET {ports} from model store {name}",
-                            tags=spec.tags,
-                            opts=pulumi.ResourceOptions(parent=self),
+                            tags=tags,
+                            parent=self,
                         )
                     )
         return sg.id, rules
 
-    def _install_driver(
-        self, name: str, spec: _FsxSpec, cluster: EksClusterFacts
-    ) -> pulumi.Resource | None:
-        if spec.install.driver == "none":
-            return None
-        if spec.install.driver == "eks-addon":
-            return eks_addon(
-                f"{name}-fsx-csi-driver",
-                FSX_CSI,
-                cluster_name=cluster.name,
-                install=spec.install,
-                tags=spec.tags,
-                parent=self,
-            )
-        return helm_release(
-            f"{name}-fsx-csi-driver",
-            FSX_CSI,
-            namespace=spec.install.namespace,
-            values={
-                # GPU nodes are tainted; a node plugin that does not run there cannot mount.
-                "node": {"tolerateAllTaints": True},
-                # Needed where IMDS is blocked from pods.
-                "controller": {"region": cluster.region},
-            },
-            parent=self,
-        )
+
+def _metadata(a: Any) -> aws.fsx.LustreFileSystemMetadataConfigurationArgs | None:
+    if a["deployment_type"] != "PERSISTENT_2" or a["file_system_type_version"] != "2.15":
+        return None
+    if a.get("metadata_iops") is None:
+        return aws.fsx.LustreFileSystemMetadataConfigurationArgs(mode="AUTOMATIC")
+    return aws.fsx.LustreFileSystemMetadataConfigurationArgs(
+        mode="USER_PROVISIONED", iops=a["metadata_iops"]
+    )

@@ -9,9 +9,11 @@ from typing import Any
 
 import pulumi
 
+from ..errors import ModelStoreInputError
+from ..fields import Parser
 from ..kube.drivers import CsiDriverChart
 from ..store import ModelStore, ModelStoreArgs, Spec
-from .cluster import EksCluster, EksClusterArgs
+from .cluster import EksCluster, EksClusterArgs, _check_given_facts
 from .drivers import DriverInstall, DriverInstallArgs, install_driver
 from .identity import ServiceAccountRole
 from .tags import cluster_tags, store_tags
@@ -35,6 +37,27 @@ class AwsModelStore(ModelStore):
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
         return ("eks", EksCluster.name_for(args))
+
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        """The cluster's facts, checked before anything registers (the scope checks them
+        again when it is made; a store's ``validate()`` finds them here)."""
+        p.rule(
+            _check_given_facts,
+            "vpc_id",
+            "cluster_subnet_ids",
+            "node_security_group_ids",
+            "region",
+            "oidc_issuer",
+        )
+        p.rule(
+            cluster_named_or_described,
+            "cluster",
+            "cluster_name",
+            "vpc_id",
+            "cluster_subnet_ids",
+            "node_security_group_ids",
+        )
 
     def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> EksCluster:
         return EksCluster.join(spec.common.name, spec.args, opts)
@@ -71,4 +94,21 @@ class AwsModelStore(ModelStore):
             addon_defaults=addon_defaults,
             tags=cluster_tags(spec.args.get("tags") or {}),
             depends_on=depends_on,
+        )
+
+
+def cluster_named_or_described(
+    store: str, cluster: Any, cluster_name: Any, vpc_id: Any, subnet_ids: Any, node_sgs: Any
+) -> None:
+    """A store names its cluster (``cluster`` or ``cluster_name``) or gives the facts a lookup
+    would find; else there is nothing to look up."""
+    if cluster is not None or cluster_name:
+        return
+    if vpc_id is None or subnet_ids is None or node_sgs is None:
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            cluster_name,
+            "the EKS cluster's name (or give vpc_id, cluster_subnet_ids and "
+            "node_security_group_ids explicitly)",
         )
