@@ -229,10 +229,11 @@ class ModelStore(pulumi.ComponentResource):
     # ---- 1. parse ------------------------------------------------------------------------------
 
     @classmethod
-    def parse(cls, resource_name: str, args: Any) -> Spec[Any]:
+    def parse(cls, resource_name: str, args: Any, *, warn: bool = True) -> Spec[Any]:
         """Every check that needs no lookup; raises one :class:`ModelStoreInputError` listing
-        every problem, one line each."""
-        p = Parser(resource_name, cls.args_type, cls._renamed(resource_name, args))
+        every problem, one line each. ``warn``: warn of deprecated spellings (once per store:
+        the constructor warns, ``validate`` does not)."""
+        p = Parser(resource_name, cls.args_type, cls._renamed(resource_name, args, warn))
         common = parse_common(p)
         cls.rules(p)
         values = p.finish()
@@ -240,7 +241,7 @@ class ModelStore(pulumi.ComponentResource):
         return Spec(common, values, dict(p.derived))
 
     @classmethod
-    def _renamed(cls, store: str, args: Any) -> Any:
+    def _renamed(cls, store: str, args: Any, warn: bool = True) -> Any:
         if not isinstance(args, Mapping) or not any(old in args for old in cls.renamed_fields):
             return args
         out = dict(args)
@@ -251,9 +252,10 @@ class ModelStore(pulumi.ComponentResource):
                 raise ModelStoreInputError(
                     store, old, out[old], f"unset when {new} is given (it is its new name)"
                 )
-            message = f"{store}: {old} is deprecated, use {new}"
-            warnings.warn(message, DeprecationWarning, stacklevel=4)
-            pulumi.log.warn(message)
+            if warn:
+                message = f"{store}: {old} is deprecated, use {new}"
+                warnings.warn(message, DeprecationWarning, stacklevel=4)
+                pulumi.log.warn(message)
             out[new] = out.pop(old)
         return out
 
@@ -270,14 +272,14 @@ class ModelStore(pulumi.ComponentResource):
     @classmethod
     def volumes(cls, name: str, args: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         """``(pv_name, namespace, claim_name)`` of every PV and claim the store declares."""
-        c = cls.parse(name, args).common
+        c = cls.parse(name, args, warn=False).common
         return [(c.volume_name(ns), ns, c.claim_name) for ns, _ in c.consumers]
 
     @classmethod
     def validate(cls, resource_name: str, args: Any) -> None:
         """Check every input that needs no lookup; raises :class:`ModelStoreInputError`. Lets a
         program check all its stores before any registers."""
-        cls.parse(resource_name, args)
+        cls.parse(resource_name, args, warn=False)
 
     # ---- 2. join and preflight -----------------------------------------------------------------
 
