@@ -496,10 +496,13 @@ def test_node_role_mounts_via_store_access_points_and_writes_only_via_writers():
     for s in statements.values():
         assert s["Resource"] == fs_arn and s["Effect"] == "Allow"
         assert s["Condition"]["Bool"] == {"elasticfilesystem:AccessedViaMountTarget": "true"}
-    mount = statements["elasticfilesystem:ClientMount"]["Condition"]["StringEquals"]
-    assert mount == {"elasticfilesystem:AccessPointArn": sorted(arns.values())}
-    write = statements["elasticfilesystem:ClientWrite"]["Condition"]["StringEquals"]
-    assert write == {"elasticfilesystem:AccessPointArn": [arns["loader"]]}
+    # elasticfilesystem:AccessPointArn is an ARN-typed condition key: the ARN operator.
+    mount = statements["elasticfilesystem:ClientMount"]["Condition"]
+    assert set(mount) == {"Bool", "ArnEquals"}
+    assert mount["ArnEquals"] == {"elasticfilesystem:AccessPointArn": sorted(arns.values())}
+    write = statements["elasticfilesystem:ClientWrite"]["Condition"]
+    assert set(write) == {"Bool", "ArnEquals"}
+    assert write["ArnEquals"] == {"elasticfilesystem:AccessPointArn": [arns["loader"]]}
     # With IAM on, the file system policy no longer lets anonymous clients in.
     fs_policy = policy_of(p.by_type(FS_POLICY)[0])
     assert [s["Effect"] for s in fs_policy["Statement"]] == ["Deny"]
