@@ -20,21 +20,23 @@ from typing import Any
 
 import pulumi
 
-from .aws.efs import EfsModelStore
+# Backends on the skeleton register themselves when imported (``backend=``).
+from .aws.efs import EfsModelStore  # noqa: F401
 from .aws.fsx import FsxLustreModelStore
 from .aws.s3 import MountpointS3ModelStore
 from .errors import ModelStoreInputError
-from .local import LocalModelStore  # noqa: F401  (backends on the skeleton register on import)
+from .local import LocalModelStore  # noqa: F401
 from .store import ModelStore
 
 StoreClass = Any
 
 LEGACY_BACKENDS: dict[str, Any] = {
     "fsx-lustre": FsxLustreModelStore,
-    "efs": EfsModelStore,
     "mountpoint-s3": MountpointS3ModelStore,
 }
-BACKENDS: dict[str, Any] = {**LEGACY_BACKENDS, **ModelStore.backends()}
+# Backends on the skeleton register themselves (``backend=``); sorted, so the list an error
+# shows does not depend on which module a program imported first.
+BACKENDS: dict[str, Any] = {**LEGACY_BACKENDS, **dict(sorted(ModelStore.backends().items()))}
 
 
 def snake_case(key: str) -> str:

@@ -170,7 +170,7 @@ def test_program_validates_every_store_before_registering_any():
     with pytest.raises(PlanError) as err:
         plan(lambda: build_stores(stores))
     assert str(err.value) == (
-        "bad: backend must be one of fsx-lustre, efs, mountpoint-s3, local, got 's3'"
+        "bad: backend must be one of fsx-lustre, mountpoint-s3, efs, local, got 's3'"
     )
     assert len(err.value.registered) == 1  # the stack itself
     stores["bad"] = {"backend": "local", "readers": ["x"], "host_path": "relative"}

@@ -237,7 +237,7 @@ def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
     code, _, err = run_cli(capsys, "--cwd", str(directory))
     assert code == 1
     assert err == (
-        "error: llama: backend must be one of fsx-lustre, efs, mountpoint-s3, local, "
+        "error: llama: backend must be one of fsx-lustre, mountpoint-s3, efs, local, "
         "got 'fsx-lustr'\n"
     )
 
