@@ -228,7 +228,9 @@ class Parser:
                 )
                 continue
             self.given[key] = value
-            if not has_type(value, field.annotation):
+            # An explicit null (YAML `~`) is not the default: `backup: ~` is not False.
+            null_for_default = value is None and field.default is not NO_DEFAULT
+            if null_for_default or not has_type(value, field.annotation):
                 self._refuse(ModelStoreInputError(store, key, value, describe(field.annotation)))
                 continue
             self.values[key] = value

@@ -21,7 +21,6 @@ from typing import Any
 import pulumi
 
 from . import aws, local, nfs  # noqa: F401  (importing a backend registers it: `backend=`)
-from .aws.efs import EfsModelStore
 from .aws.s3 import MountpointS3ModelStore
 from .cluster import NameBook
 from .errors import ModelStoreInputError
@@ -30,7 +29,6 @@ from .store import ModelStore
 StoreClass = Any
 
 LEGACY_BACKENDS: dict[str, Any] = {
-    "efs": EfsModelStore,
     "mountpoint-s3": MountpointS3ModelStore,
 }
 # Backends on the skeleton register themselves (`backend=`) when their module is imported.
@@ -83,7 +81,11 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
                     name, "backend", backend, f"one of {', '.join(sorted(BACKENDS))}"
                 )
             args = store_args(name, BACKENDS[backend], fields)
-            BACKENDS[backend].validate(name, args)
+            check = getattr(BACKENDS[backend], "parse", None)
+            if check is not None:
+                check(name, args, warn=False)  # the constructor warns of old spellings once
+            else:
+                BACKENDS[backend].validate(name, args)
             plans.append((name, BACKENDS[backend], args))
         except ModelStoreInputError as error:
             errors.append(error)

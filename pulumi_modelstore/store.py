@@ -231,8 +231,8 @@ class ModelStore(pulumi.ComponentResource):
     @classmethod
     def parse(cls, resource_name: str, args: Any, *, warn: bool = True) -> Spec[Any]:
         """Every check that needs no lookup; raises one :class:`ModelStoreInputError` listing
-        every problem, one line each. ``warn``: warn of deprecated spellings (once per store:
-        the constructor warns, ``validate`` does not)."""
+        every problem, one line each. ``warn``: warn of deprecated spellings (the config
+        program checks every store first without, so each store warns once, when built)."""
         p = Parser(resource_name, cls.args_type, cls._renamed(resource_name, args, warn))
         common = parse_common(p)
         cls.rules(p)
@@ -279,7 +279,7 @@ class ModelStore(pulumi.ComponentResource):
     def validate(cls, resource_name: str, args: Any) -> None:
         """Check every input that needs no lookup; raises :class:`ModelStoreInputError`. Lets a
         program check all its stores before any registers."""
-        cls.parse(resource_name, args, warn=False)
+        cls.parse(resource_name, args)
 
     # ---- 2. join and preflight -----------------------------------------------------------------
 

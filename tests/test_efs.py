@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
+from collections import Counter
 from typing import Any, cast
 
 import pulumi
@@ -16,6 +18,7 @@ from pulumi_modelstore.aws.policies import client_access_policy
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
 from pulumi_modelstore.plan.placeholders import INVOKES, plan_vpc_id
+from pulumi_modelstore.program import build_stores
 from tests.conftest import CLUSTER, CLUSTER_SG, CLUSTER_SUBNETS, plan
 
 FS = "aws:efs/fileSystem:FileSystem"
@@ -43,6 +46,17 @@ KMS_KEY_ARN = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-12
 def efs(**args: Any):
     fields: dict[str, Any] = {"cluster_name": CLUSTER, "readers": ["inference"], **args}
     return lambda: EfsModelStore("llama", cast(EfsModelStoreArgs, fields))
+
+
+def registered(err: pytest.ExceptionInfo[PlanError]) -> list[str]:
+    return [u.rsplit("::", 1)[-1] for u in err.value.registered]
+
+
+# Refused on input: nothing registers but the stack.
+NOTHING = ["modelstore-test"]
+# Refused on a lookup: the cluster's scope (an empty component, made when the first store joins
+# it) has registered, nothing of the store's.
+SCOPE_ONLY = ["modelstore-test", CLUSTER]
 
 
 def plan_subnet_zone(subnet_id: str) -> str:
@@ -186,7 +200,7 @@ def test_node_groups_are_looked_up_before_anything_registers():
     with pytest.raises(PlanError) as err:
         plan(efs(), invokes={GET_NODE_GROUPS: denied})
     assert "eks:ListNodegroups" in str(err.value)
-    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+    assert registered(err) == SCOPE_ONLY
 
 
 def test_existing_security_group_is_used_as_is():
@@ -254,7 +268,7 @@ def test_file_system_options_reach_the_file_system():
             throughput_mode="provisioned",
             provisioned_throughput_in_mibps=256,
             performance_mode="maxIO",
-            kms_key_id=KMS_KEY_ARN,
+            kms_key_arn=KMS_KEY_ARN,
             transition_to_ia="AFTER_30_DAYS",
             transition_to_primary_storage_class="AFTER_1_ACCESS",
             backup=False,
@@ -428,7 +442,7 @@ def test_helm_driver_is_pinned_and_tolerates_every_taint():
 
 
 def test_eks_addon_driver():
-    p = plan(efs(driver="eks-addon", eks_addon_version="v3.4.1-eksbuild.1"))
+    p = plan(efs(driver_install="eks-addon", eks_addon_version="v3.4.1-eksbuild.1"))
     assert not p.by_type(RELEASE)
     (addon,) = p.by_type(ADDON)
     assert addon["inputs"]["addonName"] == "aws-efs-csi-driver"
@@ -441,7 +455,7 @@ def test_eks_addon_driver():
 
 
 def test_no_driver_install_when_the_cluster_has_one():
-    p = plan(efs(driver="none"))
+    p = plan(efs(driver_install="none"))
     assert not p.by_type(RELEASE) and not p.by_type(ADDON)
 
 
@@ -496,10 +510,13 @@ def test_node_role_mounts_via_store_access_points_and_writes_only_via_writers():
     for s in statements.values():
         assert s["Resource"] == fs_arn and s["Effect"] == "Allow"
         assert s["Condition"]["Bool"] == {"elasticfilesystem:AccessedViaMountTarget": "true"}
-    mount = statements["elasticfilesystem:ClientMount"]["Condition"]["StringEquals"]
-    assert mount == {"elasticfilesystem:AccessPointArn": sorted(arns.values())}
-    write = statements["elasticfilesystem:ClientWrite"]["Condition"]["StringEquals"]
-    assert write == {"elasticfilesystem:AccessPointArn": [arns["loader"]]}
+    # elasticfilesystem:AccessPointArn is an ARN-typed condition key: the ARN operator.
+    mount = statements["elasticfilesystem:ClientMount"]["Condition"]
+    assert set(mount) == {"Bool", "ArnEquals"}
+    assert mount["ArnEquals"] == {"elasticfilesystem:AccessPointArn": sorted(arns.values())}
+    write = statements["elasticfilesystem:ClientWrite"]["Condition"]
+    assert set(write) == {"Bool", "ArnEquals"}
+    assert write["ArnEquals"] == {"elasticfilesystem:AccessPointArn": [arns["loader"]]}
     # With IAM on, the file system policy no longer lets anonymous clients in.
     fs_policy = policy_of(p.by_type(FS_POLICY)[0])
     assert [s["Effect"] for s in fs_policy["Statement"]] == ["Deny"]
@@ -532,7 +549,7 @@ def test_pod_identity_associates_the_chart_node_service_account():
 
 
 def test_eks_addon_irsa_role_is_the_addons_and_trusts_both_its_service_accounts():
-    p = plan(efs(iam_authorization=True, driver="eks-addon"), fill=True)
+    p = plan(efs(iam_authorization=True, driver_install="eks-addon"), fill=True)
     (role,) = p.by_type(ROLE)
     (addon,) = p.by_type(ADDON)
     assert addon["inputs"]["serviceAccountRoleArn"] == role["outputs"]["arn"]
@@ -550,34 +567,37 @@ def test_eks_addon_irsa_role_is_the_addons_and_trusts_both_its_service_accounts(
 
 
 def test_eks_addon_pod_identity_uses_an_association_not_the_addon_role():
-    p = plan(efs(iam_authorization=True, identity="pod-identity", driver="eks-addon"))
+    p = plan(efs(iam_authorization=True, identity="pod-identity", driver_install="eks-addon"))
     (addon,) = p.by_type(ADDON)
     assert "serviceAccountRoleArn" not in addon["inputs"]
     (association,) = p.by_type(POD_IDENTITY)
     assert association["inputs"]["serviceAccount"] == "efs-csi-node-sa"
     # EKS gives Pod Identity credentials only to pods created after the association exists.
     assert association["urn"] in addon["dependencies"]
-    assert p.by_type(ROLE_POLICY)[0]["urn"] in addon["dependencies"]
+    assert p.by_type(ROLE)[0]["urn"] in addon["dependencies"]
 
 
 def test_pod_identity_helm_release_waits_for_the_association_and_rolls_with_it():
     p = plan(efs(iam_authorization=True, identity="pod-identity"), fill=True)
     (release,) = p.by_type(RELEASE)
     (association,) = p.by_type(POD_IDENTITY)
-    (policy,) = p.by_type(ROLE_POLICY)
-    assert {association["urn"], policy["urn"]} <= set(release["dependencies"])
+    (role,) = p.by_type(ROLE)
+    assert {association["urn"], role["urn"]} <= set(release["dependencies"])
     # chart 4.4.1 values.yaml node.podLabels: a new association rolls the node pods.
     assert release["inputs"]["values"]["node"]["podLabels"] == {
         "modelstore.pulumi.com/pod-identity-association": association["outputs"]["associationId"]
     }
 
 
-def test_irsa_driver_installs_wait_for_the_role_policy():
+def test_irsa_driver_installs_wait_for_the_shared_role_and_pvs_for_their_own_policy():
     for driver, kind in (("helm", RELEASE), ("eks-addon", ADDON)):
-        p = plan(efs(iam_authorization=True, driver=driver))
+        p = plan(efs(iam_authorization=True, driver_install=driver))
         (install,) = p.by_type(kind)
+        (role,) = p.by_type(ROLE)
         (policy,) = p.by_type(ROLE_POLICY)
-        assert policy["urn"] in install["dependencies"], driver
+        assert install["dependencies"] == [role["urn"]], driver
+        for pv in p.by_type(PV):
+            assert policy["urn"] in pv["dependencies"], driver
         assert not p.by_type(POD_IDENTITY)
     (release,) = plan(efs(iam_authorization=True)).by_type(RELEASE)
     assert "podLabels" not in release["inputs"]["values"]["node"]
@@ -585,7 +605,7 @@ def test_irsa_driver_installs_wait_for_the_role_policy():
 
 def test_driver_installs_wait_for_nothing_without_iam_authorization():
     for driver, kind in (("helm", RELEASE), ("eks-addon", ADDON)):
-        (install,) = plan(efs(driver=driver)).by_type(kind)
+        (install,) = plan(efs(driver_install=driver)).by_type(kind)
         assert install["dependencies"] == [], driver
 
 
@@ -597,7 +617,7 @@ def test_driver_none_still_makes_the_node_role_to_annotate():
                 "cluster_name": CLUSTER,
                 "readers": ["inference"],
                 "iam_authorization": True,
-                "driver": "none",
+                "driver_install": "none",
             },
         )
         pulumi.export("role", store.node_role_arn)
@@ -616,7 +636,7 @@ def test_pod_identity_is_refused_on_a_pinned_chart_that_predates_it(monkeypatch)
         "llama: identity must be irsa with EFS CSI driver the pinned chart's 2.0.4 (EKS Pod "
         "Identity needs driver 2.0.5 or newer), got 'pod-identity'"
     )
-    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+    assert registered(err) == NOTHING
 
 
 def test_irsa_without_an_oidc_provider_fails_before_anything_registers():
@@ -629,7 +649,7 @@ def test_irsa_without_an_oidc_provider_fails_before_anything_registers():
             invokes={"aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": missing},
         )
     assert str(err.value).startswith("llama: identity must be pod-identity, or irsa on a cluster")
-    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+    assert registered(err) == SCOPE_ONLY
 
 
 # -- bad input ------------------------------------------------------------------------------------
@@ -646,7 +666,7 @@ def test_subnet_outside_the_cluster_vpc_fails_the_preview_before_anything_regist
         f"llama: subnet_ids must be a subnet in the cluster's VPC {vpc} (it is in vpc-0other), "
         "got 'subnet-0abc'"
     )
-    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+    assert registered(err) == SCOPE_ONLY
 
 
 def test_a_cluster_without_subnets_fails_before_anything_registers():
@@ -667,7 +687,7 @@ def test_a_cluster_without_subnets_fails_before_anything_registers():
         "llama: subnet_ids must be a non-empty list of the subnets where the cluster's nodes run "
         "(the cluster reported none), got []"
     )
-    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+    assert registered(err) == SCOPE_ONLY
 
 
 UID_RULE = (
@@ -713,7 +733,8 @@ BAD_INPUTS = [
     ({"posix_uid": 0}, f"llama: posix_uid must be {UID_RULE}, got 0"),
     ({"posix_gid": -1}, f"llama: posix_gid must be {UID_RULE}, got -1"),
     ({"posix_uid": 4294967296}, f"llama: posix_uid must be {UID_RULE}, got 4294967296"),
-    ({"posix_uid": "1000"}, f"llama: posix_uid must be {UID_RULE}, got '1000'"),
+    ({"posix_uid": "1000"}, "llama: posix_uid must be a whole number, got '1000'"),
+    ({"posix_gid": None}, "llama: posix_gid must be a whole number, got None"),
     ({"root_directory": "/"}, f"llama: root_directory must be {ROOT_RULE}, got '/'"),
     (
         {"root_directory": "models"},
@@ -756,31 +777,32 @@ BAD_INPUTS = [
         {
             "iam_authorization": True,
             "identity": "pod-identity",
-            "driver": "eks-addon",
+            "driver_install": "eks-addon",
             "eks_addon_version": "v2.0.4-eksbuild.1",
         },
         "llama: identity must be irsa with EFS CSI driver add-on v2.0.4-eksbuild.1 (EKS Pod "
         "Identity needs driver 2.0.5 or newer), got 'pod-identity'",
     ),
     (
-        {"mount_options": ["accesspoint=fsap-0123456789abcdef0"]},
-        "llama: mount_options must be options other than accesspoint (the store puts each "
+        {"extra_mount_options": ["accesspoint=fsap-0123456789abcdef0"]},
+        "llama: extra_mount_options must be options other than accesspoint (the store puts each "
         "access point in the volumeHandle) and crossaccount (the driver refuses it), "
         "got 'accesspoint=fsap-0123456789abcdef0'",
     ),
     (
-        {"mount_options": "noresvport"},
-        "llama: mount_options must be a list of strings, got 'noresvport'",
+        {"extra_mount_options": "noresvport"},
+        "llama: extra_mount_options must be a list of strings, got 'noresvport'",
     ),
     (
         # As a string it would have been split into characters, past the accesspoint check.
-        {"mount_options": "accesspoint=fsap-0123456789abcdef0"},
-        "llama: mount_options must be a list of strings, got 'accesspoint=fsap-0123456789abcdef0'",
+        {"extra_mount_options": "accesspoint=fsap-0123456789abcdef0"},
+        "llama: extra_mount_options must be a list of strings, "
+        "got 'accesspoint=fsap-0123456789abcdef0'",
     ),
-    ({"mount_options": 3}, "llama: mount_options must be a list of strings, got 3"),
+    ({"extra_mount_options": 3}, "llama: extra_mount_options must be a list of strings, got 3"),
     (
-        {"mount_options": ["noresvport", 3]},
-        "llama: mount_options must be a list of strings, got ['noresvport', 3]",
+        {"extra_mount_options": ["noresvport", 3]},
+        "llama: extra_mount_options must be a list of strings, got ['noresvport', 3]",
     ),
     (
         {"iam_authorization": "false"},
@@ -798,12 +820,12 @@ BAD_INPUTS = [
         "llama: tags must be a mapping of strings to strings, got {'team': 1}",
     ),
     (
-        {"kms_key_id": "alias/models"},
-        f"llama: kms_key_id must be {KMS_RULE}, got 'alias/models'",
+        {"kms_key_arn": "alias/models"},
+        f"llama: kms_key_arn must be {KMS_RULE}, got 'alias/models'",
     ),
     (
-        {"kms_key_id": "1234abcd-12ab-34cd-56ef-1234567890ab"},
-        f"llama: kms_key_id must be {KMS_RULE}, got '1234abcd-12ab-34cd-56ef-1234567890ab'",
+        {"kms_key_arn": "1234abcd-12ab-34cd-56ef-1234567890ab"},
+        f"llama: kms_key_arn must be {KMS_RULE}, got '1234abcd-12ab-34cd-56ef-1234567890ab'",
     ),
     (
         {"subnet_ids": []},
@@ -814,14 +836,17 @@ BAD_INPUTS = [
         {"subnet_ids": "subnet-0a"},
         "llama: subnet_ids must be a list of strings, got 'subnet-0a'",
     ),
-    ({"driver": "kubectl"}, "llama: driver must be one of helm, eks-addon, none, got 'kubectl'"),
     (
-        {"driver": "eks-addon", "driver_namespace": "efs-system"},
+        {"driver_install": "kubectl"},
+        "llama: driver_install must be one of helm, eks-addon, none, got 'kubectl'",
+    ),
+    (
+        {"driver_install": "eks-addon", "driver_namespace": "efs-system"},
         "llama: driver_namespace must be kube-system when driver is eks-addon (the add-on "
         "installs there), got 'efs-system'",
     ),
     (
-        {"driver": "eks-addon", "cluster_name": None},
+        {"driver_install": "eks-addon", "cluster_name": None},
         "llama: cluster_name must be set when driver is eks-addon, got None",
     ),
     (
@@ -859,14 +884,7 @@ def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(ar
     with pytest.raises(PlanError) as err:
         plan(efs(**args))
     assert str(err.value) == message
-    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
-
-
-# Refused only where the cluster would be looked up, so not by EfsModelStore.validate.
-REFUSED_AT_LOOKUP = {
-    "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
-    "and node_security_group_ids explicitly), got None"
-}
+    assert registered(err) == NOTHING
 
 
 @pytest.mark.parametrize(
@@ -876,9 +894,6 @@ REFUSED_AT_LOOKUP = {
 )
 def test_validate_refuses_what_the_constructor_refuses_without_a_lookup(args, message):
     fields = {"cluster_name": CLUSTER, "readers": ["inference"], **args}
-    if message in REFUSED_AT_LOOKUP:
-        EfsModelStore.validate("llama", fields)
-        return
     with pytest.raises(ModelStoreInputError) as err:
         EfsModelStore.validate("llama", fields)
     assert str(err.value) == message
@@ -895,8 +910,8 @@ def test_validate_accepts_good_input_without_any_lookup():
             "iam_authorization": True,
             "identity": "pod-identity",
             "backup": False,
-            "kms_key_id": KMS_KEY_ARN,
-            "mount_options": ["noresvport"],
+            "kms_key_arn": KMS_KEY_ARN,
+            "extra_mount_options": ["noresvport"],
             "tags": {"team": "ml"},
         },
     )
@@ -906,19 +921,20 @@ def test_mount_options_known_only_at_deploy_are_refused():
     def program():
         options = pulumi.Output.from_input(["noresvport"])
         EfsModelStore(
-            "llama", {"cluster_name": CLUSTER, "readers": ["x"], "mount_options": options}
+            "llama", {"cluster_name": CLUSTER, "readers": ["x"], "extra_mount_options": options}
         )
 
     with pytest.raises(PlanError) as err:
         plan(program)
     assert str(err.value) == (
-        "llama: mount_options must be a plain list of strings known before deploy, got '<Output>'"
+        "llama: extra_mount_options must be a plain list of strings known before deploy, "
+        "got '<Output>'"
     )
-    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+    assert registered(err) == NOTHING
 
 
 def test_mount_options_reach_every_pv_after_iam():
-    p = plan(efs(writers=["loader"], iam_authorization=True, mount_options=["noresvport"]))
+    p = plan(efs(writers=["loader"], iam_authorization=True, extra_mount_options=["noresvport"]))
     pvs = p.by_type(PV)
     assert len(pvs) == 2
     for pv in pvs:
@@ -930,3 +946,357 @@ def test_unknown_field_names_the_allowed_ones():
         plan(efs(throughput="elastic"))
     assert str(err.value).startswith("llama: field name must be one of backup, claim_name, ")
     assert str(err.value).endswith(", got 'throughput'")
+
+
+def test_two_bad_fields_give_two_lines_one_per_field():
+    bad = {"throughput_mode": "burst", "posix_uid": 0}
+    lines = [
+        "llama: throughput_mode must be one of elastic, provisioned, bursting, got 'burst'",
+        f"llama: posix_uid must be {UID_RULE}, got 0",
+    ]
+    with pytest.raises(PlanError) as err:
+        plan(efs(**bad))
+    assert str(err.value.__cause__).splitlines() == lines
+    assert registered(err) == NOTHING
+    with pytest.raises(ModelStoreInputError) as refused:
+        EfsModelStore.validate("llama", {"cluster_name": CLUSTER, "readers": ["x"], **bad})
+    assert [str(e) for e in refused.value.errors] == lines
+
+
+# -- one name per idea: deprecated spellings ------------------------------------------------------
+
+OLD_SPELLINGS = {
+    "kms_key_id": ("kms_key_arn", KMS_KEY_ARN),
+    "mount_options": ("extra_mount_options", ["noresvport"]),
+    "driver": ("driver_install", "eks-addon"),
+}
+
+
+def test_deprecated_spellings_plan_as_their_new_names_with_a_warning():
+    old = {key: value for key, (_, value) in OLD_SPELLINGS.items()}
+    new = {name: value for name, value in OLD_SPELLINGS.values()}
+    with pytest.warns(DeprecationWarning) as warned:
+        old_plan = plan(efs(**old))
+    assert {str(w.message) for w in warned} >= {
+        f"llama: {key} is deprecated, use {name}" for key, (name, _) in OLD_SPELLINGS.items()
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        new_plan = plan(efs(**new))
+    assert [(s["urn"], s["inputs"]) for s in old_plan.states()] == [
+        (s["urn"], s["inputs"]) for s in new_plan.states()
+    ]
+    fs = old_plan.by_type(FS)[0]["inputs"]
+    assert fs["kmsKeyId"] == KMS_KEY_ARN
+    assert old_plan.by_type(PV)[0]["inputs"]["spec"]["mountOptions"] == ["noresvport"]
+    assert old_plan.by_type(ADDON)
+
+
+def test_validate_warns_on_a_deprecated_spelling_and_refuses_both_spellings():
+    fields = {"cluster_name": CLUSTER, "readers": ["x"], "kms_key_id": KMS_KEY_ARN}
+    with pytest.warns(DeprecationWarning, match="kms_key_id is deprecated, use kms_key_arn"):
+        EfsModelStore.validate("llama", fields)
+    with pytest.raises(ModelStoreInputError) as err:
+        EfsModelStore.validate("llama", {**fields, "kms_key_arn": KMS_KEY_ARN})
+    assert str(err.value) == (
+        f"llama: kms_key_id must be unset when kms_key_arn is given (it is its new name), "
+        f"got '{KMS_KEY_ARN}'"
+    )
+
+
+# -- stores sharing a cluster ---------------------------------------------------------------------
+
+GET_CLUSTER = "aws:eks/getCluster:getCluster"
+GET_OIDC = "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider"
+EKS_CLUSTER = "modelstore:index:EksCluster"
+
+
+def stores(*specs: tuple[str, dict[str, Any]]):
+    """A program with EFS stores on the one cluster, exporting each store's node role ARN."""
+
+    def program():
+        made = [
+            EfsModelStore(name, cast(EfsModelStoreArgs, {"cluster_name": CLUSTER, **args}))
+            for name, args in specs
+        ]
+        pulumi.export("roles", {s.common.name: s.node_role_arn for s in made})
+
+    return program
+
+
+def owner(state: dict[str, Any]) -> str:
+    return state["parent"].rsplit("::", 1)[-1]
+
+
+def name_of(state: dict[str, Any]) -> str:
+    return state["urn"].rsplit("::", 1)[-1]
+
+
+WRITING = ("llama", {"readers": ["inference"], "writers": ["loader"], "iam_authorization": True})
+JOINING = ("mistral", {"readers": ["batch"], "iam_authorization": True, "driver_install": "none"})
+
+
+def test_stores_on_one_cluster_share_one_node_role_each_adding_only_its_own_access_points():
+    p = plan(stores(WRITING, JOINING), fill=True)
+    (scope,) = p.by_type(EKS_CLUSTER)
+    (role,) = p.by_type(ROLE)
+    assert name_of(role) == f"{CLUSTER}-efs-csi-node-role"
+    assert role["parent"] == scope["urn"]
+    (statement,) = policy_of(role, "assumeRolePolicy")["Statement"]
+    assert [v for k, v in statement["Condition"]["StringEquals"].items() if k.endswith(":sub")] == [
+        "system:serviceaccount:kube-system:efs-csi-node-sa"
+    ]
+    # The one driver install carries that role on the node service account.
+    (release,) = p.by_type(RELEASE)
+    node_sa = release["inputs"]["values"]["node"]["serviceAccount"]
+    assert node_sa["annotations"] == {"eks.amazonaws.com/role-arn": role["outputs"]["arn"]}
+    assert p.outputs["roles"] == {
+        "llama": role["outputs"]["arn"],
+        "mistral": role["outputs"]["arn"],
+    }
+
+    policies = {owner(s): s for s in p.by_type(ROLE_POLICY)}
+    assert set(policies) == {"llama", "mistral"}
+    file_systems = {owner(s): s["outputs"]["arn"] for s in p.by_type(FS)}
+    points = {(owner(s), name_of(s)): s["outputs"]["arn"] for s in p.by_type(ACCESS_POINT)}
+    for store, policy in policies.items():
+        assert name_of(policy) == f"{store}-efs-node-policy"
+        assert policy["inputs"]["role"] == role["id"]
+        document = policy_of(policy)
+        own = {arn for (s, _), arn in points.items() if s == store}
+        named = {
+            arn
+            for statement in document["Statement"]
+            for arn in statement["Condition"]["ArnEquals"]["elasticfilesystem:AccessPointArn"]
+        }
+        assert named == own, store
+        assert {s["Resource"] for s in document["Statement"]} == {file_systems[store]}
+    assert policy_of(policies["llama"]) == client_access_policy(
+        file_systems["llama"],
+        [points[("llama", "llama-ap-inference")]],
+        [points[("llama", "llama-ap-loader")]],
+    )
+    # A reader-only store's policy writes nothing, though another store on the role has writers.
+    assert "ClientWrite" in policies["llama"]["inputs"]["policy"]
+    assert "ClientWrite" not in policies["mistral"]["inputs"]["policy"]
+
+    # Each store's PVs wait for its own policy and for the cluster's driver install.
+    for pv in p.by_type(PV):
+        store = owner(pv)
+        other = "mistral" if store == "llama" else "llama"
+        assert policies[store]["urn"] in pv["dependencies"]
+        assert policies[other]["urn"] not in pv["dependencies"]
+        assert release["urn"] in pv["dependencies"]
+
+
+def test_the_shared_role_and_install_keep_their_old_names_under_the_first_store_as_aliases():
+    for identity, install_type in (("irsa", RELEASE), ("pod-identity", RELEASE), ("irsa", ADDON)):
+        install = "eks-addon" if install_type == ADDON else "helm"
+        p = plan(
+            stores(
+                (
+                    "t5",
+                    {
+                        "readers": ["a"],
+                        "iam_authorization": True,
+                        "identity": identity,
+                        "driver_install": install,
+                    },
+                ),
+                (
+                    "t6",
+                    {
+                        "readers": ["b"],
+                        "iam_authorization": True,
+                        "identity": identity,
+                        "driver_install": "none",
+                    },
+                ),
+            )
+        )
+        (store,) = [s for s in p.by_type("modelstore:index:EfsModelStore") if name_of(s) == "t5"]
+        (scope,) = p.by_type(EKS_CLUSTER)
+        moved = {name_of(s): s for s in p.states() if s.get("parent") == scope["urn"]}
+        expected = {
+            f"{CLUSTER}-efs-csi-node-role": "t5-efs-node-role",
+            f"{CLUSTER}-{EFS_CSI.chart}": "t5-efs-csi-driver",
+        }
+        if identity == "pod-identity":
+            expected[f"{CLUSTER}-efs-csi-node-pod-identity"] = "t5-efs-node-pod-identity"
+        assert set(moved) == set(expected), (identity, install)
+        for name, old in expected.items():
+            state = moved[name]
+            # Same type, the old name and the old parent (the first store): pulumi up moves it.
+            assert state["aliases"] == [{"name": old, "parentUrn": store["urn"]}], name
+        # Each store's own policy keeps its name under its store: no alias needed.
+        for policy in p.by_type(ROLE_POLICY):
+            assert name_of(policy) == f"{owner(policy)}-efs-node-policy"
+            assert policy["aliases"] == []
+
+
+def test_pod_identity_stores_share_one_association_and_their_pvs_wait_for_it():
+    p = plan(
+        stores(
+            ("llama", {"readers": ["a"], "iam_authorization": True, "identity": "pod-identity"}),
+            (
+                "mistral",
+                {
+                    "readers": ["b"],
+                    "iam_authorization": True,
+                    "identity": "pod-identity",
+                    "driver_install": "none",
+                },
+            ),
+        )
+    )
+    (role,) = p.by_type(ROLE)
+    (association,) = p.by_type(POD_IDENTITY)
+    assert name_of(association) == f"{CLUSTER}-efs-csi-node-pod-identity"
+    (release,) = p.by_type(RELEASE)
+    assert set(release["dependencies"]) == {role["urn"], association["urn"]}
+    assert len(p.by_type(ROLE_POLICY)) == 2
+    for pv in p.by_type(PV):
+        assert association["urn"] in pv["dependencies"]
+
+
+def test_eks_addon_irsa_role_shared_with_a_joining_store_still_trusts_exactly_both_accounts():
+    p = plan(
+        stores(
+            ("llama", {"readers": ["a"], "iam_authorization": True, "driver_install": "eks-addon"}),
+            JOINING,
+        ),
+        fill=True,
+    )
+    (role,) = p.by_type(ROLE)
+    (addon,) = p.by_type(ADDON)
+    assert addon["inputs"]["serviceAccountRoleArn"] == role["outputs"]["arn"]
+    subs = sorted(
+        value
+        for s in policy_of(role, "assumeRolePolicy")["Statement"]
+        for key, value in s["Condition"]["StringEquals"].items()
+        if key.endswith(":sub")
+    )
+    assert subs == [
+        "system:serviceaccount:kube-system:efs-csi-controller-sa",
+        "system:serviceaccount:kube-system:efs-csi-node-sa",
+    ]
+    assert len(p.by_type(ROLE_POLICY)) == 2
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        (
+            {"identity": "pod-identity"},
+            "mistral: identity must be irsa, the identity of the cluster's EFS CSI node role "
+            "(made by store 'llama'; the EFS stores on cluster 'prod-eks' share one node role), "
+            "got 'pod-identity'",
+        ),
+        (
+            {"node_service_account": "efs-node"},
+            "mistral: node_service_account must be kube-system/efs-csi-node-sa, the service "
+            "account the cluster's EFS CSI node role trusts (made by store 'llama'; the EFS "
+            "stores on cluster 'prod-eks' share one node role), got 'kube-system/efs-node'",
+        ),
+        (
+            {"driver_namespace": "efs-system"},
+            "mistral: node_service_account must be kube-system/efs-csi-node-sa, the service "
+            "account the cluster's EFS CSI node role trusts (made by store 'llama'; the EFS "
+            "stores on cluster 'prod-eks' share one node role), got 'efs-system/efs-csi-node-sa'",
+        ),
+    ],
+)
+def test_stores_on_one_cluster_that_disagree_on_the_node_identity_are_refused(second, message):
+    mistral = ("mistral", {**JOINING[1], **second})
+    with pytest.raises(PlanError) as err:
+        plan(stores(WRITING, mistral))
+    assert str(err.value) == message
+    assert not [u for u in err.value.registered if "mistral" in u]
+
+
+def test_an_addon_install_cannot_take_a_node_role_made_for_the_node_service_account_alone():
+    first = ("llama", {"readers": ["a"], "iam_authorization": True, "driver_install": "none"})
+    second = (
+        "mistral",
+        {"readers": ["b"], "iam_authorization": True, "driver_install": "eks-addon"},
+    )
+    with pytest.raises(PlanError) as err:
+        plan(stores(first, second))
+    assert str(err.value) == (
+        "mistral: driver_install must be helm or none, as the cluster's EFS CSI node role "
+        "trusts only kube-system/efs-csi-node-sa (made by store 'llama'; the EFS stores on "
+        "cluster 'prod-eks' share one node role), got 'eks-addon'"
+    )
+
+
+def test_an_install_made_after_the_node_role_carries_it_even_for_a_store_without_iam():
+    first = ("llama", {"readers": ["a"], "iam_authorization": True, "driver_install": "none"})
+    p = plan(stores(first, ("mistral", {"readers": ["b"]})), fill=True)
+    (role,) = p.by_type(ROLE)
+    (release,) = p.by_type(RELEASE)
+    assert release["inputs"]["values"]["node"]["serviceAccount"]["annotations"] == {
+        "eks.amazonaws.com/role-arn": role["outputs"]["arn"]
+    }
+    assert release["dependencies"] == [role["urn"]]
+    assert p.outputs["roles"]["mistral"] is None  # it mounts without IAM
+
+
+def test_iam_authorization_after_an_install_made_without_a_node_role_is_refused():
+    with pytest.raises(PlanError) as err:
+        plan(stores(("llama", {"readers": ["a"]}), JOINING))
+    assert str(err.value) == (
+        "mistral: iam_authorization must be False on cluster 'prod-eks', where store 'llama' "
+        "installed the EFS CSI driver without a node role (declare a store with "
+        "iam_authorization before it, so the install carries the role), got True"
+    )
+
+
+def test_two_stores_on_one_cluster_look_the_cluster_up_once():
+    p = plan(stores(WRITING, JOINING))
+    calls = Counter(i["token"] for i in p.invokes)
+    assert calls[GET_CLUSTER] == 1
+    assert calls[GET_NODE_GROUPS] == 1
+    assert calls[GET_NODE_GROUP] == 1  # the placeholder cluster has one managed node group
+    assert calls[GET_OIDC] == 1
+    subnets = [i["args"]["id"] for i in p.invokes if i["token"] == GET_SUBNET]
+    assert sorted(subnets) == CLUSTER_SUBNETS  # one getSubnet per subnet, for both stores
+    targets = Counter(owner(t) for t in p.by_type(MOUNT_TARGET))
+    assert targets == {"llama": 3, "mistral": 3}
+
+
+def test_two_stores_with_explicit_subnets_look_each_subnet_up_once():
+    zones = {"subnet-0a": "a", "subnet-0b": "b", "subnet-0c": "c"}
+    p = plan(
+        stores(
+            ("llama", {"readers": ["a"], "subnet_ids": ["subnet-0a", "subnet-0b"]}),
+            ("mistral", {"readers": ["b"], "subnet_ids": ["subnet-0b", "subnet-0c"]}),
+        ),
+        invokes=subnets_in(zones),
+    )
+    subnets = sorted(i["args"]["id"] for i in p.invokes if i["token"] == GET_SUBNET)
+    assert subnets == sorted(zones)
+    assert not [i for i in p.invokes if i["token"] == GET_NODE_GROUPS]
+
+
+def test_the_config_program_lets_a_second_store_simply_join_the_cluster():
+    def program():
+        build_stores(
+            {
+                name: {
+                    "backend": "efs",
+                    "clusterName": CLUSTER,
+                    "readers": [reader],
+                    "iamAuthorization": True,
+                }
+                for name, reader in (("llama", "inference"), ("mistral", "batch"))
+            }
+        )
+
+    p = plan(program)
+    assert len(p.by_type(RELEASE)) == 1
+    assert len(p.by_type(ROLE)) == 1
+    assert sorted(name_of(s) for s in p.by_type(ROLE_POLICY)) == [
+        "llama-efs-node-policy",
+        "mistral-efs-node-policy",
+    ]
+    assert set(p.outputs) == {"llama", "mistral"}

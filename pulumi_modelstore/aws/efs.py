@@ -1,38 +1,31 @@
 """Amazon EFS model store on EKS: an encrypted file system, a mount target per availability zone
 the nodes use, NFS security group rules, an access point per consumer namespace, a file system
-policy that refuses clients without TLS, optional IAM authorization for the driver's node
-identity, the CSI driver install and a static PV/PVC per consumer namespace, in one graph."""
+policy that refuses clients without TLS, optional IAM authorization through the driver's node
+role (one per cluster, each store adding its own permission), the CSI driver (once per cluster)
+and a static PV/PVC per consumer namespace, in one graph."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the component analyzer reads the annotations.
 
 import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from .. import validation as v
-from .._legacy_store import (
-    COMMON_FIELDS,
-    ModelStore,
-    ModelStoreArgs,
-    StoreCommon,
-    check_known_fields,
-    parse_common,
-    store_tags,
-)
+from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
-from ..kube.drivers import helm_release
-from .cluster import EksClusterFacts, invoke_options, resolve_cluster
+from ..fields import Parser
+from ..store import Binding, Spec
+from .cluster import EksCluster, EksClusterFacts
 from .drivers import (
     ADDON_NAMESPACE,
     EFS_CSI,
     DriverInstall,
-    DriverInstallArgs,
-    eks_addon,
     parse_driver_install,
     require_addon_cluster,
 )
@@ -40,13 +33,13 @@ from .identity import (
     IDENTITIES,
     IdentityFacts,
     ServiceAccountRole,
-    resolve_identity,
+    attach_policy,
     service_account_role,
-    trust_policy,
 )
+from .network import peers, ports_text, security_group, tcp_rule
 from .policies import client_access_policy, file_system_policy
-
-TYPE_TOKEN = "modelstore:index:EfsModelStore"
+from .store import AwsModelStore, AwsModelStoreArgs
+from .tags import cluster_tags
 
 NFS_PORT = 2049
 THROUGHPUT_MODES = ("elastic", "provisioned", "bursting")
@@ -66,9 +59,6 @@ PRIMARY_STORAGE_CLASS_TRANSITIONS = ("AFTER_1_ACCESS",)
 # EFS access point PosixUser Uid/Gid are 0..4294967295. 0 (root) is refused: the file system
 # policy grants no ClientRootAccess, so root would be squashed and every write would fail.
 MAX_POSIX_ID = 4294967295
-DEFAULT_POSIX_ID = 1000
-DEFAULT_ROOT_DIRECTORY = "/models"
-DEFAULT_ROOT_DIRECTORY_PERMISSIONS = "0755"
 # EFS limits an access point's root directory path to 100 characters.
 MAX_ROOT_DIRECTORY_LENGTH = 100
 _PERMISSIONS = re.compile(r"^0?[0-7]{3}$")
@@ -86,54 +76,54 @@ POD_IDENTITY_MIN_DRIVER = (2, 0, 5)
 NOMINAL_CAPACITY = "1Gi"
 # Options the driver itself refuses or that the store sets through the volumeHandle.
 _DRIVER_OWNED_OPTIONS = ("accesspoint", "crossaccount")
+# What a store with iam_authorization needs before deploy; the rest of the install is checked
+# by parse_driver_install.
+_INSTALL_FIELDS = (
+    "driver_install",
+    "driver_namespace",
+    "eks_addon_version",
+    "eks_addon_configuration",
+    "cluster_name",
+    "node_service_account",
+)
 
 
-class EfsModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
+class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
     """Arguments of :class:`EfsModelStore`. Every field is optional but ``cluster_name`` (unless
-    ``vpc_id``, ``cluster_subnet_ids`` and ``node_security_group_ids`` are all given).
+    ``vpc_id``, ``cluster_subnet_ids`` and ``node_security_group_ids`` are all given, or
+    ``cluster``).
 
-    The driver install (:class:`DriverInstallArgs`): ``driver_namespace`` is also the node
-    service account's, and must stay kube-system for ``driver: eks-addon``; with ``driver:
-    none``, annotate the existing driver's node service account with ``node_role_arn`` yourself
-    for ``identity: irsa``."""
+    The driver install (``driver_install``, once per cluster): ``driver_namespace`` is also the
+    node service account's, and must stay kube-system for ``eks-addon``; with ``none`` and no
+    other store installing the driver, annotate the existing driver's node service account with
+    ``node_role_arn`` yourself for ``identity: irsa``."""
 
-    cluster_name: str
-    """The EKS cluster whose nodes mount the store. Its VPC, subnets, cluster security group and
-    OIDC issuer are looked up before deploy unless given below."""
-    vpc_id: str
-    """The cluster's VPC. Default: looked up from the cluster."""
-    cluster_subnet_ids: Sequence[str]
-    """The cluster's subnets, from which the mount target subnets default. Default: looked up."""
-    node_security_group_ids: Sequence[str]
-    """Security groups of the nodes that mount the store; each may reach NFS (TCP 2049).
-    Default: the cluster security group EKS attaches to managed node groups."""
-    oidc_issuer: str
-    """The cluster's OIDC issuer URL, for ``identity: irsa``. Default: looked up from the
-    cluster."""
     subnet_ids: Sequence[str]
     """Subnets (in the cluster's VPC) where the nodes run. The store makes one mount target per
     availability zone among them (AWS allows one per zone per file system), in the first subnet
     of each zone by id. Default: the cluster's subnets plus those of its EKS managed node groups
-    (looked up with ``cluster_name``), a zone the cluster's subnets already cover keeping its
-    subnet. Nodes that Karpenter or self-managed groups launch are not found this way: if they
-    run in zones outside those subnets, list their subnets here."""
+    (looked up once per cluster with ``cluster_name``), a zone the cluster's subnets already
+    cover keeping its subnet. Nodes that Karpenter or self-managed groups launch are not found
+    this way: if they run in zones outside those subnets, list their subnets here."""
     security_group_id: str
     """An existing security group for the mount targets. Default: a new group allowing TCP 2049
     from each node security group. With an existing group no rules are made: it must already
     allow NFS from the nodes."""
     throughput_mode: str
-    """``elastic`` (default: scales with each model load), ``provisioned`` (needs
+    """``elastic`` (scales with each model load), ``provisioned`` (needs
     ``provisioned_throughput_in_mibps``) or ``bursting`` (earns credits by size: a small store
-    starves model loads)."""
+    starves model loads). Default: ``elastic``."""
     provisioned_throughput_in_mibps: float
     """Throughput in MiB/s for ``throughput_mode: provisioned``; required there, refused
     otherwise. Default: unset."""
     performance_mode: str
-    """``generalPurpose`` (default; the only mode elastic throughput supports) or ``maxIO``."""
-    kms_key_id: str
+    """``generalPurpose`` (the only mode elastic throughput supports) or ``maxIO``. Default:
+    ``generalPurpose``."""
+    kms_key_arn: str
     """The ARN of the KMS key for encryption at rest (``arn:aws:kms:<region>:<account>:key/<id>``;
     the provider refuses a key id or an alias); the file system is always encrypted. Default:
-    the AWS-managed EFS key."""
+    the AWS-managed EFS key. (Formerly ``kms_key_id``, still accepted with a deprecation
+    warning.)"""
     transition_to_ia: str
     """Move files not read for this long to Infrequent Access (``AFTER_1_DAY`` ...
     ``AFTER_365_DAYS``). Default: never; IA reads cost per GiB and are slower, which hurts model
@@ -145,106 +135,215 @@ class EfsModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
     """``AFTER_1_ACCESS`` moves a file back to Standard on its first read from IA. Default:
     files stay in IA once moved."""
     backup: bool
-    """Daily AWS Backup of the file system (an explicit backup policy). Default: True."""
+    """Daily AWS Backup of the file system (an explicit backup policy). Default: ``True``."""
     posix_uid: int
     """The user id every request through the store's access points runs as, and the owner of
-    the root directory EFS creates: the serving pods' ``runAsUser``. Default: 1000. From 1 to
-    4294967295."""
+    the root directory EFS creates: the serving pods' ``runAsUser``. From 1 to 4294967295.
+    Default: ``1000``."""
     posix_gid: int
-    """The group id of those requests and of the root directory: the pods' ``fsGroup``.
-    Default: 1000. From 1 to 4294967295."""
+    """The group id of those requests and of the root directory: the pods' ``fsGroup``. From 1
+    to 4294967295. Default: ``1000``."""
     root_directory: str
     """The directory (on the file system) each access point exposes as the volume's root; EFS
     creates it on first use, owned by ``posix_uid``/``posix_gid``. Default: ``/models``."""
     root_directory_permissions: str
-    """Octal mode EFS gives the root directory when it creates it. Default: ``0755`` (the owner
-    writes, everyone reads)."""
+    """Octal mode EFS gives the root directory when it creates it (the owner writes, everyone
+    reads). Default: ``0755``."""
     iam_authorization: bool
     """Mount with the ``iam`` option: the driver's node service account signs each mount with
-    its role, which may only mount through this store's access points (``ClientMount``) and
-    write through the writers' ones (``ClientWrite``); the file system policy then grants
-    anonymous clients nothing. Default: False (any client that reaches a mount target over TLS
-    may mount; readers are read-only by their mounts)."""
+    the cluster's EFS node role (one per cluster, shared by its stores), on which this store
+    adds its own policy: mount only through its access points (``ClientMount``), write only
+    through its writers' ones (``ClientWrite``). The file system policy then grants anonymous
+    clients nothing. Without it, any client that reaches a mount target over TLS may mount;
+    readers are read-only by their mounts. Default: ``False``."""
     identity: str
-    """How the node service account gets its role with ``iam_authorization``: ``irsa``
-    (default; needs the cluster's IAM OIDC provider) or ``pod-identity`` (needs the EKS Pod
-    Identity Agent add-on). Refused without ``iam_authorization``."""
+    """How the node service account gets its role with ``iam_authorization``: ``irsa`` (needs
+    the cluster's IAM OIDC provider) or ``pod-identity`` (needs the EKS Pod Identity Agent
+    add-on). Stores on one cluster must agree. Refused without ``iam_authorization``. Default:
+    irsa with ``iam_authorization``."""
     node_service_account: str
-    """The driver's node service account (for ``driver: helm`` or ``none``). Default:
-    ``efs-csi-node-sa``, the chart's and the add-on's."""
-    mount_options: Sequence[str]
-    """Extra PV mount options for the EFS mount helper. Default: none besides ``iam`` with
-    ``iam_authorization``. TLS needs no option: the PVs set ``encryptInTransit`` and the driver
-    always uses TLS with an access point."""
-    tags: Mapping[str, str]
-    """Tags merged onto every AWS resource. Default: ``Name`` and the store's own tags."""
+    """The driver's node service account (for ``driver_install: helm`` or ``none``). Stores on
+    one cluster with ``iam_authorization`` must agree. Default: ``efs-csi-node-sa``, the
+    chart's and the add-on's."""
+    extra_mount_options: Sequence[str]
+    """PV mount options for the EFS mount helper, added to the store's own (``iam`` with
+    ``iam_authorization``). TLS needs no option: the PVs set ``encryptInTransit`` and the driver
+    always uses TLS with an access point. Default: none. (Formerly ``mount_options``, still
+    accepted with a deprecation warning.)"""
 
 
-FIELDS = COMMON_FIELDS | frozenset(EfsModelStoreArgs.__annotations__)
+# ---- rules ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _EfsSpec:
-    common: StoreCommon
-    throughput_mode: str
-    provisioned_throughput_in_mibps: float | None
-    performance_mode: str
-    kms_key_id: Any
-    lifecycle_policies: tuple[dict[str, str], ...]
-    backup: bool
-    posix_uid: int
-    posix_gid: int
-    root_directory: str
-    root_directory_permissions: str
-    iam_authorization: bool
-    identity: str | None
-    node_service_account: str
-    mount_options: tuple[str, ...]
-    install: DriverInstall
-    subnet_ids: tuple[Any, ...] | None
-    security_group_id: Any
-    tags: dict[str, str]
-
-
-def _mount_options(name: str, value: Any, iam_authorization: bool) -> tuple[Any, ...]:
-    """The extra PV mount options, checked as given (a string is not a list of options), with
-    ``iam`` first under IAM authorization."""
-    if v.is_output(value):
-        raise ModelStoreInputError(
-            name, "mount_options", "<Output>", "a plain list of strings known before deploy"
-        )
-    v.string_list(name, "mount_options", value if value is not None else [])
-    mount_options = tuple(value or ())
-    for option in mount_options:
-        if v.is_output(option):
-            continue  # known at deploy time only; the driver checks it then
-        if option.lower().split("=", 1)[0] in _DRIVER_OWNED_OPTIONS:
+def provisioned_throughput_fits_mode(store: str, mode: str, mibps: Any) -> None:
+    """Provisioned throughput needs a positive MiB/s; the other modes refuse one."""
+    field = "provisioned_throughput_in_mibps"
+    if mode == "provisioned":
+        if mibps is None:
             raise ModelStoreInputError(
-                name,
-                "mount_options",
-                option,
-                "options other than accesspoint (the store puts each access point in the "
-                "volumeHandle) and crossaccount (the driver refuses it)",
+                store, field, None, "a throughput in MiB/s when throughput_mode is provisioned"
             )
-    if iam_authorization and "iam" not in mount_options:
-        mount_options = ("iam", *mount_options)
-    return mount_options
+        if not v.is_output(mibps) and mibps <= 0:
+            raise ModelStoreInputError(store, field, mibps, "a positive number of MiB/s")
+    elif mibps is not None:
+        raise ModelStoreInputError(
+            store, field, mibps, f"unset unless throughput_mode is provisioned (it is {mode})"
+        )
 
 
-def _posix_id(name: str, field: str, value: Any) -> int:
+def elastic_throughput_needs_general_purpose(store: str, performance: str, mode: str) -> None:
+    if performance == "maxIO" and mode == "elastic":
+        raise ModelStoreInputError(
+            store,
+            "throughput_mode",
+            mode,
+            "provisioned or bursting when performance_mode is maxIO (elastic throughput needs "
+            "generalPurpose)",
+        )
+
+
+def archive_needs_ia_and_elastic(store: str, archive: Any, to_ia: Any, mode: str) -> None:
+    if archive is not None and (to_ia is None or mode != "elastic"):
+        raise ModelStoreInputError(
+            store,
+            "transition_to_archive",
+            archive,
+            "unset unless transition_to_ia is set and throughput_mode is elastic",
+        )
+
+
+def posix_id(store: str, field: str, value: Any) -> None:
+    """An access point's uid or gid: known before deploy, never root."""
     if v.is_output(value):
         raise ModelStoreInputError(
-            name, field, "<Output>", "a plain whole number known before deploy"
+            store, field, "<Output>", "a plain whole number known before deploy"
         )
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_POSIX_ID:
+    if not 1 <= value <= MAX_POSIX_ID:
         raise ModelStoreInputError(
-            name,
+            store,
             field,
             value,
             f"a whole number from 1 to {MAX_POSIX_ID} (0, root, would be squashed: the store "
             "grants no ClientRootAccess)",
         )
-    return value
+
+
+def root_directory_below_root(store: str, field: str, value: Any) -> None:
+    if v.is_output(value) or value.rstrip("/") == "" or len(value) > MAX_ROOT_DIRECTORY_LENGTH:
+        raise ModelStoreInputError(
+            store,
+            field,
+            "<Output>" if v.is_output(value) else value,
+            f"a plain directory below '/' of at most {MAX_ROOT_DIRECTORY_LENGTH} characters "
+            "('/' itself is root's, and pods could not write to it)",
+        )
+
+
+def octal_permissions(store: str, field: str, value: Any) -> None:
+    if v.is_output(value) or not _PERMISSIONS.match(value):
+        raise ModelStoreInputError(store, field, value, "an octal mode such as '0755'")
+
+
+def identity_needs_iam_authorization(store: str, identity: Any, iam_authorization: bool) -> None:
+    if identity is not None and not iam_authorization:
+        raise ModelStoreInputError(
+            store,
+            "identity",
+            identity,
+            "unset unless iam_authorization is True (without it the driver mounts with no AWS "
+            "identity)",
+        )
+
+
+def extra_mount_options_are_known(store: str, field: str, value: Any) -> None:
+    """Plain strings known before deploy, none of them an option the store or driver owns."""
+    if v.is_output(value):
+        raise ModelStoreInputError(
+            store, field, "<Output>", "a plain list of strings known before deploy"
+        )
+    for option in value:
+        if v.is_output(option):
+            continue  # known at deploy time only; the driver checks it then
+        if option.lower().split("=", 1)[0] in _DRIVER_OWNED_OPTIONS:
+            raise ModelStoreInputError(
+                store,
+                field,
+                option,
+                "options other than accesspoint (the store puts each access point in the "
+                "volumeHandle) and crossaccount (the driver refuses it)",
+            )
+
+
+def mount_options(extra: Sequence[Any] | None, iam_authorization: bool) -> tuple[Any, ...]:
+    """The PVs' mount options: ``iam`` first under IAM authorization, then the extra ones."""
+    options = tuple(extra or ())
+    return ("iam", *options) if iam_authorization and "iam" not in options else options
+
+
+def subnets_known_before_deploy(store: str, field: str, value: Any) -> None:
+    if v.is_output(value) or any(v.is_output(s) for s in value):
+        raise ModelStoreInputError(
+            store,
+            field,
+            "<Output>",
+            "plain subnet ids, so their availability zones can be looked up before deploy",
+        )
+    if not list(value):
+        raise ModelStoreInputError(
+            store, field, [], "a non-empty list of the subnets where the cluster's nodes run"
+        )
+
+
+def cluster_is_known(
+    store: str, cluster: Any, name: Any, vpc_id: Any, subnet_ids: Any, node_sgs: Any
+) -> None:
+    """The cluster is named (to look its facts up once) or its facts are all given."""
+    if cluster is not None or not (vpc_id is None or subnet_ids is None or node_sgs is None):
+        return
+    if not name:
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            name,
+            "the EKS cluster's name (or give vpc_id, cluster_subnet_ids and "
+            "node_security_group_ids explicitly)",
+        )
+    if v.is_output(name):
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            "<Output>",
+            "a plain string so the cluster can be looked up before deploy",
+        )
+
+
+def efs_driver_install(store: str, values: Mapping[str, Any]) -> DriverInstall:
+    """The driver install, with the EFS node service account's constraints: the EKS add-on
+    names it and installs it in kube-system, and needs the cluster's name."""
+    node_sa = values["node_service_account"]
+
+    def fits_node_service_account(driver: str, driver_namespace: str) -> None:
+        if driver != "eks-addon":
+            return
+        require_addon_cluster(store, values, driver)
+        if driver_namespace != ADDON_NAMESPACE:
+            raise ModelStoreInputError(
+                store,
+                "driver_namespace",
+                driver_namespace,
+                f"{ADDON_NAMESPACE} when driver is eks-addon (the add-on installs there)",
+            )
+        if node_sa != NODE_SERVICE_ACCOUNT:
+            raise ModelStoreInputError(
+                store,
+                "node_service_account",
+                node_sa,
+                f"{NODE_SERVICE_ACCOUNT} when driver is eks-addon (the add-on names it)",
+            )
+
+    return parse_driver_install(
+        store, values, check=fits_node_service_account, check_cluster_name=False
+    )
 
 
 def _version(text: str) -> tuple[int, ...] | None:
@@ -253,241 +352,99 @@ def _version(text: str) -> tuple[int, ...] | None:
     return tuple(int(p) for p in match.groups()) if match else None
 
 
-def _check_pod_identity_support(name: str, driver: str, addon_version: str | None) -> None:
+def driver_supports_pod_identity(store: str, identity: Any, install: DriverInstall) -> None:
     """EKS Pod Identity needs driver v2.0.5 or newer: the pinned chart, or the add-on version
-    asked for. With ``driver: none`` the installed version is unknown here."""
-    if driver == "helm":
+    asked for. With ``driver_install: none`` the installed version is unknown here."""
+    if identity != "pod-identity":
+        return
+    if install.driver == "helm":
         version, source = _version(EFS_CSI.app_version), f"the pinned chart's {EFS_CSI.app_version}"
-    elif driver == "eks-addon" and addon_version:
-        version, source = _version(addon_version), f"add-on {addon_version}"
+    elif install.driver == "eks-addon" and install.eks_addon_version:
+        version = _version(install.eks_addon_version)
+        source = f"add-on {install.eks_addon_version}"
     else:
         return
     if version is not None and version < POD_IDENTITY_MIN_DRIVER:
         minimum = ".".join(map(str, POD_IDENTITY_MIN_DRIVER))
         raise ModelStoreInputError(
-            name,
+            store,
             "identity",
             "pod-identity",
             f"irsa with EFS CSI driver {source} (EKS Pod Identity needs driver {minimum} or newer)",
         )
 
 
-def parse_efs_args(name: str, args: Mapping[str, Any]) -> _EfsSpec:
-    """Validate every field; raises :class:`ModelStoreInputError` naming field, value and what
-    is allowed."""
-    check_known_fields(name, args, FIELDS)
-    common = parse_common(name, args)
+# ---- what EFS stores share on a cluster ----------------------------------------------------------
 
-    throughput_mode = args.get("throughput_mode", "elastic")
-    v.one_of(name, "throughput_mode", throughput_mode, THROUGHPUT_MODES)
-    provisioned = args.get("provisioned_throughput_in_mibps")
-    if throughput_mode == "provisioned":
-        if provisioned is None:
-            raise ModelStoreInputError(
-                name,
-                "provisioned_throughput_in_mibps",
-                None,
-                "a throughput in MiB/s when throughput_mode is provisioned",
-            )
-        if not v.is_output(provisioned) and (
-            isinstance(provisioned, bool)
-            or not isinstance(provisioned, int | float)
-            or provisioned <= 0
-        ):
-            raise ModelStoreInputError(
-                name, "provisioned_throughput_in_mibps", provisioned, "a positive number of MiB/s"
-            )
-    elif provisioned is not None:
-        raise ModelStoreInputError(
-            name,
-            "provisioned_throughput_in_mibps",
-            provisioned,
-            f"unset unless throughput_mode is provisioned (it is {throughput_mode})",
+
+@dataclass
+class _EfsOnCluster:
+    """What the EFS stores of one cluster share besides the driver install: the driver's node
+    role, who made it and for what, and whether the install was made without it."""
+
+    node_role: ServiceAccountRole | None = None
+    role_store: str = ""
+    role_kind: str = ""
+    role_accounts: tuple[tuple[str, str], ...] = ()
+    installed_without_role: str | None = None
+    """The store that installed the driver before any store asked for a node role."""
+
+
+@dataclass(frozen=True)
+class _Facts:
+    """What preflight found: the cluster's facts, one subnet per zone, the node identity."""
+
+    cluster: EksClusterFacts
+    zones: list[tuple[str, str]]
+    identity: IdentityFacts | None
+
+
+def _eks(cluster: ClusterScope) -> EksCluster:
+    assert isinstance(cluster, EksCluster)
+    return cluster
+
+
+def _on_cluster(cluster: EksCluster) -> _EfsOnCluster:
+    return cluster.shared(("efs",), _EfsOnCluster)
+
+
+def _node_account(spec: Spec[Any]) -> tuple[str, str]:
+    install: DriverInstall = spec.derived["install"]
+    return (install.namespace, spec.args["node_service_account"])
+
+
+def _trusted_accounts(spec: Spec[Any], kind: str) -> tuple[tuple[str, str], ...]:
+    """Who may assume the node role. The EKS add-on puts its ``serviceAccountRoleArn`` on BOTH
+    its service accounts (its schema has no node-only role: aws/containers-roadmap#2820; AWS's
+    add-on page widens the trust to ``efs-csi-*``), so with IRSA the role trusts exactly those
+    two, one statement each; a node-only trust would hand the controller a role it cannot
+    assume."""
+    if spec.derived["install"].driver == "eks-addon" and kind == "irsa":
+        return (
+            (ADDON_NAMESPACE, NODE_SERVICE_ACCOUNT),
+            (ADDON_NAMESPACE, CONTROLLER_SERVICE_ACCOUNT),
         )
-    performance_mode = args.get("performance_mode", "generalPurpose")
-    v.one_of(name, "performance_mode", performance_mode, PERFORMANCE_MODES)
-    if performance_mode == "maxIO" and throughput_mode == "elastic":
-        raise ModelStoreInputError(
-            name,
-            "throughput_mode",
-            throughput_mode,
-            "provisioned or bursting when performance_mode is maxIO (elastic throughput needs "
-            "generalPurpose)",
-        )
-
-    lifecycle: list[dict[str, str]] = []
-    to_ia = args.get("transition_to_ia")
-    to_archive = args.get("transition_to_archive")
-    to_primary = args.get("transition_to_primary_storage_class")
-    if to_ia is not None:
-        v.one_of(name, "transition_to_ia", to_ia, LIFECYCLE_AFTER_DAYS)
-        lifecycle.append({"transition_to_ia": to_ia})
-    if to_archive is not None:
-        v.one_of(name, "transition_to_archive", to_archive, LIFECYCLE_AFTER_DAYS)
-        if to_ia is None or throughput_mode != "elastic":
-            raise ModelStoreInputError(
-                name,
-                "transition_to_archive",
-                to_archive,
-                "unset unless transition_to_ia is set and throughput_mode is elastic",
-            )
-        lifecycle.append({"transition_to_archive": to_archive})
-    if to_primary is not None:
-        v.one_of(
-            name,
-            "transition_to_primary_storage_class",
-            to_primary,
-            PRIMARY_STORAGE_CLASS_TRANSITIONS,
-        )
-        lifecycle.append({"transition_to_primary_storage_class": to_primary})
-
-    posix_uid = _posix_id(name, "posix_uid", args.get("posix_uid", DEFAULT_POSIX_ID))
-    posix_gid = _posix_id(name, "posix_gid", args.get("posix_gid", DEFAULT_POSIX_ID))
-    root_directory = args.get("root_directory", DEFAULT_ROOT_DIRECTORY)
-    v.absolute_path(name, "root_directory", root_directory)
-    if (
-        v.is_output(root_directory)
-        or root_directory.rstrip("/") == ""
-        or len(root_directory) > MAX_ROOT_DIRECTORY_LENGTH
-    ):
-        raise ModelStoreInputError(
-            name,
-            "root_directory",
-            "<Output>" if v.is_output(root_directory) else root_directory,
-            f"a plain directory below '/' of at most {MAX_ROOT_DIRECTORY_LENGTH} characters "
-            "('/' itself is root's, and pods could not write to it)",
-        )
-    permissions = args.get("root_directory_permissions", DEFAULT_ROOT_DIRECTORY_PERMISSIONS)
-    if not isinstance(permissions, str) or not _PERMISSIONS.match(permissions):
-        raise ModelStoreInputError(
-            name, "root_directory_permissions", permissions, "an octal mode such as '0755'"
-        )
-
-    iam_authorization = v.flag(name, "iam_authorization", args.get("iam_authorization", False))
-    identity = args.get("identity")
-    if identity is not None and not iam_authorization:
-        raise ModelStoreInputError(
-            name,
-            "identity",
-            identity,
-            "unset unless iam_authorization is True (without it the driver mounts with no AWS "
-            "identity)",
-        )
-    if iam_authorization:
-        identity = identity or "irsa"
-        v.one_of(name, "identity", identity, IDENTITIES)
-
-    mount_options = _mount_options(name, args.get("mount_options"), iam_authorization)
-
-    node_sa = args.get("node_service_account", NODE_SERVICE_ACCOUNT)
-
-    def check_node_service_account(driver: str, driver_namespace: str) -> None:
-        # The add-on names the node service account and installs it in kube-system; it needs
-        # the cluster first (checked here, so the shared check is off below).
-        v.dns_subdomain(name, "node_service_account", node_sa)
-        if driver != "eks-addon":
-            return
-        require_addon_cluster(name, args, driver)
-        if driver_namespace != ADDON_NAMESPACE:
-            raise ModelStoreInputError(
-                name,
-                "driver_namespace",
-                driver_namespace,
-                f"{ADDON_NAMESPACE} when driver is eks-addon (the add-on installs there)",
-            )
-        if node_sa != NODE_SERVICE_ACCOUNT:
-            raise ModelStoreInputError(
-                name,
-                "node_service_account",
-                node_sa,
-                f"{NODE_SERVICE_ACCOUNT} when driver is eks-addon (the add-on names it)",
-            )
-
-    install = parse_driver_install(
-        name, args, check=check_node_service_account, check_cluster_name=False
-    )
-    if identity == "pod-identity":
-        _check_pod_identity_support(name, install.driver, install.eks_addon_version)
-
-    subnet_ids = args.get("subnet_ids")
-    if subnet_ids is not None:
-        v.string_list(name, "subnet_ids", subnet_ids)
-        if v.is_output(subnet_ids) or any(v.is_output(s) for s in subnet_ids):
-            raise ModelStoreInputError(
-                name,
-                "subnet_ids",
-                "<Output>",
-                "plain subnet ids, so their availability zones can be looked up before deploy",
-            )
-        if not list(subnet_ids):
-            raise ModelStoreInputError(
-                name,
-                "subnet_ids",
-                [],
-                "a non-empty list of the subnets where the cluster's nodes run",
-            )
-    backup = v.flag(name, "backup", args.get("backup", True))
-    kms_key_id = args.get("kms_key_id")
-    if kms_key_id is not None:
-        v.kms_key_arn(name, "kms_key_id", kms_key_id, "the provider refuses a key id or an alias")
-    tags = v.string_map(name, "tags", args.get("tags"))
-    return _EfsSpec(
-        common=common,
-        throughput_mode=throughput_mode,
-        provisioned_throughput_in_mibps=provisioned,
-        performance_mode=performance_mode,
-        kms_key_id=kms_key_id,
-        lifecycle_policies=tuple(lifecycle),
-        backup=backup,
-        posix_uid=posix_uid,
-        posix_gid=posix_gid,
-        root_directory=root_directory,
-        root_directory_permissions=permissions,
-        iam_authorization=iam_authorization,
-        identity=identity,
-        node_service_account=node_sa,
-        mount_options=mount_options,
-        install=install,
-        subnet_ids=tuple(subnet_ids) if subnet_ids is not None else None,
-        security_group_id=args.get("security_group_id"),
-        tags=store_tags(name, tags),
-    )
+    return (_node_account(spec),)
 
 
-def node_group_subnets(cluster_name: str, opts: pulumi.ResourceOptions | None) -> list[str]:
-    """Preflight: the subnets of the cluster's EKS managed node groups, sorted and deduped.
-
-    Node groups may run in zones the cluster's own subnets do not cover. Nodes launched by
-    Karpenter or self-managed groups are not listed by EKS; their subnets must be given."""
-    invoke_opts = invoke_options(opts)
-    names = aws.eks.get_node_groups(cluster_name=cluster_name, opts=invoke_opts).names or []
-    return sorted(
-        {
-            subnet_id
-            for group in sorted(names)
-            for subnet_id in aws.eks.get_node_group(
-                cluster_name=cluster_name, node_group_name=group, opts=invoke_opts
-            ).subnet_ids
-            or []
-        }
-    )
+def _shown(account: tuple[str, str]) -> str:
+    return "/".join(account)
 
 
 def mount_target_subnets(
-    store: str,
-    subnet_ids: Sequence[Any],
-    vpc_id: Any,
-    opts: pulumi.ResourceOptions | None,
-    extra_subnet_ids: Sequence[str] = (),
+    store: str, cluster: EksCluster, facts: EksClusterFacts, subnet_ids: Sequence[str] | None
 ) -> list[tuple[str, str]]:
     """Preflight: (availability zone, subnet) for one subnet per zone, sorted by zone.
 
-    Every subnet must be in the cluster's VPC; each is looked up once. AWS allows one mount
-    target per zone per file system, so of several subnets in one zone the first by id gets
-    it: a stable choice that does not move when subnets are listed in another order.
-    ``extra_subnet_ids`` (the node groups') only add zones ``subnet_ids`` do not cover, so a
-    new node group never moves (replaces) an existing mount target."""
-    if not subnet_ids and not extra_subnet_ids:
+    Every subnet must be in the cluster's VPC; the scope looks each up once per cluster, and
+    the node groups' subnets once per cluster. AWS allows one mount target per zone per file
+    system, so of several subnets in one zone the first by id gets it: a stable choice that
+    does not move when subnets are listed in another order. Without ``subnet_ids``, the node
+    groups' subnets only add zones the cluster's subnets do not cover, so a new node group
+    never moves (replaces) an existing mount target."""
+    given: list[Any] = list(subnet_ids if subnet_ids is not None else facts.subnet_ids)
+    extra = cluster.node_group_subnets() if subnet_ids is None else []
+    if not given and not extra:
         raise ModelStoreInputError(
             store,
             "subnet_ids",
@@ -495,7 +452,7 @@ def mount_target_subnets(
             "a non-empty list of the subnets where the cluster's nodes run (the cluster "
             "reported none)",
         )
-    if any(v.is_output(s) for s in subnet_ids):
+    if any(v.is_output(s) for s in given):
         raise ModelStoreInputError(
             store,
             "cluster_subnet_ids",
@@ -503,17 +460,10 @@ def mount_target_subnets(
             "plain subnet ids, so their availability zones can be looked up before deploy",
         )
     by_zone: dict[str, str] = {}
-    given = sorted(set(subnet_ids))
-    for subnet_id in [*given, *sorted(set(extra_subnet_ids) - set(given))]:
-        subnet = aws.ec2.get_subnet(id=subnet_id, opts=invoke_options(opts))
-        if not v.is_output(vpc_id) and subnet.vpc_id != vpc_id:
-            raise ModelStoreInputError(
-                store,
-                "subnet_ids",
-                subnet_id,
-                f"a subnet in the cluster's VPC {vpc_id} (it is in {subnet.vpc_id})",
-            )
-        zone = subnet.availability_zone
+    ordered = sorted(set(given))
+    for subnet_id in [*ordered, *sorted(set(extra) - set(ordered))]:
+        cluster.check_subnet_in_vpc(store, "subnet_ids", subnet_id)
+        zone = cluster.subnet(subnet_id).availability_zone
         if not zone:
             raise ModelStoreInputError(
                 store, "subnet_ids", subnet_id, "a subnet whose availability zone AWS reports"
@@ -522,23 +472,73 @@ def mount_target_subnets(
     return sorted(by_zone.items())
 
 
-class EfsModelStore(ModelStore):
+def _made_by(scope: str, shared: _EfsOnCluster) -> str:
+    return (
+        f"(made by store {shared.role_store!r}; the EFS stores on cluster {scope!r} share one "
+        "node role)"
+    )
+
+
+def same_node_identity(store: str, scope: str, shared: _EfsOnCluster, kind: str) -> None:
+    if kind != shared.role_kind:
+        raise ModelStoreInputError(
+            store,
+            "identity",
+            kind,
+            f"{shared.role_kind}, the identity of the cluster's EFS CSI node role "
+            f"{_made_by(scope, shared)}",
+        )
+
+
+def same_node_service_account(
+    store: str, scope: str, shared: _EfsOnCluster, account: tuple[str, str]
+) -> None:
+    if account != shared.role_accounts[0]:
+        raise ModelStoreInputError(
+            store,
+            "node_service_account",
+            _shown(account),
+            f"{_shown(shared.role_accounts[0])}, the service account the cluster's EFS CSI node "
+            f"role trusts {_made_by(scope, shared)}",
+        )
+
+
+def install_fits_node_role(store: str, scope: str, shared: _EfsOnCluster, spec: Spec[Any]) -> None:
+    """An EKS add-on install with IRSA hands the node role to its controller too: a role made
+    for the node service account alone cannot serve it."""
+    if set(_trusted_accounts(spec, shared.role_kind)) - set(shared.role_accounts):
+        raise ModelStoreInputError(
+            store,
+            "driver_install",
+            spec.derived["install"].driver,
+            f"helm or none, as the cluster's EFS CSI node role trusts only "
+            f"{', '.join(map(_shown, shared.role_accounts))} {_made_by(scope, shared)}",
+        )
+
+
+# ---- the store -----------------------------------------------------------------------------------
+
+
+class EfsModelStore(AwsModelStore, backend="efs"):
     """A shared Amazon EFS model store for an EKS cluster.
 
     Every consumer namespace gets its own access point (same root directory and POSIX user), a
     static PV (driver ``efs.csi.aws.com``, volumeHandle ``<fs-id>::<access-point-id>``, access
     mode ReadWriteMany because the driver rejects ReadOnlyMany, reclaim policy Retain) and a
     claim bound to it; readers mount it read-only. The file system is protected by default.
+    The driver install and (with ``iam_authorization``) the driver's node role belong to the
+    cluster: one per cluster, whichever EFS store comes first, each store adding only its own
+    permission to the role.
     """
 
-    driver_chart = EFS_CSI
-
-    @staticmethod
-    def validate(resource_name: str, args: Mapping[str, Any]) -> None:
-        """Check every input that needs no lookup (what the constructor checks first); raises
-        :class:`ModelStoreInputError`. Lets a program check all its stores before any
-        registers."""
-        parse_efs_args(resource_name, args)
+    args_type = EfsModelStoreArgs
+    renamed_fields = MappingProxyType(
+        {
+            **AwsModelStore.renamed_fields,
+            "kms_key_id": "kms_key_arn",
+            "mount_options": "extra_mount_options",
+        }
+    )
 
     file_system_id: pulumi.Output[str]
     """The EFS file system id (``fs-...``)."""
@@ -553,61 +553,145 @@ class EfsModelStore(ModelStore):
     security_group_id: pulumi.Output[str]
     """The mount targets' security group."""
     node_role_arn: pulumi.Output[str | None]
-    """The role the driver's node service account mounts with (``iam_authorization``)."""
+    """The cluster's EFS node role, which the driver's node service account mounts with
+    (``iam_authorization``; shared by the cluster's EFS stores)."""
 
     def __init__(
         self,
         resource_name: str,
-        args: EfsModelStoreArgs | None = None,
+        args: EfsModelStoreArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        raw: Mapping[str, Any] = dict(args or {})
-        spec = parse_efs_args(resource_name, raw)
-        # Preflight, before anything registers: the cluster, the zones of the mount targets'
-        # subnets (with the managed node groups' unless subnet_ids are given), the identity.
-        cluster = resolve_cluster(resource_name, raw, opts)
-        extra_subnet_ids: list[str] = []
-        if spec.subnet_ids is not None:
-            subnet_ids: Sequence[Any] = spec.subnet_ids
-        else:
-            subnet_ids = cluster.subnet_ids
-            if cluster.name and not v.is_output(cluster.name):
-                extra_subnet_ids = node_group_subnets(cluster.name, opts)
-        zones = mount_target_subnets(
-            resource_name, subnet_ids, cluster.vpc_id, opts, extra_subnet_ids
-        )
-        identity = (
-            resolve_identity(resource_name, spec.identity, cluster, opts)
-            if spec.identity is not None
-            else None
-        )
+        super().__init__(resource_name, args, opts)
 
-        super().__init__(TYPE_TOKEN, resource_name, spec.common, opts)
-        self._spec = spec
-        self.cluster = cluster
-        name = resource_name
+    # ---- 1. parse ------------------------------------------------------------------------------
 
-        self.file_system = aws.efs.FileSystem(
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        p.field_rule(v.one_of, "throughput_mode", THROUGHPUT_MODES)
+        p.rule(
+            provisioned_throughput_fits_mode, "throughput_mode", "provisioned_throughput_in_mibps"
+        )
+        p.field_rule(v.one_of, "performance_mode", PERFORMANCE_MODES)
+        p.rule(elastic_throughput_needs_general_purpose, "performance_mode", "throughput_mode")
+        for transition in ("transition_to_ia", "transition_to_archive"):
+            p.field_rule(v.one_of, transition, LIFECYCLE_AFTER_DAYS)
+        p.rule(
+            archive_needs_ia_and_elastic,
+            "transition_to_archive",
+            "transition_to_ia",
+            "throughput_mode",
+        )
+        p.field_rule(
+            v.one_of, "transition_to_primary_storage_class", PRIMARY_STORAGE_CLASS_TRANSITIONS
+        )
+        p.field_rule(posix_id, "posix_uid")
+        p.field_rule(posix_id, "posix_gid")
+        p.field_rule(v.absolute_path, "root_directory")
+        p.field_rule(root_directory_below_root, "root_directory")
+        p.field_rule(octal_permissions, "root_directory_permissions")
+        p.rule(identity_needs_iam_authorization, "identity", "iam_authorization")
+        if p.ok("identity", "iam_authorization") and p["iam_authorization"] and not p["identity"]:
+            p.set("identity", "irsa")
+        p.field_rule(v.one_of, "identity", IDENTITIES)
+        p.field_rule(extra_mount_options_are_known, "extra_mount_options")
+        if p.ok("extra_mount_options", "iam_authorization"):
+            p.derived["mount_options"] = mount_options(
+                p["extra_mount_options"], p["iam_authorization"]
+            )
+        p.field_rule(v.dns_subdomain, "node_service_account")
+        if p.ok(*_INSTALL_FIELDS):
+            install = p.check(lambda: efs_driver_install(p.store, p.values))
+            if install is not None:
+                p.derived["install"] = install
+                if p.ok("identity"):
+                    p.check(lambda: driver_supports_pod_identity(p.store, p["identity"], install))
+        p.rule(
+            cluster_is_known,
+            "cluster",
+            "cluster_name",
+            "vpc_id",
+            "cluster_subnet_ids",
+            "node_security_group_ids",
+        )
+        p.field_rule(subnets_known_before_deploy, "subnet_ids")
+        p.field_rule(v.kms_key_arn, "kms_key_arn", "the provider refuses a key id or an alias")
+
+    # ---- 2. preflight --------------------------------------------------------------------------
+
+    def preflight(
+        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+    ) -> _Facts:
+        """The cluster, the zones of the mount targets' subnets (with the managed node groups'
+        unless ``subnet_ids`` are given) and the node identity, each looked up once per
+        cluster; then whether this store fits what the cluster's EFS stores already share."""
+        eks, name = _eks(cluster), spec.common.name
+        facts = eks.facts(name)
+        zones = mount_target_subnets(name, eks, facts, spec.args.get("subnet_ids"))
+        kind = spec.args.get("identity")
+        identity = eks.identity(name, kind) if kind is not None else None
+        self._check_shares(spec, eks)
+        return _Facts(facts, zones, identity)
+
+    def _check_shares(self, spec: Spec[Any], cluster: EksCluster) -> None:
+        """Stores on one cluster share the driver's node role: they agree on its identity kind
+        and on the node service account it serves, and the driver install carries it."""
+        shared, name, scope = _on_cluster(cluster), spec.common.name, cluster.scope_name
+        kind = spec.args.get("identity")
+        makes_install = (
+            spec.derived["install"].driver != "none"
+            and cluster.install_once(EFS_CSI.driver, name, None, lambda: None) is None
+        )
+        if shared.node_role is not None and kind is not None:
+            same_node_identity(name, scope, shared, kind)
+        if shared.node_role is not None and (kind is not None or makes_install):
+            same_node_service_account(name, scope, shared, _node_account(spec))
+        if shared.node_role is not None and makes_install:
+            install_fits_node_role(name, scope, shared, spec)
+        if kind is not None and shared.installed_without_role is not None:
+            raise ModelStoreInputError(
+                name,
+                "iam_authorization",
+                True,
+                f"False on cluster {scope!r}, where store {shared.installed_without_role!r} "
+                "installed the EFS CSI driver without a node role (declare a store with "
+                "iam_authorization before it, so the install carries the role)",
+            )
+
+    # ---- 3. provision --------------------------------------------------------------------------
+
+    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: _Facts) -> Binding:
+        eks, a, name = _eks(cluster), spec.args, spec.common.name
+        tags = self.tags(spec)
+        lifecycle = [
+            aws.efs.FileSystemLifecyclePolicyArgs(**{key: a[key]})
+            for key in ("transition_to_ia", "transition_to_archive")
+            if a.get(key) is not None
+        ]
+        if a.get("transition_to_primary_storage_class") is not None:
+            lifecycle.append(
+                aws.efs.FileSystemLifecyclePolicyArgs(
+                    transition_to_primary_storage_class=a["transition_to_primary_storage_class"]
+                )
+            )
+        self.file_system = fs = aws.efs.FileSystem(
             f"{name}-fs",
             encrypted=True,
-            kms_key_id=spec.kms_key_id,
-            performance_mode=spec.performance_mode,
-            throughput_mode=spec.throughput_mode,
-            provisioned_throughput_in_mibps=spec.provisioned_throughput_in_mibps,
-            lifecycle_policies=[
-                aws.efs.FileSystemLifecyclePolicyArgs(**p) for p in spec.lifecycle_policies
-            ]
-            or None,
-            tags=spec.tags,
+            kms_key_id=a.get("kms_key_arn"),
+            performance_mode=a["performance_mode"],
+            throughput_mode=a["throughput_mode"],
+            provisioned_throughput_in_mibps=a.get("provisioned_throughput_in_mibps"),
+            lifecycle_policies=lifecycle or None,
+            tags=tags,
             opts=self.data_protection(),
         )
-        fs = self.file_system
         self.backup_policy = aws.efs.BackupPolicy(
             f"{name}-backup",
             file_system_id=fs.id,
-            backup_policy={"status": "ENABLED" if spec.backup else "DISABLED"},
+            backup_policy={"status": "ENABLED" if a["backup"] else "DISABLED"},
             opts=pulumi.ResourceOptions(parent=self),
         )
+        iam_authorization = a["iam_authorization"]
         self.file_system_policy = aws.efs.FileSystemPolicy(
             f"{name}-fs-policy",
             file_system_id=fs.id,
@@ -615,7 +699,7 @@ class EfsModelStore(ModelStore):
                 lambda arn: json.dumps(
                     file_system_policy(
                         arn,
-                        anonymous_access=not spec.iam_authorization,
+                        anonymous_access=not iam_authorization,
                         anonymous_write=bool(spec.common.writers),
                     )
                 )
@@ -623,7 +707,9 @@ class EfsModelStore(ModelStore):
             opts=pulumi.ResourceOptions(parent=self),
         )
 
-        sg_id, rules = self._network(name, spec, cluster)
+        sg_id, rules = self._network(name, a, facts.cluster, tags)
+        # Mount targets wait for the NFS rules: PVs wait for the mount targets, so no pod
+        # mounts before its node may reach NFS.
         self.mount_targets: dict[str, aws.efs.MountTarget] = {
             zone: aws.efs.MountTarget(
                 f"{name}-mount-target-{zone}",
@@ -632,7 +718,7 @@ class EfsModelStore(ModelStore):
                 security_groups=[sg_id],
                 opts=pulumi.ResourceOptions(parent=self, depends_on=rules),
             )
-            for zone, subnet_id in zones
+            for zone, subnet_id in facts.zones
         }
 
         # One access point per consumer namespace, all on the same root directory as the same
@@ -646,36 +732,29 @@ class EfsModelStore(ModelStore):
             ns: aws.efs.AccessPoint(
                 f"{name}-ap-{ns}",
                 file_system_id=fs.id,
-                posix_user={"uid": spec.posix_uid, "gid": spec.posix_gid},
+                posix_user={"uid": a["posix_uid"], "gid": a["posix_gid"]},
                 root_directory={
-                    "path": spec.root_directory,
+                    "path": a["root_directory"],
                     "creation_info": {
-                        "owner_uid": spec.posix_uid,
-                        "owner_gid": spec.posix_gid,
-                        "permissions": spec.root_directory_permissions,
+                        "owner_uid": a["posix_uid"],
+                        "owner_gid": a["posix_gid"],
+                        "permissions": a["root_directory_permissions"],
                     },
                 },
-                tags={**spec.tags, "Name": f"{name}-{ns}"},
+                tags={**tags, "Name": f"{name}-{ns}"},
                 opts=pulumi.ResourceOptions(parent=self),
             )
             for ns, _ in spec.common.consumers
         }
 
         self.node_role: ServiceAccountRole | None = None
-        identity_resources: list[pulumi.Resource] = []
-        if identity is not None:
-            self.node_role = self._node_role(name, spec, identity)
-            identity_resources = [
-                r
-                for r in (
-                    self.node_role.role,
-                    self.node_role.policy,
-                    self.node_role.association,
-                )
-                if r is not None
-            ]
-
-        self.driver_install = self._install_driver(name, spec, cluster)
+        self.node_policy: aws.iam.RolePolicy | None = None
+        if facts.identity is not None:
+            self.node_role = self._node_role(spec, eks, facts.identity)
+            self.node_policy = attach_policy(
+                f"{name}-efs-node-policy", self.node_role, self._client_policy(), parent=self
+            )
+        self.driver_install = self._install_driver(spec, eks)
 
         def source(namespace: str, read_only: bool) -> dict[str, Any]:
             access_point = self.access_points[namespace]
@@ -692,20 +771,20 @@ class EfsModelStore(ModelStore):
                 }
             }
 
-        self._bind_consumers(
-            capacity=NOMINAL_CAPACITY,
-            # The EFS driver accepts SINGLE_NODE_WRITER and MULTI_NODE_MULTI_WRITER only:
-            # readers get RWX with read-only mounts.
-            access_mode=lambda read_only: "ReadWriteMany",
-            source=source,
-            mount_options=spec.mount_options,
-            depends_on=[
-                *([self.driver_install] if self.driver_install is not None else []),
-                *self.mount_targets.values(),
-                self.file_system_policy,
-                *identity_resources,
-            ],
-        )
+        ready: list[pulumi.Resource] = [
+            # The driver (this store's install or the cluster's): a destroy removes the
+            # volumes before the driver that unmounts them.
+            *([self.driver_install] if self.driver_install is not None else []),
+            # A mount needs a mount target in the node's zone.
+            *self.mount_targets.values(),
+            # The file system policy refuses clients without TLS (and, under IAM
+            # authorization, anonymous ones): no volume is offered before it applies.
+            self.file_system_policy,
+        ]
+        if self.node_role is not None and self.node_policy is not None:
+            # `iam` mounts are signed with the node role: denied until this store's own policy
+            # is on it, and (Pod Identity) until the association hands the role out.
+            ready += [self.node_policy, *self.node_role.associations]
 
         self.file_system_id = fs.id
         self.file_system_arn = fs.arn
@@ -720,145 +799,122 @@ class EfsModelStore(ModelStore):
         self.node_role_arn = (
             self.node_role.arn if self.node_role is not None else pulumi.Output.from_input(None)
         )
-        self._finish(
-            {
-                "fileSystemId": self.file_system_id,
-                "fileSystemArn": self.file_system_arn,
-                "dnsName": self.dns_name,
-                "accessPointIds": self.access_point_ids,
-                "mountTargetIds": self.mount_target_ids,
-                "securityGroupId": self.security_group_id,
-                "nodeRoleArn": self.node_role_arn,
-            }
+        return Binding(
+            capacity=NOMINAL_CAPACITY,
+            source=source,
+            # The EFS driver accepts SINGLE_NODE_WRITER and MULTI_NODE_MULTI_WRITER only:
+            # readers get RWX with read-only mounts.
+            reader_access_mode="ReadWriteMany",
+            writer_access_mode="ReadWriteMany",
+            mount_options=spec.derived["mount_options"],
+            ready=ready,
         )
 
     def _network(
-        self, name: str, spec: _EfsSpec, cluster: EksClusterFacts
+        self, name: str, a: Mapping[str, Any], cluster: EksClusterFacts, tags: Mapping[str, str]
     ) -> tuple[pulumi.Input[str], list[pulumi.Resource]]:
         """The mount targets' security group and its NFS rules, each a separate resource."""
-        if spec.security_group_id is not None:
-            return spec.security_group_id, []
-        sg = aws.ec2.SecurityGroup(
+        if a.get("security_group_id") is not None:
+            return a["security_group_id"], []
+        sg = security_group(
             f"{name}-efs-sg",
             vpc_id=cluster.vpc_id,
             description=f"EFS model store {name}: NFS from the nodes",
-            tags=spec.tags,
-            opts=pulumi.ResourceOptions(parent=self),
+            tags=tags,
+            parent=self,
         )
-        # Rules are named by position, not by group id: the ids may be Outputs (unknown in a
-        # preview), and a name must be known when the rule registers. So keep the order of
-        # node_security_group_ids stable: reordering it rewrites which rule admits which group.
-        rules: list[pulumi.Resource] = [
-            aws.vpc.SecurityGroupIngressRule(
-                f"{name}-nfs-in-nodes{i}",
+        ports = (NFS_PORT, NFS_PORT)
+        rules = [
+            tcp_rule(
+                f"{name}-nfs-in-{label}",
+                direction="ingress",
                 security_group_id=sg.id,
-                referenced_security_group_id=node_sg,
-                ip_protocol="tcp",
-                from_port=NFS_PORT,
-                to_port=NFS_PORT,
-                description=f"NFS {NFS_PORT} from nodes{i}",
-                tags=spec.tags,
-                opts=pulumi.ResourceOptions(parent=self),
+                peer_security_group_id=group,
+                ports=ports,
+                description=f"NFS {ports_text(ports)} from {label}",
+                tags=tags,
+                parent=self,
             )
-            for i, node_sg in enumerate(cluster.node_security_group_ids)
+            for label, group in peers(cluster.node_security_group_ids)
         ]
         return sg.id, rules
 
     def _client_policy(self) -> pulumi.Output[Any]:
-        c = self._common
+        """This store's own permission on the node role: its file system, its access points."""
+        c = self.common
         return pulumi.Output.all(
             self.file_system.arn,
             [self.access_points[ns].arn for ns in c.readers],
             [self.access_points[ns].arn for ns in c.writers],
         ).apply(lambda a: client_access_policy(a[0], a[1], a[2]))
 
-    def _node_role(self, name: str, spec: _EfsSpec, identity: IdentityFacts) -> ServiceAccountRole:
-        """The role the driver's node service account signs mounts with."""
-        description = f"EFS CSI node role for model store {name}: mount via its access points"
-        if spec.install.driver == "eks-addon" and identity.kind == "irsa":
-            return self._addon_irsa_role(name, spec, identity, description)
-        return service_account_role(
-            f"{name}-efs-node",
-            facts=identity,
-            namespace=spec.install.namespace,
-            service_account=spec.node_service_account,
-            policy=self._client_policy(),
-            description=description,
-            tags=spec.tags,
-            parent=self,
-        )
-
-    def _addon_irsa_role(
-        self, name: str, spec: _EfsSpec, identity: IdentityFacts, description: str
+    def _node_role(
+        self, spec: Spec[Any], cluster: EksCluster, identity: IdentityFacts
     ) -> ServiceAccountRole:
-        """The EKS add-on puts its ``serviceAccountRoleArn`` on BOTH its service accounts (its
-        schema has no node-only role: aws/containers-roadmap#2820; AWS's add-on page widens
-        the trust to ``efs-csi-*``). So the role trusts exactly those two, one statement each,
-        built by :func:`trust_policy`; a node-only trust would hand the controller a role it
-        cannot assume."""
-        statements = [
-            statement
-            for sa in (NODE_SERVICE_ACCOUNT, CONTROLLER_SERVICE_ACCOUNT)
-            for statement in trust_policy(identity, ADDON_NAMESPACE, sa)["Statement"]
-        ]
-        role = aws.iam.Role(
-            f"{name}-efs-node-role",
-            assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": statements}),
-            description=description,
-            tags=spec.tags,
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        policy = aws.iam.RolePolicy(
-            f"{name}-efs-node-policy",
-            role=role.id,
-            policy=pulumi.Output.json_dumps(self._client_policy()),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        return ServiceAccountRole(role, policy, None, ADDON_NAMESPACE, NODE_SERVICE_ACCOUNT)
+        """The cluster's EFS node role: made by the first store that asks (with aliases to the
+        names it had under that store), without a policy of its own."""
+        shared, name = _on_cluster(cluster), spec.common.name
 
-    def _install_driver(
-        self, name: str, spec: _EfsSpec, cluster: EksClusterFacts
-    ) -> pulumi.Resource | None:
-        if spec.install.driver == "none":
-            return None
-        role = self.node_role
-        # Both installs wait for the node role to be usable: its policy (IRSA) and, for Pod
-        # Identity, the association (which itself waits for the policy). EKS hands Pod Identity
-        # credentials only to pods created after the association exists: a node pod started
-        # before it has no credentials and every `iam` mount fails.
-        ready: list[pulumi.Resource] = []
-        if role is not None:
-            ready = [r for r in (role.policy, role.association) if r is not None]
-        if spec.install.driver == "eks-addon":
-            return eks_addon(
-                f"{name}-efs-csi-driver",
-                EFS_CSI,
-                cluster_name=cluster.name,
-                install=spec.install,
-                role=role,
-                tags=spec.tags,
-                parent=self,
-                depends_on=ready,
+        def make() -> ServiceAccountRole:
+            accounts = _trusted_accounts(spec, identity.kind)
+            role = service_account_role(
+                f"{cluster.scope_name}-efs-csi-node",
+                facts=identity,
+                service_accounts=accounts,
+                policy=None,
+                description=(
+                    f"EFS CSI node role of cluster {cluster.scope_name}: each model store adds "
+                    "its own access points"
+                ),
+                tags=cluster_tags(spec.args.get("tags") or {}),
+                parent=cluster,
+                aliases_from=self,
+                old_name=f"{name}-efs-node",
             )
-        node_sa: dict[str, Any] = {"name": spec.node_service_account}
+            shared.node_role, shared.role_store = role, name
+            shared.role_kind, shared.role_accounts = identity.kind, accounts
+            return role
+
+        return cluster.shared(("efs-node-role",), make)
+
+    def _install_driver(self, spec: Spec[Any], cluster: EksCluster) -> pulumi.Resource | None:
+        """The driver, once per cluster (``driver_install: none`` gets the one another store
+        made, if any). It carries the cluster's node role when there is one by then."""
+        shared, install = _on_cluster(cluster), spec.derived["install"]
+        role = self.node_role if self.node_role is not None else shared.node_role
+        node_sa: dict[str, Any] = {"name": spec.args["node_service_account"]}
         annotations = role.service_account_annotations() if role is not None else {}
         if annotations:
             # IRSA: the node pods run efs-utils, which signs `iam` mounts with this role.
             node_sa["annotations"] = annotations
         # GPU nodes are tainted; a node plugin that does not run there cannot mount.
         node: dict[str, Any] = {"tolerations": [{"operator": "Exists"}], "serviceAccount": node_sa}
-        if role is not None and role.association is not None:
-            # Labelling the node pods (chart 4.4.1 values.yaml node.podLabels, on the DaemonSet's
-            # pod template) with the association rolls them when it is replaced, so they pick
-            # up the new association's credentials.
-            node["podLabels"] = {
-                "modelstore.pulumi.com/pod-identity-association": role.association.association_id
-            }
-        return helm_release(
-            f"{name}-efs-csi-driver",
-            EFS_CSI,
-            namespace=spec.install.namespace,
-            values={"node": node},
-            parent=self,
+        ready: list[pulumi.Resource] = []
+        if role is not None:
+            # The install waits for the role, and for Pod Identity for the association: EKS
+            # hands Pod Identity credentials only to pods created after it exists, so a node
+            # pod started before it has none and every `iam` mount fails.
+            ready = [role.role, *role.associations]
+            if role.association is not None:
+                # Labelling the node pods (chart 4.4.1 values.yaml node.podLabels, on the
+                # DaemonSet's pod template) with the association rolls them when it is
+                # replaced, so they pick up the new association's credentials.
+                node["podLabels"] = {
+                    "modelstore.pulumi.com/pod-identity-association": (
+                        role.association.association_id
+                    )
+                }
+        made_before = cluster.install_once(EFS_CSI.driver, spec.common.name, None, lambda: None)
+        resource = self.install_driver(
+            spec,
+            cluster,
+            install,
+            chart=EFS_CSI,
+            helm_values={"node": node},
+            old_name=f"{spec.common.name}-efs-csi-driver",
+            role=role,
             depends_on=ready,
         )
+        if made_before is None and resource is not None and role is None:
+            shared.installed_without_role = spec.common.name
+        return resource

@@ -72,7 +72,11 @@ def client_access_policy(
             "Resource": file_system_arn,
             "Condition": {
                 "Bool": {"elasticfilesystem:AccessedViaMountTarget": "true"},
-                "StringEquals": {"elasticfilesystem:AccessPointArn": sorted(access_points)},
+                # elasticfilesystem:AccessPointArn is of type ARN in AWS's table of EFS
+                # condition keys, so it takes the ARN operators (IAM User Guide, "Amazon
+                # Resource Name (ARN) condition operators"); with a list, any one matches.
+                # https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonelasticfilesystem.html#amazonelasticfilesystem-policy-keys
+                "ArnEquals": {"elasticfilesystem:AccessPointArn": sorted(access_points)},
             },
         }
 
