@@ -85,11 +85,13 @@ class ClusterScope(pulumi.ComponentResource):
         key: Hashable,
         store: str | None = None,
     ) -> None:
+        """``store``: the store making the scope as it joins (None when a program makes it).
+        Such a scope registers only when that store is about to (:meth:`ensure_registered`),
+        so a store whose preflight fails leaves no empty scope in the plan."""
         registry = _registry()
         self._key = key
         self._kubernetes = provider_of(opts, "kubernetes")
         _check_provider(registry, key, self._kubernetes, store or resource_name, resource_name)
-        super().__init__(type_token, resource_name, None, opts)
         registry[key] = self
         self.scope_name = resource_name
         self._names = NameBook(resource_name)
@@ -97,6 +99,18 @@ class ClusterScope(pulumi.ComponentResource):
         self._installs: dict[str, tuple[str, Hashable, pulumi.Resource | None]] = {}
         self._shared: dict[Hashable, Any] = {}
         self._lookups: dict[Hashable, Any] = {}
+        self._registration: tuple[str, pulumi.ResourceOptions | None] | None = (type_token, opts)
+        if store is None:
+            self.ensure_registered()
+
+    def ensure_registered(self) -> None:
+        """Register the scope (once): before the first store that joins it registers, and
+        before any of its own children."""
+        if self._registration is None:
+            return
+        type_token, opts = self._registration
+        self._registration = None
+        super().__init__(type_token, self.scope_name, None, opts)
         self.register_outputs({})
 
     @classmethod
@@ -139,6 +153,7 @@ class ClusterScope(pulumi.ComponentResource):
     ) -> pulumi.ResourceOptions:
         """Options for a resource the scope owns; ``old_name``/``old_parent`` alias where it
         lived before it moved here (under a store), so an update moves it, never replaces it."""
+        self.ensure_registered()
         aliases = (
             [pulumi.Alias(name=old_name, parent=old_parent)]
             if old_name is not None and old_parent is not None
@@ -163,6 +178,22 @@ class ClusterScope(pulumi.ComponentResource):
         self._namespaces[namespace] = made
         return made
 
+    def check_install(
+        self, driver: str, store: str, how: Hashable, field: str = "driver_install"
+    ) -> None:
+        """Refuse, before ``store`` registers anything, an install of ``driver`` that differs
+        from the one another store of this cluster set (see :meth:`install_once`)."""
+        current = self._installs.get(driver)
+        if how is None or current is None or current[1] == how:
+            return
+        raise ModelStoreInputError(
+            store,
+            field,
+            _shown(how),
+            f"{_shown(current[1])}, the install of {driver} store {current[0]!r} set on "
+            f"cluster {self.scope_name!r} (a driver is installed once per cluster)",
+        )
+
     def install_once(
         self,
         driver: str,
@@ -180,17 +211,10 @@ class ClusterScope(pulumi.ComponentResource):
         current = self._installs.get(driver)
         if how is None:
             return current[2] if current is not None else None
+        self.check_install(driver, store, how, field)
         if current is not None:
-            first, first_how, resource = current
-            if first_how != how:
-                raise ModelStoreInputError(
-                    store,
-                    field,
-                    _shown(how),
-                    f"{_shown(first_how)}, the install of {driver} store {first!r} set on "
-                    f"cluster {self.scope_name!r} (a driver is installed once per cluster)",
-                )
-            return resource
+            return current[2]
+        self.ensure_registered()
         resource = make()
         self._installs[driver] = (store, how, resource)
         return resource

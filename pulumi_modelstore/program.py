@@ -24,6 +24,7 @@ from . import aws, local, nfs  # noqa: F401  (importing a backend registers it: 
 from .aws.s3 import MountpointS3ModelStore
 from .cluster import NameBook
 from .errors import ModelStoreInputError
+from .kube.drivers import CsiDriverChart
 from .store import ModelStore
 
 StoreClass = Any
@@ -121,7 +122,7 @@ def _one_driver_install_per_cluster(
     installed_by: dict[tuple[str, Any], str] = {}
     for name, constructor, args in plans:
         chart = getattr(constructor, "driver_chart", None)
-        if chart is None or args.get("driver", "helm") == "none":
+        if not isinstance(chart, CsiDriverChart) or args.get("driver", "helm") == "none":
             continue
         key = (chart.chart, args.get("cluster_name"))
         if key in installed_by:

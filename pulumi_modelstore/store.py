@@ -293,6 +293,10 @@ class ModelStore(pulumi.ComponentResource):
         """Lookups only, before anything registers; what it returns reaches :meth:`provision`."""
         return None
 
+    def check_cluster(self, spec: Spec[Any], cluster: ClusterScope) -> None:
+        """What the store asks of the cluster scope (a driver install, ...) that another store
+        may have set differently: refused here, before the store registers anything."""
+
     # ---- 3. provision --------------------------------------------------------------------------
 
     def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: Any) -> Binding:
@@ -311,6 +315,7 @@ class ModelStore(pulumi.ComponentResource):
         self._common = spec.common
         cluster = self.join(spec, opts)
         facts = self.preflight(spec, cluster, opts)
+        self.check_cluster(spec, cluster)
         cluster.reserve_names(
             resource_name,
             [
@@ -319,6 +324,7 @@ class ModelStore(pulumi.ComponentResource):
             ],
         )
 
+        cluster.ensure_registered()
         super().__init__(f"modelstore:index:{type(self).__name__}", resource_name, None, opts)
         self.cluster = cluster
         self.persistent_volumes: dict[str, Any] = {}

@@ -54,9 +54,6 @@ def registered(err: pytest.ExceptionInfo[PlanError]) -> list[str]:
 
 # Refused on input: nothing registers but the stack.
 NOTHING = ["modelstore-test"]
-# Refused on a lookup: the cluster's scope (an empty component, made when the first store joins
-# it) has registered, nothing of the store's.
-SCOPE_ONLY = ["modelstore-test", CLUSTER]
 
 
 def plan_subnet_zone(subnet_id: str) -> str:
@@ -200,7 +197,7 @@ def test_node_groups_are_looked_up_before_anything_registers():
     with pytest.raises(PlanError) as err:
         plan(efs(), invokes={GET_NODE_GROUPS: denied})
     assert "eks:ListNodegroups" in str(err.value)
-    assert registered(err) == SCOPE_ONLY
+    assert registered(err) == NOTHING
 
 
 def test_existing_security_group_is_used_as_is():
@@ -649,7 +646,7 @@ def test_irsa_without_an_oidc_provider_fails_before_anything_registers():
             invokes={"aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": missing},
         )
     assert str(err.value).startswith("llama: identity must be pod-identity, or irsa on a cluster")
-    assert registered(err) == SCOPE_ONLY
+    assert registered(err) == NOTHING
 
 
 # -- bad input ------------------------------------------------------------------------------------
@@ -666,7 +663,7 @@ def test_subnet_outside_the_cluster_vpc_fails_the_preview_before_anything_regist
         f"llama: subnet_ids must be a subnet in the cluster's VPC {vpc} (it is in vpc-0other), "
         "got 'subnet-0abc'"
     )
-    assert registered(err) == SCOPE_ONLY
+    assert registered(err) == NOTHING
 
 
 def test_a_cluster_without_subnets_fails_before_anything_registers():
@@ -687,7 +684,7 @@ def test_a_cluster_without_subnets_fails_before_anything_registers():
         "llama: subnet_ids must be a non-empty list of the subnets where the cluster's nodes run "
         "(the cluster reported none), got []"
     )
-    assert registered(err) == SCOPE_ONLY
+    assert registered(err) == NOTHING
 
 
 UID_RULE = (

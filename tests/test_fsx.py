@@ -274,10 +274,8 @@ def test_subnet_outside_the_cluster_vpc_fails_the_preview_before_anything_regist
         f"llama: subnet_ids must be a subnet in the cluster's VPC {vpc} (it is in vpc-0other), "
         "got 'subnet-0abc'"
     )
-    # Nothing of the store, and nothing in the cloud: only the (empty) scope of its cluster.
-    registered = [u.rsplit("::", 1)[-1] for u in err.value.registered]
-    assert registered == ["modelstore-test", CLUSTER]
-    assert "EksCluster" in err.value.registered[1]
+    # Nothing registered: the cluster's scope registers only with its first store.
+    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
 
 
 KMS_ARN = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
@@ -593,9 +591,9 @@ def test_a_second_store_asking_for_another_install_is_refused_naming_both_stores
         "the install of fsx.csi.aws.com store 'llama' set on cluster 'prod-eks' (a driver is "
         "installed once per cluster), got 'eks-addon aws-fsx-csi-driver (the version EKS picks)'"
     )
-    # The refused store made nothing in the cloud: the install is the first thing it asks for.
-    mistral = [u for u in err.value.registered if "mistral" in u]
-    assert [u.rsplit("::", 1)[-1] for u in mistral] == ["mistral"]
+    # Refused before the second store registers anything (the scope checks the install it
+    # asks for right after its preflight).
+    assert not [u for u in err.value.registered if "mistral" in u]
 
 
 def test_a_store_joins_a_cluster_scope_the_program_made():

@@ -532,6 +532,7 @@ class EfsModelStore(AwsModelStore, backend="efs"):
     """
 
     args_type = EfsModelStoreArgs
+    _csi_chart = EFS_CSI
     renamed_fields = MappingProxyType(
         {
             **AwsModelStore.renamed_fields,

@@ -302,6 +302,7 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
     """
 
     args_type = FsxLustreModelStoreArgs
+    _csi_chart = FSX_CSI
     renamed_fields = MappingProxyType(
         {
             **AwsModelStore.renamed_fields,

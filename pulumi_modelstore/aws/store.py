@@ -5,16 +5,17 @@ install through that scope, and AWS tags."""
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any
+from typing import Any, ClassVar
 
 import pulumi
 
+from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..kube.drivers import CsiDriverChart
 from ..store import ModelStore, ModelStoreArgs, Spec
 from .cluster import EksCluster, EksClusterArgs, _check_given_facts
-from .drivers import DriverInstall, DriverInstallArgs, install_driver
+from .drivers import DriverInstall, DriverInstallArgs, describe_install, install_driver
 from .identity import ServiceAccountRole
 from .tags import cluster_tags, store_tags
 
@@ -33,6 +34,19 @@ class AwsModelStore(ModelStore):
 
     args_type = AwsModelStoreArgs
     renamed_fields = MappingProxyType({"driver": "driver_install"})
+    # The backend's CSI driver chart (private: annotations on a component are its outputs).
+    _csi_chart: ClassVar[CsiDriverChart | None] = None
+
+    def driver_chart(self, spec: Spec[Any]) -> CsiDriverChart | None:
+        """The chart the store installs (a backend whose version is an input overrides it)."""
+        return self._csi_chart
+
+    def check_cluster(self, spec: Spec[Any], cluster: ClusterScope) -> None:
+        """A driver install another store of the cluster set differently is refused before
+        this store registers anything."""
+        install, chart = spec.derived.get("install"), self.driver_chart(spec)
+        if isinstance(install, DriverInstall) and chart is not None and install.driver != "none":
+            cluster.check_install(chart.driver, spec.common.name, describe_install(install, chart))
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
