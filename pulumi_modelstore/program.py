@@ -24,6 +24,7 @@ from .aws.efs import EfsModelStore
 from .aws.fsx import FsxLustreModelStore
 from .aws.s3 import MountpointS3ModelStore
 from .errors import ModelStoreInputError
+from .local import LocalModelStore  # noqa: F401  (registers backend local)
 from .store import ModelStore
 
 StoreClass = Any
