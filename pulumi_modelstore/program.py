@@ -22,7 +22,7 @@ import pulumi
 
 from .aws.efs import EfsModelStore
 from .aws.fsx import FsxLustreModelStore
-from .aws.s3 import MountpointS3ModelStore
+from .aws.s3 import MountpointS3ModelStore  # noqa: F401  (registers backend mountpoint-s3)
 from .errors import ModelStoreInputError
 from .local import LocalModelStore  # noqa: F401  (registers backend local)
 from .store import ModelStore
@@ -32,7 +32,6 @@ StoreClass = Any
 LEGACY_BACKENDS: dict[str, Any] = {
     "fsx-lustre": FsxLustreModelStore,
     "efs": EfsModelStore,
-    "mountpoint-s3": MountpointS3ModelStore,
 }
 BACKENDS: dict[str, Any] = {**LEGACY_BACKENDS, **ModelStore.backends()}
 
