@@ -21,19 +21,13 @@ from typing import Any
 import pulumi
 
 from . import aws, local, nfs  # noqa: F401  (importing a backend registers it: `backend=`)
-from .aws.s3 import MountpointS3ModelStore
 from .cluster import NameBook
 from .errors import ModelStoreInputError
-from .kube.drivers import CsiDriverChart
 from .store import ModelStore
 
-StoreClass = Any
-
-LEGACY_BACKENDS: dict[str, Any] = {
-    "mountpoint-s3": MountpointS3ModelStore,
-}
-# Backends on the skeleton register themselves (`backend=`) when their module is imported.
-BACKENDS: dict[str, Any] = dict(sorted({**LEGACY_BACKENDS, **ModelStore.backends()}.items()))
+# Backend name -> store class: every backend registers itself (`backend=`) when its module is
+# imported (the imports above).
+BACKENDS: dict[str, type[ModelStore]] = dict(sorted(ModelStore.backends().items()))
 
 
 def snake_case(key: str) -> str:
@@ -71,7 +65,7 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
             None, "modelstore:stores", stores, "a mapping of store name to its fields"
         )
     errors: list[ModelStoreInputError] = []
-    plans: list[tuple[str, Any, dict[str, Any]]] = []
+    plans: list[tuple[str, type[ModelStore], dict[str, Any]]] = []
     for name, fields in stores.items():
         try:
             if not isinstance(fields, Mapping):
@@ -82,58 +76,30 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
                     name, "backend", backend, f"one of {', '.join(sorted(BACKENDS))}"
                 )
             args = store_args(name, BACKENDS[backend], fields)
-            check = getattr(BACKENDS[backend], "parse", None)
-            if check is not None:
-                check(name, args, warn=False)  # the constructor warns of old spellings once
-            else:
-                BACKENDS[backend].validate(name, args)
+            # The constructor warns of old spellings: the check here does not, so each warns once.
+            BACKENDS[backend].parse(name, args, warn=False)
             plans.append((name, BACKENDS[backend], args))
         except ModelStoreInputError as error:
             errors.append(error)
     if errors:
         raise ModelStoreInputError.combine(errors)
     _names_unique_per_cluster(plans)
-    _one_driver_install_per_cluster(plans)
     built: dict[str, ModelStore] = {}
     for name, constructor, args in plans:
-        store = constructor(name, args)
+        store = constructor(name, args)  # type: ignore[arg-type]
         built[name] = store
         pulumi.export(name, store.summary)
     return built
 
 
-def _names_unique_per_cluster(plans: list[tuple[str, Any, dict[str, Any]]]) -> None:
+def _names_unique_per_cluster(plans: list[tuple[str, type[ModelStore], dict[str, Any]]]) -> None:
     """PV names and claims no two stores of one cluster share, checked before any store is
     built (the cluster scope checks them again as each store joins, in library programs)."""
     books: dict[Any, NameBook] = {}
     for name, constructor, args in plans:
-        if not hasattr(constructor, "scope_key"):
-            continue
         key = constructor.scope_key(args)
         book = books.setdefault(key, NameBook(key[1]))
         book.reserve(name, constructor.volumes(name, args))
-
-
-def _one_driver_install_per_cluster(
-    plans: list[tuple[str, Any, dict[str, Any]]],
-) -> None:
-    """Stores not yet on the cluster scope: two installs of one CSI driver on one cluster
-    collide (the first store installs it, the others must say ``driver: none``)."""
-    installed_by: dict[tuple[str, Any], str] = {}
-    for name, constructor, args in plans:
-        chart = getattr(constructor, "driver_chart", None)
-        if not isinstance(chart, CsiDriverChart) or args.get("driver", "helm") == "none":
-            continue
-        key = (chart.chart, args.get("cluster_name"))
-        if key in installed_by:
-            raise ModelStoreInputError(
-                name,
-                "driver",
-                args.get("driver", "helm"),
-                f"none (store {installed_by[key]!r} already installs {chart.chart} on cluster "
-                f"{key[1]!r})",
-            )
-        installed_by[key] = name
 
 
 def main() -> dict[str, ModelStore]:

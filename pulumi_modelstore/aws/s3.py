@@ -18,13 +18,15 @@ Upstream facts this module encodes (awslabs/mountpoint-s3-csi-driver v2.7.0):
   consumer namespace) and readers never hold a write action.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the component analyzer reads these annotations.
 
 import dataclasses
+import functools
 import ipaddress
 import re
+import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -32,35 +34,23 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from .. import validation as v
-from .._legacy_store import (
-    COMMON_FIELDS,
-    ModelStore,
-    ModelStoreArgs,
-    StoreCommon,
-    check_known_fields,
-    parse_common,
-    store_tags,
-)
+from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
-from ..kube.drivers import CsiDriverChart, helm_release
-from .cluster import EksClusterFacts, invoke_options, resolve_cluster
-from .drivers import (
-    MOUNTPOINT_S3_CSI,
-    DriverInstall,
-    DriverInstallArgs,
-    eks_addon,
-    parse_driver_install,
-)
+from ..fields import Parser, describe, fields_of
+from ..kube.drivers import CsiDriverChart
+from ..store import Binding, Spec
+from .cluster import EksCluster
+from .drivers import MOUNTPOINT_S3_CSI, DriverInstall, parse_driver_install
 from .identity import (
     IDENTITIES,
     IdentityFacts,
     ServiceAccountRole,
-    resolve_identity,
+    attach_policy,
     service_account_role,
 )
 from .policies import bucket_access_policy, tls_only_bucket_policy
-
-TYPE_TOKEN = "modelstore:index:MountpointS3ModelStore"
+from .store import AwsModelStore, AwsModelStoreArgs
+from .tags import cluster_tags
 
 AUTHENTICATION_SOURCES = ("driver", "pod")
 CACHE_TYPES = ("emptyDir", "none")
@@ -74,9 +64,6 @@ POD_IDENTITY_MIN_MAJOR = 2
 # small (as the EFS store's) so the claims do not eat into a namespace's `requests.storage`
 # quota.
 NOMINAL_CAPACITY = "1Gi"
-DEFAULT_CACHE_SIZE = "10Gi"
-DEFAULT_UID = 1000
-DEFAULT_GID = 1000
 # Mount options the store sets itself: passing them through extra_mount_options would bypass
 # the reader/writer split (e.g. allow-delete on a reader) or contradict a field. Matched on the
 # case-folded key: the driver's keys are case-sensitive, so ALLOW-DELETE would pass a
@@ -97,6 +84,9 @@ MANAGED_MOUNT_OPTIONS = (
 # The driver derives Mountpoint's max-cache-size from the emptyDir's limit (cache_size), and
 # it must not exceed that limit (docs/CACHING.md): refused in extra_mount_options.
 CACHE_SIZE_OPTION = "max-cache-size"
+KMS_ALIAS_NOTE = "an alias does not work in an IAM policy's Resource"
+# The cluster scope's key for the driver's shared node role (one per cluster and driver).
+DRIVER_ROLE_KEY = ("s3-driver-role",)
 
 BUCKET_NAME_RULE = (
     "a valid S3 bucket name (3-63 lowercase letters, digits, '.' and '-', starting and ending "
@@ -112,30 +102,31 @@ _ADDON_VERSION = re.compile(r"^v(\d+\.\d+\.\d+)-eksbuild\.\d+$")
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
 
 
-class MountpointS3ModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False):
+class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     """Arguments of :class:`MountpointS3ModelStore`. Every field is optional but
-    ``cluster_name`` (needed for IAM roles and the EKS add-on; only ``driver: none`` with
-    driver-level credentials goes without it).
+    ``cluster_name``, needed for IAM roles and the EKS add-on (only ``driver_install: none``
+    with driver-level credentials goes without it).
 
-    The driver install (:class:`DriverInstallArgs`): ``driver_namespace`` is also its node
-    service account's, and only for ``driver: helm`` (the add-on always installs in
-    kube-system); ``eks_addon_version`` (e.g. ``v2.7.0-eksbuild.1``) also gives
-    ``driver_version`` its default. With ``driver: none`` no driver-level role is made: the
-    installed driver's identity must already reach the bucket."""
+    ``region`` is the cluster's region, as for every AWS store; the bucket's is
+    ``bucket_region`` (default: ``region``, so a store that sets only ``region`` keeps one
+    region for both, as before; stores on one cluster share ``region``, so one whose bucket is
+    elsewhere says so with ``bucket_region``). The driver install: ``driver_namespace`` is also
+    its node service account's, and only for ``driver_install: helm`` (the add-on always
+    installs in kube-system); ``eks_addon_version`` (e.g. ``v2.7.0-eksbuild.1``) also gives
+    ``driver_version`` its default."""
 
-    cluster_name: str
-    """The EKS cluster whose nodes mount the store. Its OIDC issuer (for IRSA) is looked up
-    before deploy, and the Pod Identity associations and add-on are made on it."""
-    region: str
-    """The bucket's AWS region: where a new bucket is created and Mountpoint's ``region`` mount
-    option. Default: the AWS provider's region. Set it for an existing bucket in another
-    region (Mountpoint does not correct a region it was given)."""
     bucket_name: str
     """An existing general purpose bucket to serve from, by name: the store then creates no
     bucket resources and leaves its settings alone. Default: a new bucket, named by Pulumi after
     the store, with public access blocked, ACLs disabled (bucket owner enforced), default
     encryption (SSE-S3, or SSE-KMS with ``kms_key_arn``), versioning on and a bucket policy that
     denies requests without TLS; protected unless ``protect`` is False."""
+    bucket_region: str
+    """The bucket's AWS region: where a new bucket is created, and Mountpoint's ``region``
+    mount option (with pod-level credentials the driver also takes its STS region from it).
+    Default: the cluster's ``region`` (itself the AWS provider's region unless given). Set it
+    for a bucket in another region than the cluster: Mountpoint does not correct a region it
+    was given."""
     kms_key_arn: str
     """A KMS key ARN. For a new bucket: its default encryption (SSE-KMS with an S3 bucket key).
     For an existing bucket: the key its objects are encrypted with. Either way the roles get
@@ -147,107 +138,90 @@ class MountpointS3ModelStoreArgs(ModelStoreArgs, DriverInstallArgs, total=False)
     authentication_source: str
     """Whose AWS identity Mountpoint uses (the PV's ``authenticationSource``): ``pod`` - one
     role per consumer namespace on a service account the store creates there (see
-    :meth:`mount_for`), so readers are read-only in IAM too; or ``driver`` - one read-only role
-    on the driver's node service account, serving every mount of the driver on the cluster (so
-    it cannot serve a second driver-level store on the same cluster). Default: ``pod`` when the
-    store has writers, ``driver`` when it has only readers. ``driver`` with writers is refused:
-    the node's credentials are shared by every mount on it, so readers would carry the writers'
+    :meth:`mount_for`), so readers are read-only in IAM too; or ``driver`` - the driver's node
+    service account, which serves every mount of the driver on the cluster: one role per
+    cluster (``<cluster>-s3-csi-driver-role``) to which each driver-level store adds only its
+    own read-only bucket policy. Default: pod-level (``pod``) when the store has writers,
+    driver-level (``driver``) when it has only readers. ``driver`` with writers is refused: the
+    node's credentials are shared by every mount on it, so readers would carry the writers'
     write actions."""
     identity: str
-    """How roles reach service accounts: ``irsa`` (default; the cluster's IAM OIDC provider is
-    checked before deploy) or ``pod-identity`` (EKS Pod Identity associations; the cluster needs
-    the eks-pod-identity-agent add-on, and the driver v2)."""
+    """How roles reach service accounts: ``irsa`` (the cluster's IAM OIDC provider is checked
+    before deploy) or ``pod-identity`` (EKS Pod Identity associations; the cluster needs the
+    eks-pod-identity-agent add-on, and the driver v2). The driver's shared node role has the
+    identity of the store that makes it; a driver-level store that names another one is
+    refused. Default: ``irsa``."""
     service_account_name: str
     """With ``authentication_source: pod``: the service account the store creates in every
-    consumer namespace for the workloads to run as. Default: ``<claim_name>-s3``."""
+    consumer namespace for the workloads to run as. Default: named ``<claim_name>-s3``."""
     allow_delete: bool
     """Writers may delete objects (Mountpoint ``allow-delete``; their role gets
-    ``s3:DeleteObject``). Default: False. Needs writers."""
+    ``s3:DeleteObject``). Needs writers. Default: ``False``."""
     allow_overwrite: bool
-    """Writers may replace existing objects (Mountpoint ``allow-overwrite``). Default: False.
-    Needs writers."""
-    metadata_ttl: str | int
-    """How long Mountpoint trusts cached metadata: ``indefinite`` (default: model files are
-    immutable; publish a new version under a new prefix or path, and pods see objects added
-    after their mount once they remount), ``minimal``, or whole seconds."""
+    """Writers may replace existing objects (Mountpoint ``allow-overwrite``). Needs writers.
+    Default: ``False``."""
+    metadata_ttl: str
+    """How long Mountpoint trusts cached metadata: ``indefinite`` (model files are immutable;
+    publish a new version under a new prefix or path, and pods see objects added after their
+    mount once they remount), ``minimal``, or whole seconds written as a string (``"300"``). A
+    number (``300``) is still accepted for one release, with a deprecation warning.
+    Default: ``indefinite``."""
     allow_other: bool
     """Let non-root containers use the mount (Mountpoint ``allow-other``) with files owned by
-    ``uid``/``gid``. Default: True. False leaves the mount to root containers only (the driver
-    then adds ``allow-root``)."""
+    ``uid``/``gid``. False leaves the mount to root containers only (the driver then adds
+    ``allow-root``). Default: ``True``."""
     uid: int
-    """Owner user id of files and directories as pods see them (Mountpoint ``uid``). Default:
-    1000. Needs ``allow_other``."""
+    """Owner user id of files and directories as pods see them (Mountpoint ``uid``). Needs
+    ``allow_other``. Default: ``1000``."""
     gid: int
-    """Owner group id (Mountpoint ``gid``); set it to the pods' fsGroup if they use one.
-    Default: 1000. Needs ``allow_other``."""
+    """Owner group id (Mountpoint ``gid``); set it to the pods' fsGroup if they use one. Needs
+    ``allow_other``. Default: ``1000``."""
     cache: str
-    """Mountpoint's local data cache (the PV's ``cache`` attribute): ``emptyDir`` (default; on
-    the node's disk, one per Mountpoint pod, so replicas restarting on a node read the weights
-    from disk instead of S3) or ``none``. Needs driver v2."""
+    """Mountpoint's local data cache (the PV's ``cache`` attribute): ``emptyDir`` (on the
+    node's disk, one per Mountpoint pod, so replicas restarting on a node read the weights from
+    disk instead of S3) or ``none``. Needs driver v2. Default: ``emptyDir``."""
     cache_size: str
     """Size limit of the emptyDir cache, a Kubernetes quantity with its unit (Mi, Gi, Ti, M, G
     or T), e.g. ``"20Gi"``: the PV's ``cacheEmptyDirSizeLimit``; drivers from 2.5.0 cap
-    Mountpoint's cache at 95% of it. Default: ``"10Gi"``. Size it to the model and the nodes'
-    ephemeral storage."""
+    Mountpoint's cache at 95% of it. Size it to the model and the nodes' ephemeral storage.
+    Default: ``10Gi``."""
     extra_mount_options: Sequence[str]
-    """More Mountpoint flags for every PV, without ``--`` (e.g. ``maximum-throughput-gbps
-    100``), with lowercase names (the driver's are case-sensitive). Default: none. Options the
-    store manages (region, prefix, read-only, allow-*, uid, gid, metadata-ttl, cache, and
-    max-cache-size, which follows ``cache_size``) are refused in any case: use the fields."""
+    """More Mountpoint flags for every PV, added to the ones the store sets, without ``--``
+    (e.g. ``maximum-throughput-gbps 100``), with lowercase names (the driver's are
+    case-sensitive). Default: none. Options the store manages (region, prefix, read-only,
+    allow-*, uid, gid, metadata-ttl, cache, and max-cache-size, which follows ``cache_size``)
+    are refused in any case: use the fields."""
     driver_version: str
-    """The driver version, e.g. ``2.7.0``: the Helm chart version for ``driver: helm``, and what
-    decides whether Pod Identity and the local cache are available (v2 and later). Default: the
-    version in ``eks_addon_version`` for the add-on, else the pinned chart version."""
-    tags: Mapping[str, str]
-    """Tags merged onto every AWS resource. Default: ``Name`` and the store's own tags."""
+    """The driver version, e.g. ``2.7.0``: the Helm chart version for ``driver_install: helm``,
+    and what decides whether Pod Identity and the local cache are available (v2 and later).
+    Stores on one cluster that state different versions are refused. Default: the version in
+    ``eks_addon_version`` for the add-on, else the pinned chart version."""
 
 
-FIELDS = COMMON_FIELDS | frozenset(MountpointS3ModelStoreArgs.__annotations__)
+# Own fields whose default is a constant: an explicit null is refused, not read as the default.
+_NOT_NULL = (
+    "identity",
+    "allow_delete",
+    "allow_overwrite",
+    "metadata_ttl",
+    "allow_other",
+    "uid",
+    "gid",
+    "cache",
+    "cache_size",
+)
 
 
-@dataclass(frozen=True)
-class _S3Spec:
-    common: StoreCommon
-    bucket_name: Any
-    kms_key_arn: Any
-    prefix: str
-    authentication_source: str
-    identity: str
-    service_account_name: str | None
-    allow_delete: bool
-    allow_overwrite: bool
-    metadata_ttl: str
-    allow_other: bool
-    uid: int
-    gid: int
-    cache: str
-    cache_size: str
-    extra_mount_options: tuple[str, ...]
-    install: DriverInstall
-    driver_version: str
-    tags: dict[str, str]
-
-    @property
-    def driver_major(self) -> int:
-        return int(self.driver_version.split(".", 1)[0])
-
-    @property
-    def driver_role_needed(self) -> bool:
-        """A role for the driver's node service account: driver-level credentials (only for a
-        store without writers, so the role is read-only) and a driver this store installs (an
-        existing driver keeps whatever identity it has)."""
-        return self.authentication_source == "driver" and self.install.driver != "none"
-
-    @property
-    def needs_cluster(self) -> bool:
-        return (
-            self.authentication_source == "pod"
-            or self.driver_role_needed
-            or self.install.driver == "eks-addon"
-        )
+# ---- rules (one each; see MountpointS3ModelStore.rules for the order) -----------------------
 
 
-def _bucket_name(store: str, field: str, value: Any) -> None:
+def not_null(store: str, field: str, value: Any) -> None:
+    if value is None:
+        annotation = fields_of(MountpointS3ModelStoreArgs)[field].annotation
+        raise ModelStoreInputError(store, field, value, describe(annotation))
+
+
+def valid_bucket_name(store: str, field: str, value: Any) -> None:
     if v.is_output(value):
         return
     ok = (
@@ -267,7 +241,7 @@ def _bucket_name(store: str, field: str, value: Any) -> None:
         raise ModelStoreInputError(store, field, value, BUCKET_NAME_RULE)
 
 
-def _prefix(store: str, value: Any) -> None:
+def valid_prefix(store: str, value: Any) -> None:
     ok = (
         isinstance(value, str)
         and value.endswith("/")
@@ -284,29 +258,95 @@ def _prefix(store: str, value: Any) -> None:
         )
 
 
-def _region(store: str, value: Any) -> None:
+def valid_region(store: str, field: str, value: Any) -> None:
     if v.is_output(value):
         return
     if not isinstance(value, str) or not _REGION.match(value):
-        raise ModelStoreInputError(store, "region", value, "an AWS region code such as us-west-2")
+        raise ModelStoreInputError(store, field, value, "an AWS region code such as us-west-2")
 
 
-def _id_number(store: str, field: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ModelStoreInputError(store, field, value, "a whole number from 0 (a Linux id)")
-    return value
+def valid_authentication_source(store: str, value: Any) -> None:
+    v.one_of(store, "authentication_source", value, AUTHENTICATION_SOURCES)
 
 
-def _metadata_ttl(store: str, value: Any) -> str:
+def driver_credentials_only_without_writers(store: str, source: str, writers: Any) -> None:
+    """Driver-level credentials serve every mount on a node, readers' and writers' alike: a
+    store with writers gets a role per namespace, so readers never hold a write action."""
+    if source == "driver" and writers:
+        raise ModelStoreInputError(
+            store,
+            "authentication_source",
+            source,
+            "pod or unset when the store has writers (driver-level credentials are shared by "
+            "every mount on the node, so reader mounts would carry write permissions; pod gives "
+            "each consumer namespace its own role, read-only for readers)",
+        )
+
+
+def service_account_only_for_pod(store: str, name: Any, source: str) -> None:
+    if name is not None and source != "pod":
+        raise ModelStoreInputError(
+            store, "service_account_name", name, "unset unless authentication_source is pod"
+        )
+
+
+def delete_needs_writers(store: str, wanted: bool, writers: Any) -> None:
+    _writes_need_writers(store, "allow_delete", wanted, writers)
+
+
+def overwrite_needs_writers(store: str, wanted: bool, writers: Any) -> None:
+    _writes_need_writers(store, "allow_overwrite", wanted, writers)
+
+
+def _writes_need_writers(store: str, field: str, wanted: bool, writers: Any) -> None:
+    if wanted and not writers:
+        raise ModelStoreInputError(
+            store, field, True, "False unless the store has writers (readers never write)"
+        )
+
+
+def valid_metadata_ttl(store: str, field: str, value: Any) -> str:
+    """``indefinite``, ``minimal`` or positive whole seconds; returns the option's value."""
     if isinstance(value, str) and value in METADATA_TTL_PRESETS:
         return value
     if isinstance(value, str) and value.isdigit() and int(value) > 0:
         return str(int(value))
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return str(value)
     raise ModelStoreInputError(
-        store, "metadata_ttl", value, "indefinite, minimal or a positive whole number of seconds"
+        store, field, value, "indefinite, minimal or a positive whole number of seconds"
     )
+
+
+def uid_needs_allow_other(store: str, uid: Any, allow_other: bool) -> None:
+    _id_needs_allow_other(store, "uid", uid, allow_other)
+
+
+def gid_needs_allow_other(store: str, gid: Any, allow_other: bool) -> None:
+    _id_needs_allow_other(store, "gid", gid, allow_other)
+
+
+def _id_needs_allow_other(store: str, field: str, value: Any, allow_other: bool) -> None:
+    if not allow_other:
+        raise ModelStoreInputError(store, field, value, "unset when allow_other is False")
+
+
+def linux_id(store: str, field: str, value: int) -> None:
+    if value < 0:
+        raise ModelStoreInputError(store, field, value, "a whole number from 0 (a Linux id)")
+
+
+def cache_size_needs_cache(store: str, size: Any, cache: str) -> None:
+    if cache == "none":
+        raise ModelStoreInputError(store, "cache_size", size, "unset when cache is none")
+
+
+def valid_cache_size(store: str, field: str, value: str) -> None:
+    if not _QUANTITY.match(value):
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            "a Kubernetes quantity with a unit (Mi, Gi, Ti, M, G or T), e.g. '10Gi'",
+        )
 
 
 def _option_key(option: str) -> str:
@@ -315,16 +355,10 @@ def _option_key(option: str) -> str:
     return re.split(r"[ =]", option.strip(), maxsplit=1)[0].removeprefix("--")
 
 
-def _extra_mount_options(store: str, value: Any) -> tuple[Any, ...]:
-    """A list of Mountpoint flags the store does not set itself, validated before it becomes a
-    tuple: a string would be split into characters, a mapping into its keys."""
-    field = "extra_mount_options"
-    if value is None:
-        return ()
-    if isinstance(value, str) or not isinstance(value, Sequence):
-        raise ModelStoreInputError(store, field, value, "a list of strings")
-    v.string_list(store, field, value)
-    for option in value:
+def mount_options_not_managed(store: str, field: str, options: Sequence[Any]) -> None:
+    """Extra Mountpoint flags must not be ones the store sets itself, nor max-cache-size, and
+    must have lowercase names."""
+    for option in options:
         if v.is_output(option):
             continue
         key = _option_key(option)
@@ -353,11 +387,11 @@ def _extra_mount_options(store: str, value: Any) -> tuple[Any, ...]:
                 "a Mountpoint flag with a lowercase name (the driver matches flag names "
                 "case-sensitively)",
             )
-    return tuple(value)
 
 
-def _driver_version(store: str, args: Mapping[str, Any], driver: str) -> str:
-    addon_version = args.get("eks_addon_version")
+def driver_version_of(store: str, values: Mapping[str, Any], driver: str) -> str:
+    """The driver version: given, else the add-on's (for the add-on), else the pinned chart's."""
+    addon_version = values.get("eks_addon_version")
     if addon_version is not None and driver == "eks-addon":
         match = _ADDON_VERSION.match(str(addon_version))
         if not match:
@@ -370,7 +404,7 @@ def _driver_version(store: str, args: Mapping[str, Any], driver: str) -> str:
         default = match.group(1)
     else:
         default = MOUNTPOINT_S3_CSI.version
-    version = args.get("driver_version", default)
+    version = values.get("driver_version", default)
     if not isinstance(version, str) or not _VERSION.match(version):
         raise ModelStoreInputError(
             store, "driver_version", version, "a driver version such as 2.7.0"
@@ -378,161 +412,178 @@ def _driver_version(store: str, args: Mapping[str, Any], driver: str) -> str:
     return version
 
 
-def parse_s3_args(name: str, args: Mapping[str, Any]) -> _S3Spec:
-    """Validate every field; raises :class:`ModelStoreInputError` naming field, value and what
-    is allowed."""
-    check_known_fields(name, args, FIELDS)
-    common = parse_common(name, args)
-
-    bucket_name = args.get("bucket_name")
-    if bucket_name is not None:
-        _bucket_name(name, "bucket_name", bucket_name)
-    kms_key_arn = args.get("kms_key_arn")
-    if kms_key_arn is not None:
-        v.kms_key_arn(
-            name,
-            "kms_key_arn",
-            kms_key_arn,
-            alias_note="an alias does not work in an IAM policy's Resource",
+def driver_supports_features(
+    store: str, version: str, identity: str, makes_roles: bool, cache: str
+) -> None:
+    """Pod Identity and the emptyDir cache exist from driver v2 on (v1 ran Mountpoint under
+    systemd on the host; its last release is 1.15.0)."""
+    if int(version.split(".", 1)[0]) >= POD_IDENTITY_MIN_MAJOR:
+        return
+    if identity == "pod-identity" and makes_roles:
+        raise ModelStoreInputError(
+            store,
+            "identity",
+            identity,
+            f"irsa with Mountpoint CSI driver {version} (EKS Pod Identity needs driver 2.0.0 or "
+            "newer)",
         )
-    prefix = args.get("prefix", "")
-    if "prefix" in args:
-        _prefix(name, prefix)
-    region = args.get("region")
-    if region is not None:
-        _region(name, region)
+    if cache != "none":
+        raise ModelStoreInputError(
+            store,
+            "cache",
+            cache,
+            f"none with Mountpoint CSI driver {version} (the cache volume attribute needs driver "
+            "2.0.0 or newer)",
+        )
 
-    # Driver-level credentials serve every mount on a node, readers' and writers' alike: a
-    # store with writers gets a role per namespace, so readers never hold a write action.
-    auth = args.get("authentication_source", "pod" if common.writers else "driver")
-    v.one_of(name, "authentication_source", auth, AUTHENTICATION_SOURCES)
-    if auth == "driver" and common.writers:
+
+def needs_cluster(authentication_source: str, driver_install: str) -> bool:
+    """The store makes IAM roles (pod-level ones, or the driver's with the install it makes) or
+    the EKS add-on: both need the cluster."""
+    driver_role = authentication_source == "driver" and driver_install != "none"
+    return authentication_source == "pod" or driver_role or driver_install == "eks-addon"
+
+
+def cluster_name_when_needed(
+    store: str, cluster_name: Any, authentication_source: str, driver_install: str
+) -> None:
+    """Checked on the args, and again on a ``cluster`` scope given instead (its name)."""
+    if needs_cluster(authentication_source, driver_install) and not cluster_name:
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            cluster_name,
+            "the EKS cluster's name (needed for its IAM roles and driver add-on)",
+        )
+
+
+# ---- the driver's node identity, shared per cluster ------------------------------------------
+
+
+@dataclass
+class _PendingPolicy:
+    """A driver-level store that joined before any store installed the driver: its policy goes
+    on the shared role once a later store installs the driver (and makes the role)."""
+
+    store: pulumi.Resource
+    name: str
+    policy: pulumi.Output[Any]
+
+
+@dataclass
+class _DriverState:
+    """What the cluster's Mountpoint stores agree on (kept in the cluster scope)."""
+
+    installed_by: str | None = None
+    """The store whose driver install the cluster got."""
+    version: tuple[str, str] | None = None
+    """(store, version): the first store that installs the driver or states its version."""
+    role_identity: tuple[str, str] | None = None
+    """(store, identity): how the shared role reaches the driver, and who set it."""
+    role: ServiceAccountRole | None = None
+    pending: list[_PendingPolicy] = field(default_factory=list)
+
+
+def _driver_state(cluster: EksCluster) -> _DriverState:
+    return cluster.shared(("s3-driver-state",), _DriverState)
+
+
+@dataclass(frozen=True)
+class _Preflight:
+    bucket_region: Any
+    partition: str | None
+    identity: IdentityFacts | None
+    role_plan: str | None
+    """``make`` (this store makes the shared driver role), ``join`` (adds its policy to it),
+    ``pend`` (driver-level before any install: joins once a later store installs), or None."""
+
+
+def _role_plan(name: str, spec: Spec[Any], cluster: EksCluster, state: _DriverState) -> str | None:
+    """How this store relates to the driver's shared node role; refuses a driver-level store
+    the cluster's install cannot serve. Checked before anything of the store registers."""
+    driver_level = spec.args["authentication_source"] == "driver"
+    installs = spec.derived["install"].driver != "none"
+    if not driver_level:
+        return "make" if installs and state.pending and state.role is None else None
+    if state.role is not None:
+        return "join"
+    if state.installed_by is not None:
         raise ModelStoreInputError(
             name,
             "authentication_source",
-            auth,
-            "pod or unset when the store has writers (driver-level credentials are shared by "
-            "every mount on the node, so reader mounts would carry write permissions; pod gives "
-            "each consumer namespace its own role, read-only for readers)",
+            "driver",
+            f"pod on cluster {cluster.scope_name!r}: store {state.installed_by!r} installed the "
+            "Mountpoint S3 CSI driver there without a driver-level role (declare this store "
+            "before it, so the install carries the shared role, or use pod-level credentials)",
         )
-    identity = args.get("identity", "irsa")
-    v.one_of(name, "identity", identity, IDENTITIES)
-    sa_name = args.get("service_account_name")
-    if sa_name is not None:
-        if auth != "pod":
-            raise ModelStoreInputError(
-                name, "service_account_name", sa_name, "unset unless authentication_source is pod"
-            )
-        v.dns_subdomain(name, "service_account_name", sa_name)
-    elif auth == "pod":
-        sa_name = f"{common.claim_name}-s3"
-
-    allow_delete = v.flag(name, "allow_delete", args.get("allow_delete", False))
-    allow_overwrite = v.flag(name, "allow_overwrite", args.get("allow_overwrite", False))
-    for field, wanted in (("allow_delete", allow_delete), ("allow_overwrite", allow_overwrite)):
-        if wanted and not common.writers:
-            raise ModelStoreInputError(
-                name, field, True, "False unless the store has writers (readers never write)"
-            )
-    metadata_ttl = _metadata_ttl(name, args.get("metadata_ttl", "indefinite"))
-    allow_other = v.flag(name, "allow_other", args.get("allow_other", True))
-    for field in ("uid", "gid"):
-        if field in args and not allow_other:
-            raise ModelStoreInputError(name, field, args[field], "unset when allow_other is False")
-    uid = _id_number(name, "uid", args.get("uid", DEFAULT_UID))
-    gid = _id_number(name, "gid", args.get("gid", DEFAULT_GID))
-
-    cache = args.get("cache", "emptyDir")
-    v.one_of(name, "cache", cache, CACHE_TYPES)
-    cache_size = args.get("cache_size", DEFAULT_CACHE_SIZE)
-    if cache == "none" and "cache_size" in args:
-        raise ModelStoreInputError(name, "cache_size", cache_size, "unset when cache is none")
-    if not isinstance(cache_size, str) or not _QUANTITY.match(cache_size):
-        raise ModelStoreInputError(
-            name,
-            "cache_size",
-            cache_size,
-            "a Kubernetes quantity with a unit (Mi, Gi, Ti, M, G or T), e.g. '10Gi'",
-        )
-
-    extra_mount_options = _extra_mount_options(name, args.get("extra_mount_options"))
-
-    # driver_version hinges on the install (the add-on's version gives its default): checked
-    # where it always was, between the driver namespace and the add-on configuration.
-    driver_version = ""
-
-    def check_driver_version(driver: str, _namespace: str) -> None:
-        nonlocal driver_version
-        driver_version = _driver_version(name, args, driver)
-
-    helm_only = "unset unless driver is helm"
-    install = parse_driver_install(
-        name,
-        args,
-        namespace_unset_for={"eks-addon": helm_only, "none": helm_only},
-        check=check_driver_version,
-        # Checked below with every other reason the store needs the cluster.
-        check_cluster_name=False,
-    )
-
-    tags = v.string_map(name, "tags", args.get("tags"))
-    spec = _S3Spec(
-        common=common,
-        bucket_name=bucket_name,
-        kms_key_arn=kms_key_arn,
-        prefix=prefix,
-        authentication_source=auth,
-        identity=identity,
-        service_account_name=sa_name,
-        allow_delete=allow_delete,
-        allow_overwrite=allow_overwrite,
-        metadata_ttl=metadata_ttl,
-        allow_other=allow_other,
-        uid=uid,
-        gid=gid,
-        cache=cache,
-        cache_size=cache_size,
-        extra_mount_options=extra_mount_options,
-        install=install,
-        driver_version=driver_version,
-        tags=store_tags(name, tags),
-    )
-    _check_driver_features(name, spec)
-    if spec.needs_cluster and not args.get("cluster_name"):
-        raise ModelStoreInputError(
-            name,
-            "cluster_name",
-            args.get("cluster_name"),
-            "the EKS cluster's name (needed for its IAM roles and driver add-on)",
-        )
-    return spec
+    return "make" if installs else "pend"
 
 
-def _check_driver_features(name: str, spec: _S3Spec) -> None:
-    """Pod Identity and the emptyDir cache exist from driver v2 on (v1 ran Mountpoint under
-    systemd on the host; its last release is 1.15.0)."""
-    if spec.driver_major >= POD_IDENTITY_MIN_MAJOR:
+def _agree_on_version(name: str, spec: Spec[Any], cluster: EksCluster, state: _DriverState) -> None:
+    """One driver per cluster: every store that installs it or states its version must agree."""
+    if spec.derived["install"].driver == "none" and "driver_version" not in spec.derived["given"]:
         return
-    makes_roles = spec.authentication_source == "pod" or spec.driver_role_needed
-    if spec.identity == "pod-identity" and makes_roles:
+    mine = spec.derived["driver_version"]
+    if state.version is None:
+        state.version = (name, mine)
+    elif state.version[1] != mine:
+        other, theirs = state.version
+        raise ModelStoreInputError(
+            name,
+            "driver_version",
+            mine,
+            f"{theirs}, the Mountpoint S3 CSI driver version store {other!r} set on cluster "
+            f"{cluster.scope_name!r} (a driver is installed once per cluster)",
+        )
+
+
+def _agree_on_identity(
+    name: str, spec: Spec[Any], cluster: EksCluster, state: _DriverState, plan: str | None
+) -> None:
+    """The shared role reaches the driver one way: the maker's identity, or the first one a
+    driver-level store named; a store naming another is refused."""
+    driver_level = spec.args["authentication_source"] == "driver"
+    if plan != "make" and not (driver_level and "identity" in spec.derived["given"]):
+        return
+    mine = spec.args["identity"]
+    if state.role_identity is None:
+        state.role_identity = (name, mine)
+    elif state.role_identity[1] != mine:
+        other, theirs = state.role_identity
         raise ModelStoreInputError(
             name,
             "identity",
-            spec.identity,
-            f"irsa with Mountpoint CSI driver {spec.driver_version} (EKS Pod Identity needs "
-            "driver 2.0.0 or newer)",
-        )
-    if spec.cache != "none":
-        raise ModelStoreInputError(
-            name,
-            "cache",
-            spec.cache,
-            f"none with Mountpoint CSI driver {spec.driver_version} (the cache volume attribute "
-            "needs driver 2.0.0 or newer)",
+            mine,
+            f"{theirs}, how the shared Mountpoint driver role on cluster "
+            f"{cluster.scope_name!r} reaches the driver (store {other!r} set it)",
         )
 
 
-class MountpointS3ModelStore(ModelStore):
+def _node_values(role: ServiceAccountRole | None) -> dict[str, Any]:
+    """The Helm chart's ``node`` values: the node plugin on every node, with the shared role."""
+    node: dict[str, Any] = {
+        # GPU nodes are tainted; a node plugin that does not run there cannot mount.
+        "tolerateAllTaints": True,
+        "serviceAccount": {"create": True, "name": NODE_SERVICE_ACCOUNT},
+    }
+    if role is not None:
+        annotations = role.service_account_annotations()
+        if annotations:  # IRSA: the role ARN on the node service account
+            node["serviceAccount"]["annotations"] = annotations
+        if role.association is not None:
+            # EKS injects Pod Identity credentials only into pods created after the association
+            # exists: the release waits for it, and labelling the node pods with it rolls them
+            # when the association is replaced.
+            node["podLabels"] = {
+                "modelstore.pulumi.com/pod-identity-association": role.association.association_id
+            }
+    return node
+
+
+# ---- the store ------------------------------------------------------------------------------
+
+
+class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
     """A shared model store in Amazon S3, mounted with Mountpoint for Amazon S3 on EKS.
 
     Every consumer namespace gets a static PV (driver ``s3.csi.aws.com``, ReadOnlyMany and the
@@ -540,24 +591,30 @@ class MountpointS3ModelStore(ModelStore):
     a claim bound to it. A new bucket is hardened and protected by default. Readers never hold a
     write action: a store with writers uses pod-level credentials, a role per consumer namespace
     (see ``authentication_source``).
+
+    Driver-level credentials are shared per cluster: the driver's node service account gets one
+    role, ``<cluster>-s3-csi-driver-role``, owned by the cluster's :class:`EksCluster`, carrying
+    only read-only policies, one per driver-level store (``<store>-driver-policy``, removed with
+    its store). The store that installs the driver makes the role with the install; a store with
+    ``driver_install: none`` joins it, whichever order they come in. Where no store of the
+    program installs the driver (the cluster has it already), no role is made: the existing
+    driver's identity must reach the bucket. IAM caps a role's inline policies at 10,240
+    characters in all, about twenty driver-level stores per cluster; beyond that use
+    ``authentication_source: pod``.
     """
 
-    driver_chart = MOUNTPOINT_S3_CSI
-
-    @staticmethod
-    def validate(resource_name: str, args: Mapping[str, Any]) -> None:
-        """Check every input that needs no lookup (the constructor's own first step); raises
-        :class:`ModelStoreInputError`."""
-        parse_s3_args(resource_name, args)
+    args_type = MountpointS3ModelStoreArgs
 
     bucket_name: pulumi.Output[str]
     """The bucket's name, the PVs' ``bucketName`` attribute."""
     bucket_arn: pulumi.Output[str]
     """The bucket's ARN."""
     region: pulumi.Output[str]
-    """The bucket's region, Mountpoint's ``region`` mount option."""
+    """The bucket's region (``bucket_region``), Mountpoint's ``region`` mount option."""
     driver_role_arn: pulumi.Output[str | None]
-    """The role on the driver's node service account (driver-level credentials), else None."""
+    """The cluster's shared role on the driver's node service account, where this store's
+    read-only policy is (driver-level credentials); None otherwise, and for a driver-level store
+    declared before the store that installs the driver (its policy joins the role then)."""
     pod_role_arns: pulumi.Output[dict[str, str]]
     """Consumer namespace -> role ARN (``authentication_source: pod``), else empty."""
     service_account_name: pulumi.Output[str | None]
@@ -566,101 +623,219 @@ class MountpointS3ModelStore(ModelStore):
     def __init__(
         self,
         resource_name: str,
-        args: MountpointS3ModelStoreArgs | None = None,
+        args: MountpointS3ModelStoreArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        raw: Mapping[str, Any] = dict(args or {})
-        spec = parse_s3_args(resource_name, raw)
-        # Preflight, before anything registers: cluster facts, then the identity's (IRSA needs
-        # the cluster's OIDC provider).
-        cluster: EksClusterFacts | None = None
-        identity: IdentityFacts | None = None
-        if spec.needs_cluster:
-            cluster = resolve_cluster(
-                resource_name,
-                {"cluster_name": raw.get("cluster_name"), "region": raw.get("region")},
-                opts,
-            )
-            region: Any = cluster.region
-            if spec.authentication_source == "pod" or spec.driver_role_needed:
-                identity = resolve_identity(resource_name, spec.identity, cluster, opts)
-        else:
-            region = raw.get("region") or aws.get_region(opts=invoke_options(opts)).region
-        partition = None
-        if spec.bucket_name is not None:
-            partition = aws.get_partition(opts=invoke_options(opts)).partition
+        super().__init__(resource_name, args, opts)
 
-        super().__init__(TYPE_TOKEN, resource_name, spec.common, opts)
-        self._spec = spec
-        self.cluster = cluster
+    # ---- 1. parse ------------------------------------------------------------------------------
+
+    @classmethod
+    def _renamed(cls, store: str, args: Any, warn: bool = True) -> Any:
+        """``metadata_ttl`` as a number is still accepted for one release (it is a string now:
+        the component schema has no union of string and number)."""
+        args = super()._renamed(store, args, warn)
+        ttl = args.get("metadata_ttl") if isinstance(args, Mapping) else None
+        if isinstance(ttl, int) and not isinstance(ttl, bool):
+            if warn:
+                message = (
+                    f"{store}: metadata_ttl as a number is deprecated, write it as a string "
+                    f"({str(ttl)!r})"
+                )
+                warnings.warn(message, DeprecationWarning, stacklevel=4)
+                pulumi.log.warn(message)
+            args = {**args, "metadata_ttl": str(ttl)}
+        return args
+
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        p.derived["given"] = frozenset(p.given)
+        for name in _NOT_NULL:
+            if name in p and p.ok(name) and p[name] is None:
+                p.check(functools.partial(not_null, p.store, name, None))
+        p.field_rule(valid_bucket_name, "bucket_name")
+        p.field_rule(v.kms_key_arn, "kms_key_arn", KMS_ALIAS_NOTE)
+        if "prefix" in p:
+            p.rule(valid_prefix, "prefix")
+        else:
+            p.set("prefix", "")
+        p.field_rule(valid_region, "region")
+        p.field_rule(valid_region, "bucket_region")
+
+        if "authentication_source" not in p:
+            p.set("authentication_source", "pod" if p["writers"] else "driver")
+        p.rule(valid_authentication_source, "authentication_source")
+        p.rule(driver_credentials_only_without_writers, "authentication_source", "writers")
+        p.field_rule(v.one_of, "identity", IDENTITIES)
+        p.rule(service_account_only_for_pod, "service_account_name", "authentication_source")
+        p.field_rule(v.dns_subdomain, "service_account_name")
+        if p["service_account_name"] is None and p["authentication_source"] == "pod":
+            p.set("service_account_name", f"{p['claim_name']}-s3")
+
+        p.rule(delete_needs_writers, "allow_delete", "writers")
+        p.rule(overwrite_needs_writers, "allow_overwrite", "writers")
+        ttl = p.field_rule(valid_metadata_ttl, "metadata_ttl")
+        if ttl is not None:
+            p.set("metadata_ttl", ttl)
+        for name, needs_allow_other in (
+            ("uid", uid_needs_allow_other),
+            ("gid", gid_needs_allow_other),
+        ):
+            if name in p:
+                p.rule(needs_allow_other, name, "allow_other")
+            p.field_rule(linux_id, name)
+        p.field_rule(v.one_of, "cache", CACHE_TYPES)
+        if "cache_size" in p:
+            p.rule(cache_size_needs_cache, "cache_size", "cache")
+        p.field_rule(valid_cache_size, "cache_size")
+        p.field_rule(mount_options_not_managed, "extra_mount_options")
+
+        cls._install_rules(p)
+        if p["cluster"] is None:  # else the scope's name, in preflight
+            p.rule(
+                cluster_name_when_needed, "cluster_name", "authentication_source", "driver_install"
+            )
+
+    @staticmethod
+    def _install_rules(p: Parser) -> None:
+        """The driver install (``parse_driver_install``, with ``driver_version`` checked in its
+        old place, between the driver namespace and the add-on configuration) and what the
+        driver's version allows."""
+        fields = ("driver_install", "driver_namespace", "eks_addon_version")
+        if not p.ok(*fields, "eks_addon_configuration", "driver_version"):
+            return
+        helm_only = "unset unless driver_install is helm"
+
+        def check_driver_version(driver: str, _namespace: str) -> None:
+            p.derived["driver_version"] = driver_version_of(p.store, p.values, driver)
+
+        install = p.check(
+            lambda: parse_driver_install(
+                p.store,
+                p.values,
+                namespace_unset_for={"eks-addon": helm_only, "none": helm_only},
+                check=check_driver_version,
+                # Checked after, with every other reason the store needs the cluster.
+                check_cluster_name=False,
+            )
+        )
+        if install is None or not p.ok("authentication_source", "identity", "cache"):
+            return
+        p.derived["install"] = install
+        auth = p["authentication_source"]
+        makes_roles = auth == "pod" or (auth == "driver" and install.driver != "none")
+        p.check(
+            lambda: driver_supports_features(
+                p.store, p.derived["driver_version"], p["identity"], makes_roles, p["cache"]
+            )
+        )
+
+    # ---- 2. preflight: lookups only (and the cluster's stores agreeing), once per cluster ----
+
+    def preflight(
+        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+    ) -> _Preflight:
+        assert isinstance(cluster, EksCluster)  # what AwsModelStore.join returns
+        a, name = spec.args, spec.common.name
+        state = _driver_state(cluster)
+        # Stores on one cluster share one driver and its node role: refused here, before
+        # anything of this store registers.
+        _agree_on_version(name, spec, cluster, state)
+        plan = _role_plan(name, spec, cluster, state)
+        _agree_on_identity(name, spec, cluster, state, plan)
+        cluster_name_when_needed(
+            name, cluster.name, a["authentication_source"], a["driver_install"]
+        )
+        if needs_cluster(a["authentication_source"], a["driver_install"]):
+            cluster.facts(name)  # the cluster exists, before deploy
+        identity = None
+        if a["authentication_source"] == "pod" or plan == "make":
+            identity = cluster.identity(name, a["identity"])
+        bucket_region = a.get("bucket_region") or cluster.region(name)
+        partition = cluster.partition() if a.get("bucket_name") is not None else None
+        return _Preflight(bucket_region, partition, identity, plan)
+
+    def driver_chart(self, spec: Spec[Any]) -> CsiDriverChart:
+        """The pinned chart at the driver version the store asks for."""
+        version = spec.derived["driver_version"]
+        return dataclasses.replace(MOUNTPOINT_S3_CSI, version=version, app_version=version)
+
+    # ---- 3. provision ---------------------------------------------------------------------------
+
+    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: _Preflight) -> Binding:
+        assert isinstance(cluster, EksCluster)
+        a, name = spec.args, spec.common.name
+        install: DriverInstall = spec.derived["install"]
+        tags = self.tags(spec)
 
         hardening: list[pulumi.Resource] = []
         self.bucket: aws.s3.Bucket | None = None
-        if spec.bucket_name is None:
-            self.bucket, hardening = self._new_bucket(resource_name, spec, region)
+        if a.get("bucket_name") is None:
+            self.bucket, hardening = self._new_bucket(name, spec, facts.bucket_region, tags)
             bucket_name: pulumi.Output[str] = self.bucket.bucket
             bucket_arn: pulumi.Output[str] = self.bucket.arn
         else:
-            bucket_name = pulumi.Output.from_input(spec.bucket_name)
-            bucket_arn = pulumi.Output.concat("arn:", partition or "aws", ":s3:::", bucket_name)
-
-        self.driver_role: ServiceAccountRole | None = None
-        self.pod_roles: dict[str, ServiceAccountRole] = {}
-        if spec.driver_role_needed:
-            assert identity is not None
-            # The driver's node service account mounts every PV of this driver on a node with
-            # this one role, so it would hand a writer's actions to every reader mount: the
-            # store uses it only without writers (parse_s3_args defaults a store with writers
-            # to pod-level credentials and refuses driver-level ones), and it is read-only.
-            self.driver_role = service_account_role(
-                f"{resource_name}-driver",
-                facts=identity,
-                namespace=spec.install.namespace,
-                service_account=NODE_SERVICE_ACCOUNT,
-                policy=bucket_access_policy(
-                    bucket_arn,
-                    spec.prefix,
-                    write=False,
-                    delete=False,
-                    kms_key_arn=spec.kms_key_arn,
-                ),
-                description=f"Mountpoint S3 CSI driver (node) for model store {resource_name}",
-                tags=spec.tags,
-                parent=self,
+            bucket_name = pulumi.Output.from_input(a["bucket_name"])
+            bucket_arn = pulumi.Output.concat(
+                "arn:", facts.partition or "aws", ":s3:::", bucket_name
             )
-        if spec.authentication_source == "pod":
-            assert identity is not None and spec.service_account_name is not None
-            for ns, read_only in spec.common.consumers:
-                self.pod_roles[ns] = service_account_role(
-                    f"{resource_name}-pod-{ns}",
-                    facts=identity,
-                    namespace=ns,
-                    service_account=spec.service_account_name,
-                    policy=bucket_access_policy(
-                        bucket_arn,
-                        spec.prefix,
-                        write=not read_only,
-                        delete=not read_only and spec.allow_delete,
-                        kms_key_arn=spec.kms_key_arn,
-                    ),
-                    description=(
-                        f"Mountpoint S3 {'reader' if read_only else 'writer'} in {ns} for "
-                        f"model store {resource_name}"
-                    ),
-                    tags=spec.tags,
-                    parent=self,
-                )
 
-        self.driver_install = self._install_driver(resource_name, spec, cluster)
+        def policy(read_only: bool) -> pulumi.Output[Any]:
+            return bucket_access_policy(
+                bucket_arn,
+                a["prefix"],
+                write=not read_only,
+                delete=not read_only and a["allow_delete"],
+                kms_key_arn=a.get("kms_key_arn"),
+            )
+
+        # What the PVs wait for: each edge says why.
+        ready: list[pulumi.Resource] = [*hardening]  # mounts need the bucket configured
+        state = _driver_state(cluster)
+        self.driver_role = self._driver_role(spec, cluster, facts, state, policy(True), ready)
+        self.pod_roles = self._pod_roles(spec, facts, policy, ready)
+        self.service_accounts = self._service_accounts(spec, cluster, tags)
+
+        chart = self.driver_chart(spec)
+        role = state.role
+        self.driver_install = self.install_driver(
+            spec,
+            cluster,
+            install,
+            chart=chart,
+            helm_values={"node": _node_values(role)},
+            old_name=f"{name}-s3-csi-driver",
+            role=role,
+            # The driver's pods must not start before their identity exists: with IRSA the
+            # role, with Pod Identity the association (EKS hands its credentials only to pods
+            # created after it). Each store's policy is its own PVs' concern.
+            depends_on=role.ready if role is not None else (),
+        )
+        if install.driver != "none" and state.installed_by is None:
+            state.installed_by = name
+        if self.driver_install is not None:
+            ready.append(self.driver_install)  # no mount before the driver runs
+
+        self.bucket_name = bucket_name
+        self.bucket_arn = bucket_arn
+        self.region = pulumi.Output.from_input(facts.bucket_region)
+        self.driver_role_arn = (
+            self.driver_role.arn if self.driver_role is not None else pulumi.Output.from_input(None)
+        )
+        namespaces = list(self.pod_roles)
+        self.pod_role_arns = pulumi.Output.all(*(r.arn for r in self.pod_roles.values())).apply(
+            lambda arns: dict(zip(namespaces, arns, strict=True))
+        )
+        self.service_account_name = pulumi.Output.from_input(a.get("service_account_name"))
 
         def source(namespace: str, read_only: bool) -> dict[str, Any]:
             attributes: dict[str, Any] = {
                 "bucketName": bucket_name,
-                "authenticationSource": spec.authentication_source,
+                "authenticationSource": a["authentication_source"],
             }
-            if spec.cache == "emptyDir":
+            if a["cache"] == "emptyDir":
                 attributes["cache"] = "emptyDir"
-                attributes["cacheEmptyDirSizeLimit"] = spec.cache_size
+                attributes["cacheEmptyDirSizeLimit"] = a["cache_size"]
             return {
                 "csi": {
                     "driver": MOUNTPOINT_S3_CSI.driver,
@@ -674,94 +849,140 @@ class MountpointS3ModelStore(ModelStore):
                 },
                 # Readers and writers differ in their Mountpoint flags, so each PV carries its
                 # own (merged into the PV spec with the source).
-                "mountOptions": self._mount_options(spec, region, read_only),
+                "mountOptions": _mount_options(spec, facts.bucket_region, read_only),
             }
 
-        ready: list[pulumi.Resource] = [*hardening]
-        if self.driver_install is not None:
-            ready.append(self.driver_install)
-        for role in [self.driver_role, *self.pod_roles.values()]:
-            if role is not None:
-                ready += role.ready
-        self._bind_consumers(
+        return Binding(
             capacity=NOMINAL_CAPACITY,
-            access_mode=lambda read_only: "ReadOnlyMany" if read_only else "ReadWriteMany",
             source=source,
-            depends_on=ready,
+            reader_access_mode="ReadOnlyMany",
+            writer_access_mode="ReadWriteMany",
+            ready=ready,
+            service_account_name=a.get("service_account_name"),
         )
 
-        self.service_accounts: dict[str, k8s.core.v1.ServiceAccount] = {}
-        if spec.authentication_source == "pod":
-            assert spec.service_account_name is not None
-            self._service_account_name = spec.service_account_name
-            for ns, role in self.pod_roles.items():
-                namespace = self.namespaces.get(ns)
-                self.service_accounts[ns] = k8s.core.v1.ServiceAccount(
-                    f"{resource_name}-sa-{ns}",
-                    metadata={
-                        "name": spec.service_account_name,
-                        "namespace": ns,
-                        "labels": spec.common.labels,
-                        "annotations": role.service_account_annotations(),
-                    },
-                    opts=pulumi.ResourceOptions(
-                        parent=self, depends_on=[namespace] if namespace else []
+    def _driver_role(
+        self,
+        spec: Spec[Any],
+        cluster: EksCluster,
+        facts: _Preflight,
+        state: _DriverState,
+        read_only_policy: pulumi.Output[Any],
+        ready: list[pulumi.Resource],
+    ) -> ServiceAccountRole | None:
+        """The cluster's shared driver role, made by the store that installs the driver (named
+        after the cluster, aliased to that store's old ``<store>-driver-*`` names), with this
+        store's own read-only policy on it. Returns the role when this store uses it."""
+        name = spec.common.name
+        driver_level = spec.args["authentication_source"] == "driver"
+        if facts.role_plan == "make":
+            identity = facts.identity
+            assert identity is not None
+            namespace = spec.derived["install"].namespace
+            # Before, a driver-level store that installed the driver had this role as
+            # <store>-driver-role (and -pod-identity): aliases move it, no replacement.
+            state.role = cluster.shared(
+                DRIVER_ROLE_KEY,
+                lambda: service_account_role(
+                    f"{cluster.scope_name}-s3-csi-driver",
+                    facts=identity,
+                    namespace=namespace,
+                    service_account=NODE_SERVICE_ACCOUNT,
+                    # None: each driver-level store attaches its own (attach_policy), so the
+                    # role only ever carries read-only policies.
+                    policy=None,
+                    description=(
+                        f"Mountpoint S3 CSI driver (node) on cluster {cluster.scope_name}: "
+                        "read-only access for its driver-level model stores"
                     ),
+                    tags=cluster_tags(spec.args.get("tags") or {}),
+                    parent=cluster,
+                    aliases_from=self if driver_level else None,
+                    old_name=f"{name}-driver",
+                ),
+            )
+            for pending in state.pending:
+                attach_policy(
+                    f"{pending.name}-driver-policy", state.role, pending.policy, pending.store
                 )
+            state.pending.clear()
+        if not driver_level:
+            return None
+        if state.role is None:  # no install yet: joins when a later store installs the driver
+            state.pending.append(_PendingPolicy(self, name, read_only_policy))
+            return None
+        # The driver's node service account mounts every PV of this driver on a node with this
+        # one role, so it only ever carries read-only policies: driver-level credentials are
+        # refused for a store with writers (rules), and this policy never writes.
+        own = attach_policy(f"{name}-driver-policy", state.role, read_only_policy, self)
+        ready.append(own)  # no mount before the role can read this store's bucket
+        return state.role
 
-        self.bucket_name = bucket_name
-        self.bucket_arn = bucket_arn
-        self.region = pulumi.Output.from_input(region)
-        self.driver_role_arn = (
-            self.driver_role.arn if self.driver_role is not None else pulumi.Output.from_input(None)
-        )
-        namespaces = list(self.pod_roles)
-        self.pod_role_arns = pulumi.Output.all(*(r.arn for r in self.pod_roles.values())).apply(
-            lambda arns: dict(zip(namespaces, arns, strict=True))
-        )
-        self.service_account_name = pulumi.Output.from_input(spec.service_account_name)
-        self._finish(
-            {
-                "bucketName": self.bucket_name,
-                "bucketArn": self.bucket_arn,
-                "region": self.region,
-                "driverRoleArn": self.driver_role_arn,
-                "podRoleArns": self.pod_role_arns,
-                "serviceAccountName": self.service_account_name,
-            }
-        )
+    def _pod_roles(
+        self,
+        spec: Spec[Any],
+        facts: _Preflight,
+        policy: Any,
+        ready: list[pulumi.Resource],
+    ) -> dict[str, ServiceAccountRole]:
+        """Pod-level credentials: a role per consumer namespace, read-only for readers."""
+        if spec.args["authentication_source"] != "pod":
+            return {}
+        assert facts.identity is not None
+        name, roles = spec.common.name, {}
+        for ns, read_only in spec.common.consumers:
+            roles[ns] = service_account_role(
+                f"{name}-pod-{ns}",
+                facts=facts.identity,
+                namespace=ns,
+                service_account=spec.args["service_account_name"],
+                policy=policy(read_only),
+                description=(
+                    f"Mountpoint S3 {'reader' if read_only else 'writer'} in {ns} for model "
+                    f"store {name}"
+                ),
+                tags=self.tags(spec),
+                parent=self,
+            )
+            # No mount before the role can read (IRSA: its policy; Pod Identity: the
+            # association, made after the policy).
+            ready += roles[ns].ready
+        return roles
 
-    @staticmethod
-    def _mount_options(spec: _S3Spec, region: Any, read_only: bool) -> list[Any]:
-        # Always explicit: IMDS may be out of reach from Mountpoint pods, and with pod-level
-        # credentials the driver takes the STS region from this option too.
-        options: list[Any] = [pulumi.Output.concat("region ", region)]
-        if spec.prefix:
-            options.append(f"prefix {spec.prefix}")
-        options.append(f"metadata-ttl {spec.metadata_ttl}")
-        if spec.allow_other:
-            options += ["allow-other", f"uid={spec.uid}", f"gid={spec.gid}"]
-        if read_only:
-            options.append("read-only")
-        else:
-            if spec.allow_delete:
-                options.append("allow-delete")
-            if spec.allow_overwrite:
-                options.append("allow-overwrite")
-        return options + list(spec.extra_mount_options)
+    def _service_accounts(
+        self, spec: Spec[Any], cluster: EksCluster, tags: Mapping[str, str]
+    ) -> dict[str, k8s.core.v1.ServiceAccount]:
+        """The workloads' service account in every consumer namespace (pod-level credentials)."""
+        name, accounts = spec.common.name, {}
+        for ns, role in self.pod_roles.items():
+            depends = (
+                [cluster.namespace(ns, self, name)] if spec.common.create_namespaces else []
+            )  # the namespace must exist first
+            accounts[ns] = k8s.core.v1.ServiceAccount(
+                f"{name}-sa-{ns}",
+                metadata={
+                    "name": spec.args["service_account_name"],
+                    "namespace": ns,
+                    "labels": spec.common.labels,
+                    "annotations": role.service_account_annotations(),
+                },
+                opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+            )
+        return accounts
 
     def _new_bucket(
-        self, name: str, spec: _S3Spec, region: Any
+        self, name: str, spec: Spec[Any], region: Any, tags: Mapping[str, str]
     ) -> tuple[aws.s3.Bucket, list[pulumi.Resource]]:
         """A bucket with public access blocked, ACLs off, default encryption, versioning and a
         TLS-only policy. Only the bucket holds data, so only it is protected."""
+        kms_key_arn = spec.args.get("kms_key_arn")
         bucket = aws.s3.Bucket(
             f"{name}-bucket",
             region=region,
             # With protection off the user asked `pulumi destroy` to delete the data: a bucket
             # with objects (and versions) cannot be deleted otherwise.
             force_destroy=not spec.common.protect,
-            tags=spec.tags,
+            tags=dict(tags),
             opts=self.data_protection(),
         )
         child = pulumi.ResourceOptions(parent=self)
@@ -782,7 +1003,7 @@ class MountpointS3ModelStore(ModelStore):
             rule={"object_ownership": "BucketOwnerEnforced"},
             opts=child,
         )
-        kms = spec.kms_key_arn is not None
+        kms = kms_key_arn is not None
         encryption = aws.s3.BucketServerSideEncryptionConfiguration(
             f"{name}-bucket-encryption",
             bucket=bucket.id,
@@ -792,7 +1013,7 @@ class MountpointS3ModelStore(ModelStore):
                     apply_server_side_encryption_by_default=(
                         aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
                             sse_algorithm="aws:kms" if kms else "AES256",
-                            kms_master_key_id=spec.kms_key_arn,
+                            kms_master_key_id=kms_key_arn,
                         )
                     ),
                     # An S3 bucket key cuts KMS requests (and cost) for SSE-KMS.
@@ -821,56 +1042,22 @@ class MountpointS3ModelStore(ModelStore):
         )
         return bucket, [*configuration, policy]
 
-    def _install_driver(
-        self, name: str, spec: _S3Spec, cluster: EksClusterFacts | None
-    ) -> pulumi.Resource | None:
-        if spec.install.driver == "none":
-            return None
-        role = self.driver_role
-        # The driver's pods must not start before their permissions exist: with IRSA they wait
-        # for the role's policy; with Pod Identity for the association (made after the policy),
-        # since EKS hands Pod Identity credentials to pods when they are created.
-        depends: list[pulumi.Resource] = []
-        if role is not None:
-            depends += role.ready
-        if spec.install.driver == "eks-addon":
-            assert cluster is not None
-            return eks_addon(
-                f"{name}-s3-csi-driver",
-                MOUNTPOINT_S3_CSI,
-                cluster_name=cluster.name,
-                install=spec.install,
-                role=role,
-                tags=spec.tags,
-                parent=self,
-                depends_on=depends,
-            )
-        node: dict[str, Any] = {
-            # GPU nodes are tainted; a node plugin that does not run there cannot mount.
-            "tolerateAllTaints": True,
-            "serviceAccount": {"create": True, "name": NODE_SERVICE_ACCOUNT},
-        }
-        if role is not None:
-            annotations = role.service_account_annotations()
-            if annotations:  # IRSA: the role ARN on the node service account
-                node["serviceAccount"]["annotations"] = annotations
-            if role.association is not None:
-                # EKS injects Pod Identity credentials only into pods created after the
-                # association exists: the release waits for it, and labelling the node pods
-                # with it rolls them when the association is replaced.
-                node["podLabels"] = {
-                    "modelstore.pulumi.com/pod-identity-association": (
-                        role.association.association_id
-                    )
-                }
-        chart: CsiDriverChart = dataclasses.replace(
-            MOUNTPOINT_S3_CSI, version=spec.driver_version, app_version=spec.driver_version
-        )
-        return helm_release(
-            f"{name}-s3-csi-driver",
-            chart,
-            namespace=spec.install.namespace,
-            values={"node": node},
-            parent=self,
-            depends_on=depends,
-        )
+
+def _mount_options(spec: Spec[Any], region: Any, read_only: bool) -> list[Any]:
+    a = spec.args
+    # Always explicit: IMDS may be out of reach from Mountpoint pods, and with pod-level
+    # credentials the driver takes the STS region from this option too.
+    options: list[Any] = [pulumi.Output.concat("region ", region)]
+    if a["prefix"]:
+        options.append(f"prefix {a['prefix']}")
+    options.append(f"metadata-ttl {a['metadata_ttl']}")
+    if a["allow_other"]:
+        options += ["allow-other", f"uid={a['uid']}", f"gid={a['gid']}"]
+    if read_only:
+        options.append("read-only")
+    else:
+        if a["allow_delete"]:
+            options.append("allow-delete")
+        if a["allow_overwrite"]:
+            options.append("allow-overwrite")
+    return options + list(a.get("extra_mount_options") or ())
