@@ -1,0 +1,552 @@
+"""A model cache on EBS (:class:`EbsModelCache`), per model: weights written once to a seed
+volume by a loader Job, snapshotted when the Job has completed, and every serving replica's own
+ReadWriteOnce volume restored from that snapshot through a StatefulSet ``volumeClaimTemplate``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ... import validation as v
+from ..._legacy_store import DEFAULT_MOUNT_PATH, MANAGED_BY, check_known_fields
+from ...errors import ModelStoreInputError
+from ...kube.snapshots import (
+    claim_spec,
+    name_after,
+    size_gib,
+    snapshot_source,
+    volume_claim,
+    volume_snapshot,
+)
+from ...kube.workload import HF_HOME_VOLUME, hf_home_volume, reader_env
+from .classes import (
+    DEFAULT_SNAPSHOT_CLASS,
+    Gp3Class,
+    check_gp3_size,
+    gp3_storage_class,
+    parse_gp3_class,
+)
+
+CACHE_TYPE_TOKEN = "modelstore:index:EbsModelCache"
+
+
+class EbsModelCacheArgs(TypedDict, total=False):
+    """Arguments of :class:`EbsModelCache`. Required: ``namespace``, ``volume_size`` and exactly
+    one of ``loader``, ``source_claim_name`` and ``source_snapshot_name``."""
+
+    namespace: str
+    """The namespace of the seed claim, the VolumeSnapshot and the serving StatefulSet. No
+    default: a claim can only be restored from a VolumeSnapshot in its own namespace."""
+    volume_size: str
+    """Size of the seed volume and of every replica's volume, a Kubernetes quantity with a
+    unit (``200Gi``); at least the model's size. No default. gp3 takes 1Gi to 65536Gi. Raising
+    it grows the seed claim in place; a StatefulSet's claim template cannot change in place, so
+    Pulumi replaces the StatefulSet that uses it."""
+    loader: Mapping[str, Any]
+    """A container (``image``, ``command``/``args``, ``env``, ...) that writes the model into
+    ``mount_path``. It runs once as a Job on a fresh seed volume; Pulumi waits for it to
+    complete, then snapshots the volume. Default: none (give a source instead)."""
+    loader_service_account_name: str
+    """Service account of the loader Job (e.g. one with S3 read access). Default: the
+    namespace's default."""
+    loader_timeout_minutes: int
+    """How long ``pulumi up`` waits for the loader Job to complete. Default: 60."""
+    source_claim_name: str
+    """Snapshot this existing, already-written claim in ``namespace`` instead of running a
+    loader (stop its writers first). Default: none."""
+    source_snapshot_name: str
+    """Restore from this existing VolumeSnapshot in ``namespace``; nothing is seeded or
+    snapshotted. Default: none."""
+    model_revision: str
+    """A DNS-label suffix for the seed claim, loader Job, snapshot and claim template of one
+    revision (``r2``). Changing it writes and snapshots the model anew and gives replicas new
+    claims; the previous revision's objects are replaced. What happens to the previous
+    VolumeSnapshot is ``protect``'s to say. Default: none."""
+    protect: bool
+    """Keep the model's data, the VolumeSnapshot, when Pulumi deletes it. Default: True: the
+    VolumeSnapshot is registered with ``retain_on_delete`` (not ``protect``, which would block
+    the replacement a ``model_revision`` change needs). Then ``pulumi destroy`` and a
+    ``model_revision`` change only drop the VolumeSnapshot from the stack: the object, its
+    VolumeSnapshotContent and the EBS snapshot stay (whatever the snapshot class's deletion
+    policy), a claim naming it in its ``dataSource`` can still be restored, and after a revision
+    change the old revision's snapshot keeps costing EBS snapshot storage until you delete it
+    (``kubectl delete volumesnapshot <name> -n <namespace>``, and with a Retain class its
+    VolumeSnapshotContent and EBS snapshot too). Set False to opt out: Pulumi then deletes the
+    old VolumeSnapshot on destroy and on a revision change, and with a Delete snapshot class
+    that deletes the EBS snapshot. The seed claim is never retained: until the snapshot is ready
+    the snapshot controller's ``pvc-as-source-protection`` finalizer keeps it from deletion,
+    after that the snapshot holds the same data, and keeping each revision's seed volume would
+    only pay for a second copy."""
+    mount_path: str
+    """Where the loader and the serving containers see the model. Default: ``/mnt/models``."""
+    claim_template_name: str
+    """Name of the StatefulSet volumeClaimTemplate (and of the pod volume). Replica claims are
+    ``<claim_template_name>-<statefulset>-<ordinal>``. Default: the cache's name (with the
+    revision, if any)."""
+    storage_class_name: str
+    """An existing StorageClass for the seed and replica volumes. Default: a gp3 class made for
+    this cache, ``<name>-gp3``, from the fields below."""
+    snapshot_class_name: str
+    """The VolumeSnapshotClass for the snapshot (pass ``EbsCsiDriver.snapshot_class_name`` so
+    the snapshot waits for it). Default: ``ebs-snapshots``, the driver component's default."""
+    iops: int
+    """gp3 IOPS of the cache's class, 3000 to 80000 and at most 500 per GiB of
+    ``volume_size``. Default: 3000."""
+    throughput_mibps: int
+    """gp3 throughput of the cache's class in MiB/s, 125 to 2000 and at most 0.25 per IOPS.
+    Default: 125. Loading weights is sequential: more throughput is what shortens it."""
+    volume_initialization_rate_mibps: int
+    """Rate, 100 to 300 MiB/s, at which EBS pulls each restored replica volume's blocks from
+    the snapshot. Default: the EBS default (blocks load lazily on first read, so the first model
+    load from a fresh replica is slow)."""
+    encrypted: bool
+    """Encrypt the cache's volumes. Default: True."""
+    kms_key_arn: str
+    """Customer managed KMS key ARN for the cache's volumes; list it in the driver's
+    ``kms_key_arns`` so the controller may use it. Default: the AWS managed ``aws/ebs`` key."""
+    fs_type: str
+    """``ext4`` (default) or ``xfs``."""
+    volume_tags: Mapping[str, str]
+    """Tags on the cache's volumes. Default: none beyond the driver's own."""
+    labels: Mapping[str, str]
+    """Labels merged onto every Kubernetes object. Default: the library's own only."""
+
+
+CACHE_FIELDS = frozenset(EbsModelCacheArgs.__annotations__)
+_GP3_FIELDS = (
+    "iops",
+    "throughput_mibps",
+    "volume_initialization_rate_mibps",
+    "encrypted",
+    "kms_key_arn",
+    "fs_type",
+    "volume_tags",
+)
+MODEL_VOLUME = "model"
+
+
+@dataclass(frozen=True)
+class _CacheSpec:
+    name: str
+    namespace: str
+    volume_size: str
+    loader: dict[str, Any] | None
+    loader_service_account_name: str | None
+    loader_timeout_minutes: int
+    source_claim_name: str | None
+    source_snapshot_name: str | None
+    base: str
+    mount_path: str
+    claim_template_name: str
+    storage_class_name: Any
+    snapshot_class_name: Any
+    gp3: Gp3Class | None
+    labels: dict[str, str]
+    protect: bool
+
+
+# A loader container's list fields: those this library merges into (volumeMounts) and those it
+# passes on, each a list of Kubernetes objects of the kind named, or of strings.
+_CONTAINER_OBJECT_LISTS = {
+    "env": "EnvVar",
+    "envFrom": "EnvFromSource",
+    "ports": "ContainerPort",
+    "volumeMounts": "VolumeMount",
+    "volumeDevices": "VolumeDevice",
+}
+_CONTAINER_STRING_LISTS = ("command", "args")
+
+
+def _object_list(store: str, field_name: str, value: Any, kind: str) -> list[Any]:
+    """A list of mappings (Kubernetes ``kind`` objects; an item may be an Output); None is
+    empty. A string or a mapping is refused, not spread into characters or keys."""
+    if value is None:
+        return []
+    if (
+        isinstance(value, str | bytes | Mapping)
+        or not isinstance(value, Sequence)
+        or not all(isinstance(item, Mapping) or v.is_output(item) for item in value)
+    ):
+        raise ModelStoreInputError(
+            store, field_name, value, f"a list of mappings (Kubernetes {kind} objects)"
+        )
+    return list(value)
+
+
+def _check_container(
+    store: str, prefix: str, container: Mapping[str, Any], merged: Sequence[str]
+) -> None:
+    """The list fields of a container are lists. Those in ``merged`` are extended here, so they
+    must be lists now; any other one may still be an Output (left to the API server)."""
+    for key, kind in _CONTAINER_OBJECT_LISTS.items():
+        if key in container and (key in merged or not v.is_output(container[key])):
+            _object_list(store, f"{prefix}.{key}", container[key], kind)
+    for key in _CONTAINER_STRING_LISTS:
+        if key in container and container[key] is not None:
+            v.string_list(store, f"{prefix}.{key}", container[key])
+
+
+def parse_cache_args(name: str, args: Mapping[str, Any]) -> _CacheSpec:
+    """Validate every field of :class:`EbsModelCacheArgs`."""
+    check_known_fields(name, args, CACHE_FIELDS)
+    namespace = args.get("namespace")
+    if namespace is None:
+        raise ModelStoreInputError(
+            name,
+            "namespace",
+            None,
+            "set (no default: a claim restores only from a VolumeSnapshot in its own namespace)",
+        )
+    v.dns_label(name, "namespace", namespace)
+    size: Any = args.get("volume_size")
+    size_gib(name, "volume_size", size)
+    sources = [k for k in ("loader", "source_claim_name", "source_snapshot_name") if args.get(k)]
+    if len(sources) != 1:
+        raise ModelStoreInputError(
+            name,
+            "loader, source_claim_name or source_snapshot_name",
+            sources,
+            "exactly one of them",
+        )
+    loader = args.get("loader")
+    if loader is not None:
+        if not isinstance(loader, Mapping) or not isinstance(loader.get("image"), str):
+            raise ModelStoreInputError(
+                name, "loader", loader, "a container mapping with at least an 'image'"
+            )
+        # The model volume's mount is added to the loader's own.
+        _check_container(name, "loader", loader, merged=("volumeMounts",))
+        loader = dict(loader)
+    loader_sa = args.get("loader_service_account_name")
+    if loader_sa is not None:
+        v.dns_subdomain(name, "loader_service_account_name", loader_sa)
+    timeout = args.get("loader_timeout_minutes", 60)
+    v.positive_int(name, "loader_timeout_minutes", timeout)
+    for key in ("source_claim_name", "source_snapshot_name"):
+        if args.get(key) is not None:
+            v.dns_subdomain(name, key, args[key])
+    revision = args.get("model_revision")
+    if revision is not None:
+        v.dns_label(name, "model_revision", revision)
+    base = f"{name}-{revision}" if revision else name
+    # The loader Job's name becomes a pod label value: a DNS label of at most 63 characters.
+    v.dns_label(name, "loader Job name (<name>[-<model_revision>]-loader)", f"{base}-loader")
+    mount_path = args.get("mount_path", DEFAULT_MOUNT_PATH)
+    v.absolute_path(name, "mount_path", mount_path)
+    template = args.get("claim_template_name", base)
+    v.dns_label(name, "claim_template_name", template)
+
+    storage_class_name = args.get("storage_class_name")
+    gp3: Gp3Class | None = None
+    if storage_class_name is not None:
+        v.dns_subdomain(name, "storage_class_name", storage_class_name)
+        given = [k for k in _GP3_FIELDS if k in args]
+        if given:
+            raise ModelStoreInputError(
+                name,
+                given[0],
+                args[given[0]],
+                "unset when storage_class_name is given (the class is the existing one's)",
+            )
+    else:
+        gp3 = parse_gp3_class(name, args)
+        storage_class_name = f"{name}-gp3"
+        check_gp3_size(name, gp3, "volume_size", size)
+    snapshot_class_name = args.get("snapshot_class_name", DEFAULT_SNAPSHOT_CLASS)
+    v.dns_subdomain(name, "snapshot_class_name", snapshot_class_name)
+    labels = {
+        **v.string_map(name, "labels", args.get("labels")),
+        "app.kubernetes.io/managed-by": MANAGED_BY,
+        "modelstore.pulumi.com/store": name,
+    }
+    protect = v.flag(name, "protect", args.get("protect", True))
+    return _CacheSpec(
+        name=name,
+        namespace=namespace,
+        volume_size=size,
+        loader=loader,
+        loader_service_account_name=loader_sa,
+        loader_timeout_minutes=timeout,
+        source_claim_name=args.get("source_claim_name"),
+        source_snapshot_name=args.get("source_snapshot_name"),
+        base=base,
+        mount_path=mount_path,
+        claim_template_name=template,
+        storage_class_name=storage_class_name,
+        snapshot_class_name=snapshot_class_name,
+        gp3=gp3,
+        labels=labels,
+        protect=protect,
+    )
+
+
+def _depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
+    """The resources in ``opts.depends_on``: a component's children do not inherit them."""
+    deps = opts.depends_on if opts is not None else None
+    if isinstance(deps, pulumi.Resource):
+        return [deps]
+    if isinstance(deps, Sequence):
+        return [d for d in deps if isinstance(d, pulumi.Resource)]
+    return []
+
+
+class EbsModelCache(pulumi.ComponentResource):
+    """A model cache on EBS: written once, snapshotted, restored per replica.
+
+    1. A gp3 StorageClass for the cache (``WaitForFirstConsumer``, expansion allowed), unless
+       ``storage_class_name`` names one.
+    2. With ``loader``: a seed claim (ReadWriteOnce, ``pulumi.com/skipAwait`` because it binds
+       only when the loader pod starts) and a Job that mounts it read-write at ``mount_path``
+       and writes the model. Pulumi waits for the Job to complete.
+    3. A VolumeSnapshot of the seed (or of ``source_claim_name``), created only after the Job:
+       a snapshot taken while the loader writes would capture half a model.
+    4. For the replicas, a StatefulSet ``volumeClaimTemplate`` restoring that snapshot
+       (:meth:`claim_template`, :meth:`patch_stateful_set_spec`). Each replica pod gets its own
+       ReadWriteOnce volume in its own Availability Zone (an EBS volume lives in one AZ; a
+       snapshot is regional), scale-up restores new volumes with no Pulumi change, and the
+       StatefulSet controller creates the claims when it schedules the pods, so nothing waits
+       on them. Why not N claims made here: a Deployment's replicas share one claim, which an
+       RWO EBS volume cannot serve across nodes, and a fixed set of claims stops matching the
+       replica count at the first scale. For such fixed claims,
+       :func:`~pulumi_modelstore.kube.snapshots.restored_claim` makes one.
+
+    Pass the driver in ``opts.depends_on`` (``depends_on=[driver]``): the cache's children then
+    depend on it, so a destroy deletes claims before the driver that deletes their volumes.
+    """
+
+    namespace: pulumi.Output[str]
+    """The cache's namespace."""
+    seed_claim_name: pulumi.Output[str | None]
+    """The seed claim the loader writes (None without ``loader``)."""
+    loader_job_name: pulumi.Output[str | None]
+    """The loader Job (None without ``loader``)."""
+    snapshot_name: pulumi.Output[str]
+    """The VolumeSnapshot replicas restore from."""
+    storage_class_name: pulumi.Output[str]
+    """The StorageClass of the seed and replica volumes."""
+    snapshot_class_name: pulumi.Output[str | None]
+    """The VolumeSnapshotClass of the snapshot (None with ``source_snapshot_name``)."""
+    claim_template_name: pulumi.Output[str]
+    """The volumeClaimTemplate name; replica claims are ``<it>-<statefulset>-<ordinal>``."""
+    volume_size: pulumi.Output[str]
+    """Size of every replica volume."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: EbsModelCacheArgs | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        raw: Mapping[str, Any] = dict(args or {})
+        spec = parse_cache_args(resource_name, raw)
+        super().__init__(CACHE_TYPE_TOKEN, resource_name, None, opts)
+        self._spec = spec
+        after = _depends_on(opts)
+
+        def child(*depends_on: pulumi.Resource | None) -> pulumi.ResourceOptions:
+            return pulumi.ResourceOptions(
+                parent=self, depends_on=after + [d for d in depends_on if d is not None]
+            )
+
+        storage_class_name: pulumi.Input[str] = spec.storage_class_name
+        self.storage_class = None
+        if spec.gp3 is not None:
+            self.storage_class = gp3_storage_class(
+                f"{resource_name}-gp3",
+                name=spec.storage_class_name,
+                spec=spec.gp3,
+                labels=spec.labels,
+                opts=child(),
+            )
+            storage_class_name = name_after(self.storage_class, spec.storage_class_name)
+
+        self.seed_claim = None
+        self.loader_job = None
+        if spec.loader is not None:
+            self.seed_claim = volume_claim(
+                f"{resource_name}-seed",
+                name=f"{spec.base}-seed",
+                namespace=spec.namespace,
+                size=spec.volume_size,
+                storage_class_name=storage_class_name,
+                labels={**spec.labels, "modelstore.pulumi.com/role": "seed"},
+                opts=child(),
+            )
+            self.loader_job = self._loader_job(resource_name, spec, child(self.seed_claim))
+
+        self.snapshot = None
+        snapshot_name: pulumi.Input[str]
+        if spec.source_snapshot_name is not None:
+            snapshot_name = spec.source_snapshot_name
+        else:
+            source = spec.source_claim_name or f"{spec.base}-seed"
+            # The model's data: retained (see ``protect``), not protected, so a new
+            # model_revision can still replace it.
+            self.snapshot = volume_snapshot(
+                f"{resource_name}-snapshot",
+                name=spec.base,
+                namespace=spec.namespace,
+                claim_name=source,
+                snapshot_class_name=spec.snapshot_class_name,
+                labels=spec.labels,
+                opts=pulumi.ResourceOptions.merge(
+                    child(self.loader_job),
+                    pulumi.ResourceOptions(retain_on_delete=spec.protect),
+                ),
+            )
+            snapshot_name = name_after(self.snapshot, spec.base)
+        self._snapshot_name = snapshot_name
+        self._storage_class_name = storage_class_name
+
+        none: pulumi.Output[Any] = pulumi.Output.from_input(None)
+        self.namespace = pulumi.Output.from_input(spec.namespace)
+        self.seed_claim_name = (
+            name_after(self.seed_claim, f"{spec.base}-seed") if self.seed_claim else none
+        )
+        self.loader_job_name = (
+            name_after(self.loader_job, f"{spec.base}-loader") if self.loader_job else none
+        )
+        self.snapshot_name = pulumi.Output.from_input(snapshot_name)
+        self.storage_class_name = pulumi.Output.from_input(storage_class_name)
+        self.snapshot_class_name = (
+            pulumi.Output.from_input(spec.snapshot_class_name) if self.snapshot else none
+        )
+        self.claim_template_name = pulumi.Output.from_input(spec.claim_template_name)
+        self.volume_size = pulumi.Output.from_input(spec.volume_size)
+        self.summary: dict[str, Any] = {
+            "namespace": self.namespace,
+            "seedClaimName": self.seed_claim_name,
+            "loaderJobName": self.loader_job_name,
+            "snapshotName": self.snapshot_name,
+            "storageClassName": self.storage_class_name,
+            "snapshotClassName": self.snapshot_class_name,
+            "claimTemplateName": self.claim_template_name,
+            "volumeSize": self.volume_size,
+        }
+        self.register_outputs(self.summary)
+
+    def _loader_job(
+        self, name: str, spec: _CacheSpec, opts: pulumi.ResourceOptions
+    ) -> k8s.batch.v1.Job:
+        loader = dict(spec.loader or {})
+        container = {
+            **loader,
+            "name": loader.get("name", "loader"),
+            "volumeMounts": [
+                # A list of mappings: parse_cache_args checked it.
+                *(loader.get("volumeMounts") or []),
+                {"name": MODEL_VOLUME, "mountPath": spec.mount_path},
+            ],
+        }
+        pod_spec: dict[str, Any] = {
+            "restartPolicy": "Never",
+            "containers": [container],
+            "volumes": [
+                {"name": MODEL_VOLUME, "persistentVolumeClaim": {"claimName": f"{spec.base}-seed"}}
+            ],
+        }
+        if spec.loader_service_account_name:
+            pod_spec["serviceAccountName"] = spec.loader_service_account_name
+        labels = {**spec.labels, "modelstore.pulumi.com/role": "loader"}
+        job_metadata: Any = {
+            "name": f"{spec.base}-loader",
+            "namespace": spec.namespace,
+            "labels": labels,
+        }
+        job_spec: Any = {
+            "backoffLimit": 3,
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+        }
+        minutes = f"{spec.loader_timeout_minutes}m"
+        return k8s.batch.v1.Job(
+            f"{name}-loader",
+            metadata=job_metadata,
+            spec=job_spec,
+            opts=pulumi.ResourceOptions.merge(
+                opts,
+                pulumi.ResourceOptions(
+                    custom_timeouts=pulumi.CustomTimeouts(create=minutes, update=minutes)
+                ),
+            ),
+        )
+
+    def claim_template(self) -> dict[str, Any]:
+        """The StatefulSet ``volumeClaimTemplate``: ReadWriteOnce, the cache's class and size,
+        ``dataSource`` the snapshot. Its values depend on the snapshot, so a StatefulSet using it
+        is created after the snapshot."""
+        spec = self._spec
+        return {
+            "metadata": {
+                "name": spec.claim_template_name,
+                "labels": {**spec.labels, "modelstore.pulumi.com/role": "replica"},
+            },
+            "spec": claim_spec(
+                spec.name,
+                size=spec.volume_size,
+                storage_class_name=self._storage_class_name,
+                data_source=snapshot_source(self._snapshot_name),
+            ),
+        }
+
+    def replica_claim_name(self, stateful_set_name: str, ordinal: int) -> str:
+        """The claim the StatefulSet controller makes for one replica."""
+        return f"{self._spec.claim_template_name}-{stateful_set_name}-{ordinal}"
+
+    def patch_stateful_set_spec(self, spec: Mapping[str, Any]) -> dict[str, Any]:
+        """A copy of a StatefulSet ``spec`` serving from the cache (the StatefulSet must live in
+        the cache's namespace, where the snapshot is): the claim template added;
+        every container gets the model volume read-only at ``mount_path``, ``HF_HUB_OFFLINE=1``
+        and ``HF_HOME`` on a writable emptyDir. Unless set, claims are deleted with their
+        replicas (``persistentVolumeClaimRetentionPolicy`` Delete/Delete): a replica volume is a
+        cache, the snapshot keeps the data, and a stale claim would otherwise be reused at the
+        next scale-up instead of a fresh restore.
+
+        The lists it extends (``containers``, each container's ``volumeMounts`` and ``env``,
+        ``volumes``, ``volumeClaimTemplates``) must be lists of mappings: anything else raises
+        :class:`ModelStoreInputError`."""
+        store = self._spec.name
+        out = dict(spec)
+        template = dict(out.get("template") or {})
+        pod = dict(template.get("spec") or {})
+        path = "spec.template.spec"
+        containers = _object_list(store, f"{path}.containers", pod.get("containers"), "Container")
+        for i, c in enumerate(containers):
+            _check_container(store, f"{path}.containers[{i}]", c, merged=("volumeMounts", "env"))
+        volumes = _object_list(store, f"{path}.volumes", pod.get("volumes"), "Volume")
+        claim_templates = _object_list(
+            store,
+            "spec.volumeClaimTemplates",
+            out.get("volumeClaimTemplates"),
+            "PersistentVolumeClaim",
+        )
+        hf_volume, hf_mount = hf_home_volume()
+        model_mount = {
+            "name": self._spec.claim_template_name,
+            "mountPath": self._spec.mount_path,
+            "readOnly": True,
+        }
+        pod["containers"] = [
+            {
+                **c,
+                "volumeMounts": [*(c.get("volumeMounts") or []), model_mount, hf_mount],
+                "env": [*(c.get("env") or []), *reader_env()],
+            }
+            for c in containers
+        ]
+        if not any(
+            isinstance(vol, Mapping) and vol.get("name") == HF_HOME_VOLUME for vol in volumes
+        ):
+            volumes.append(hf_volume)
+        pod["volumes"] = volumes
+        template["spec"] = pod
+        out["template"] = template
+        out["volumeClaimTemplates"] = [*claim_templates, self.claim_template()]
+        out.setdefault(
+            "persistentVolumeClaimRetentionPolicy",
+            {"whenDeleted": "Delete", "whenScaled": "Delete"},
+        )
+        return out
