@@ -22,7 +22,6 @@ Every backend reads the same way, in the same order (:meth:`ModelStore.__init__`
 
 import inspect
 import typing
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -33,7 +32,7 @@ import pulumi
 from . import validation as v
 from .cluster import ClusterScope
 from .errors import ModelStoreInputError
-from .fields import Parser, fields_of
+from .fields import Parser, fields_of, renamed
 from .kube.volumes import static_volume
 from .kube.workload import WorkloadMount, hf_home_volume, reader_env
 
@@ -241,21 +240,7 @@ class ModelStore(pulumi.ComponentResource):
 
     @classmethod
     def _renamed(cls, store: str, args: Any) -> Any:
-        if not isinstance(args, Mapping) or not any(old in args for old in cls.renamed_fields):
-            return args
-        out = dict(args)
-        for old, new in cls.renamed_fields.items():
-            if old not in out:
-                continue
-            if new in out:
-                raise ModelStoreInputError(
-                    store, old, out[old], f"unset when {new} is given (it is its new name)"
-                )
-            message = f"{store}: {old} is deprecated, use {new}"
-            warnings.warn(message, DeprecationWarning, stacklevel=4)
-            pulumi.log.warn(message)
-            out[new] = out.pop(old)
-        return out
+        return renamed(store, args, cls.renamed_fields, stacklevel=4)
 
     @classmethod
     def rules(cls, p: Parser) -> None:

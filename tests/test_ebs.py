@@ -21,8 +21,10 @@ from pulumi_modelstore.aws import (
     io2_multi_attach_storage_class,
     multi_attach_claim,
 )
-from pulumi_modelstore.aws.ebs import parse_gp3_class
+from pulumi_modelstore.aws.ebs import EbsCsiDriverArgs, EbsModelCacheArgs, parse_gp3_class
+from pulumi_modelstore.aws.ebs.classes import StorageClassArgs
 from pulumi_modelstore.aws.policies import DRIVER_TAG
+from pulumi_modelstore.fields import fields_of
 from pulumi_modelstore.kube import (
     cloned_claim,
     restored_claim,
@@ -154,7 +156,7 @@ def test_pod_identity_associates_the_controller_service_account_and_annotates_no
 def test_eks_addons_for_driver_and_snapshot_controller_with_irsa_role():
     p = plan(
         driver(
-            driver="eks-addon",
+            driver_install="eks-addon",
             eks_addon_version="v1.64.0-eksbuild.1",
             eks_addon_configuration={"controller": {"replicaCount": 3}},
         ),
@@ -189,7 +191,9 @@ def test_addon_pod_identity_and_kms_payloads_replay_against_moto(monkeypatch):
         "AWS_DEFAULT_REGION": "us-west-2",
     }.items():
         monkeypatch.setenv(key, value)
-    p = plan(driver(driver="eks-addon", identity="pod-identity", kms_key_arn=KEY), fill=True)
+    p = plan(
+        driver(driver_install="eks-addon", identity="pod-identity", kms_key_arn=KEY), fill=True
+    )
     with mock_aws():
         done = Replay(p).run()
     assert set(done.replayed) == {ROLE, ROLE_POLICY, ADDON, POD_IDENTITY}
@@ -197,7 +201,7 @@ def test_addon_pod_identity_and_kms_payloads_replay_against_moto(monkeypatch):
 
 
 def test_driver_none_installs_nothing_and_makes_no_role():
-    p = plan(driver(driver="none"))
+    p = plan(driver(driver_install="none"))
     assert not p.by_type(RELEASE) and not p.by_type(ADDON) and not p.by_type(ROLE)
     # The classes are still made for the existing driver.
     assert p.by_type(SNAPSHOT_CLASS) and p.by_type(STORAGE_CLASS)
@@ -315,11 +319,11 @@ def test_snapshot_controller_installed_once_for_one_driver_and_two_caches():
     [
         (
             {},
-            "ebs-again: driver must be none (EbsCsiDriver 'ebs' already installs the EBS CSI "
-            "driver on cluster 'prod-eks'), got 'helm'",
+            "ebs-again: driver_install must be none (EbsCsiDriver 'ebs' already installs the EBS "
+            "CSI driver on cluster 'prod-eks'), got 'helm'",
         ),
         (
-            {"driver": "none", "snapshot_controller": "eks-addon"},
+            {"driver_install": "none", "snapshot_controller": "eks-addon"},
             "ebs-again: snapshot_controller must be none (EbsCsiDriver 'ebs' already installs the "
             "snapshot controller on cluster 'prod-eks'), got 'eks-addon'",
         ),
@@ -375,21 +379,21 @@ def test_drivers_without_anything_naming_the_cluster_differ_by_kubernetes_provid
         (
             {"oidc_issuer": ISSUER_A},
             {"oidc_issuer": ISSUER_A},
-            "ebs-again: driver must be none (EbsCsiDriver 'ebs' already installs the EBS CSI "
-            f"driver on the cluster with OIDC issuer '{ISSUER_A}'), got 'helm'",
+            "ebs-again: driver_install must be none (EbsCsiDriver 'ebs' already installs the EBS "
+            f"CSI driver on the cluster with OIDC issuer '{ISSUER_A}'), got 'helm'",
         ),
         (
             # The first resolves its issuer from the cluster: the same cluster, named two ways.
             {"cluster_name": CLUSTER},
             {"oidc_issuer": f"https://{ISSUER_HOST}"},
-            "ebs-again: driver must be none (EbsCsiDriver 'ebs' already installs the EBS CSI "
-            f"driver on the cluster with OIDC issuer 'https://{ISSUER_HOST}'), got 'helm'",
+            "ebs-again: driver_install must be none (EbsCsiDriver 'ebs' already installs the EBS "
+            f"CSI driver on the cluster with OIDC issuer 'https://{ISSUER_HOST}'), got 'helm'",
         ),
         (
             {"identity": "none"},
             {"identity": "none"},
-            "ebs-again: driver must be none (EbsCsiDriver 'ebs' already installs the EBS CSI "
-            "driver on the cluster), got 'helm'",
+            "ebs-again: driver_install must be none (EbsCsiDriver 'ebs' already installs the EBS "
+            "CSI driver on the cluster), got 'helm'",
         ),
     ],
 )
@@ -412,7 +416,7 @@ def test_a_second_component_that_installs_nothing_is_fine():
                 "ebs-classes",
                 {
                     "cluster_name": CLUSTER,
-                    "driver": "none",
+                    "driver_install": "none",
                     "snapshot_controller": "none",
                     "create_snapshot_class": False,
                     "storage_class_name": "ebs-gp3-fast",
@@ -983,7 +987,8 @@ BAD_CACHE = [
     ({"volume_size": "100m"}, f"llama: volume_size must be {SIZE_RULE}, got '100m'"),
     ({"volume_size": "100 Gi"}, f"llama: volume_size must be {SIZE_RULE}, got '100 Gi'"),
     ({"volume_size": "100GB"}, f"llama: volume_size must be {SIZE_RULE}, got '100GB'"),
-    ({"volume_size": 100}, f"llama: volume_size must be {SIZE_RULE}, got 100"),
+    # A type error: the annotation (a string) says it now.
+    ({"volume_size": 100}, "llama: volume_size must be a string, got 100"),
     ({"volume_size": "0Gi"}, f"llama: volume_size must be a positive size: {SIZE_RULE}, got '0Gi'"),
     (
         {"volume_size": "65537Gi"},
@@ -1101,8 +1106,8 @@ def test_bad_cache_input_is_refused_before_anything_registers(args, message):
 
 BAD_DRIVER = [
     (
-        {"driver": "kubectl"},
-        "ebs: driver must be one of helm, eks-addon, none, got 'kubectl'",
+        {"driver_install": "kubectl"},
+        "ebs: driver_install must be one of helm, eks-addon, none, got 'kubectl'",
     ),
     (
         {"identity": "instance-profile"},
@@ -1113,12 +1118,13 @@ BAD_DRIVER = [
         "ebs: cluster_name must be the EKS cluster's name when identity is pod-identity, got None",
     ),
     (
-        {"cluster_name": None, "driver": "eks-addon"},
-        "ebs: cluster_name must be the EKS cluster's name when driver is eks-addon, got None",
+        {"cluster_name": None, "driver_install": "eks-addon"},
+        "ebs: cluster_name must be the EKS cluster's name when driver_install is eks-addon, "
+        "got None",
     ),
     (
-        {"driver": "eks-addon", "driver_namespace": "storage"},
-        "ebs: driver_namespace must be unset when driver is eks-addon (the add-on runs "
+        {"driver_install": "eks-addon", "driver_namespace": "storage"},
+        "ebs: driver_namespace must be unset when driver_install is eks-addon (the add-on runs "
         "ebs-csi-controller-sa in kube-system), got 'storage'",
     ),
     (
@@ -1131,7 +1137,7 @@ BAD_DRIVER = [
     ),
     ({"kms_key_arns": [KEY, "alias/x"]}, f"ebs: kms_key_arns must be {KMS_RULE}, got 'alias/x'"),
     (
-        {"driver": "none", "kms_key_arn": KEY},
+        {"driver_install": "none", "kms_key_arn": KEY},
         "ebs: identity must be irsa or pod-identity when KMS keys are given (grants go on the "
         "controller's role), got 'none'",
     ),
@@ -1172,6 +1178,60 @@ def test_bad_driver_input_is_refused_before_anything_registers(args, message):
         plan(driver(**args))
     assert str(err.value) == message
     assert names_of(err.value.registered) == ["modelstore-test"]
+
+
+def test_every_bad_field_is_reported_at_once_one_line_each():
+    with pytest.raises(PlanError) as err:
+        plan(cache(iops=2999, fs_type="btrfs", namespace="Inference", protect="no"))
+    assert str(err.value.cause).splitlines() == [
+        "llama: protect must be True or False, got 'no'",
+        "llama: namespace must be a DNS-1123 label (lowercase letters, digits and '-', starting "
+        "and ending with a letter or digit, at most 63 characters), got 'Inference'",
+        "llama: iops must be a whole number from 3000 to 80000 IOPS for gp3, got 2999",
+        "llama: fs_type must be one of ext4, xfs, got 'btrfs'",
+    ]
+    with pytest.raises(PlanError) as err:
+        plan(driver(identity="instance-profile", reclaim_policy="Recycle", labels="team=ml"))
+    assert str(err.value.cause).splitlines() == [
+        "ebs: labels must be a mapping of strings to strings, got 'team=ml'",
+        "ebs: identity must be one of irsa, pod-identity, none, got 'instance-profile'",
+        "ebs: reclaim_policy must be one of Delete, Retain, got 'Recycle'",
+    ]
+    assert names_of(err.value.registered) == ["modelstore-test"]
+
+
+def test_a_bad_field_gives_one_line_not_a_cascade():
+    """iops out of range: the rules that read it (throughput per IOPS, IOPS per GiB of the
+    volume) are skipped, not reported again."""
+    with pytest.raises(PlanError) as err:
+        plan(cache(iops=100000, throughput_mibps=2000, volume_size="20Gi"))
+    assert str(err.value) == (
+        "llama: iops must be a whole number from 3000 to 80000 IOPS for gp3, got 100000"
+    )
+
+
+def test_driver_is_the_deprecated_spelling_of_driver_install():
+    with pytest.warns(DeprecationWarning, match="ebs: driver is deprecated, use driver_install"):
+        old = plan(driver(driver="eks-addon"))
+    new = plan(driver(driver_install="eks-addon"))
+    assert [s["urn"] for s in old.states()] == [s["urn"] for s in new.states()]
+    assert [s["inputs"] for s in old.states()] == [s["inputs"] for s in new.states()]
+    with pytest.raises(PlanError) as err:
+        plan(driver(driver="none", driver_install="helm"))
+    assert str(err.value) == (
+        "ebs: driver must be unset when driver_install is given (it is its new name), got 'none'"
+    )
+
+
+def test_the_class_fields_default_alike_in_the_driver_the_cache_and_the_class_parser():
+    """The gp3 fields are taken by three args types; the documented defaults must agree (they
+    fill the same Gp3Class)."""
+    classes = fields_of(StorageClassArgs)
+    for args_type in (EbsCsiDriverArgs, EbsModelCacheArgs):
+        for name, field in fields_of(args_type).items():
+            if name in classes:
+                assert field.default == classes[name].default, (args_type.__name__, name)
+                assert field.annotation == classes[name].annotation, (args_type.__name__, name)
 
 
 def test_irsa_without_an_oidc_provider_fails_the_preview():

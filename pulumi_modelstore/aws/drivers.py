@@ -2,7 +2,8 @@
 installs one (a Helm release, the EKS add-on, or nothing): its fields, their validation and the
 add-on resource. Helm releases go through ``kube/drivers.py``'s ``helm_release``."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the component analyzer reads DriverInstallArgs (the
+# AWS components' args inherit it) as objects.
 
 import json
 from collections.abc import Callable, Mapping, Sequence

@@ -2,18 +2,18 @@
 volume by a loader Job, snapshotted when the Job has completed, and every serving replica's own
 ReadWriteOnce volume restored from that snapshot through a StatefulSet ``volumeClaimTemplate``."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the component analyzer and the field machinery read
+# the args TypedDict and the output annotations as objects.
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, Required, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from ... import validation as v
-from ..._legacy_store import DEFAULT_MOUNT_PATH, MANAGED_BY, check_known_fields
 from ...errors import ModelStoreInputError
+from ...fields import Parser, outputs_of
 from ...kube.snapshots import (
     claim_spec,
     name_after,
@@ -23,13 +23,8 @@ from ...kube.snapshots import (
     volume_snapshot,
 )
 from ...kube.workload import HF_HOME_VOLUME, hf_home_volume, reader_env
-from .classes import (
-    DEFAULT_SNAPSHOT_CLASS,
-    Gp3Class,
-    check_gp3_size,
-    gp3_storage_class,
-    parse_gp3_class,
-)
+from ...store import MANAGED_BY, STORE_LABEL
+from .classes import GP3_FIELDS, checked, gp3_rules, gp3_size_fits, gp3_storage_class
 
 CACHE_TYPE_TOKEN = "modelstore:index:EbsModelCache"
 
@@ -38,10 +33,10 @@ class EbsModelCacheArgs(TypedDict, total=False):
     """Arguments of :class:`EbsModelCache`. Required: ``namespace``, ``volume_size`` and exactly
     one of ``loader``, ``source_claim_name`` and ``source_snapshot_name``."""
 
-    namespace: str
+    namespace: Required[str]
     """The namespace of the seed claim, the VolumeSnapshot and the serving StatefulSet. No
     default: a claim can only be restored from a VolumeSnapshot in its own namespace."""
-    volume_size: str
+    volume_size: Required[str]
     """Size of the seed volume and of every replica's volume, a Kubernetes quantity with a
     unit (``200Gi``); at least the model's size. No default. gp3 takes 1Gi to 65536Gi. Raising
     it grows the seed claim in place; a StatefulSet's claim template cannot change in place, so
@@ -54,7 +49,7 @@ class EbsModelCacheArgs(TypedDict, total=False):
     """Service account of the loader Job (e.g. one with S3 read access). Default: the
     namespace's default."""
     loader_timeout_minutes: int
-    """How long ``pulumi up`` waits for the loader Job to complete. Default: 60."""
+    """How long ``pulumi up`` waits for the loader Job to complete. Default: ``60``."""
     source_claim_name: str
     """Snapshot this existing, already-written claim in ``namespace`` instead of running a
     loader (stop its writers first). Default: none."""
@@ -67,7 +62,7 @@ class EbsModelCacheArgs(TypedDict, total=False):
     claims; the previous revision's objects are replaced. What happens to the previous
     VolumeSnapshot is ``protect``'s to say. Default: none."""
     protect: bool
-    """Keep the model's data, the VolumeSnapshot, when Pulumi deletes it. Default: True: the
+    """Keep the model's data, the VolumeSnapshot, when Pulumi deletes it. Default: ``True``: the
     VolumeSnapshot is registered with ``retain_on_delete`` (not ``protect``, which would block
     the replacement a ``model_revision`` change needs). Then ``pulumi destroy`` and a
     ``model_revision`` change only drop the VolumeSnapshot from the stack: the object, its
@@ -95,58 +90,135 @@ class EbsModelCacheArgs(TypedDict, total=False):
     the snapshot waits for it). Default: ``ebs-snapshots``, the driver component's default."""
     iops: int
     """gp3 IOPS of the cache's class, 3000 to 80000 and at most 500 per GiB of
-    ``volume_size``. Default: 3000."""
+    ``volume_size``. Default: ``3000``."""
     throughput_mibps: int
     """gp3 throughput of the cache's class in MiB/s, 125 to 2000 and at most 0.25 per IOPS.
-    Default: 125. Loading weights is sequential: more throughput is what shortens it."""
+    Default: ``125``. Loading weights is sequential: more throughput is what shortens it."""
     volume_initialization_rate_mibps: int
     """Rate, 100 to 300 MiB/s, at which EBS pulls each restored replica volume's blocks from
     the snapshot. Default: the EBS default (blocks load lazily on first read, so the first model
     load from a fresh replica is slow)."""
     encrypted: bool
-    """Encrypt the cache's volumes. Default: True."""
+    """Encrypt the cache's volumes. Default: ``True``."""
     kms_key_arn: str
     """Customer managed KMS key ARN for the cache's volumes; list it in the driver's
     ``kms_key_arns`` so the controller may use it. Default: the AWS managed ``aws/ebs`` key."""
     fs_type: str
-    """``ext4`` (default) or ``xfs``."""
+    """``ext4`` or ``xfs``. Default: ``ext4``."""
     volume_tags: Mapping[str, str]
     """Tags on the cache's volumes. Default: none beyond the driver's own."""
     labels: Mapping[str, str]
     """Labels merged onto every Kubernetes object. Default: the library's own only."""
 
 
-CACHE_FIELDS = frozenset(EbsModelCacheArgs.__annotations__)
-_GP3_FIELDS = (
-    "iops",
-    "throughput_mibps",
-    "volume_initialization_rate_mibps",
-    "encrypted",
-    "kms_key_arn",
-    "fs_type",
-    "volume_tags",
-)
+# -- the cache's rules ------------------------------------------------------------------------
+
 MODEL_VOLUME = "model"
 
 
-@dataclass(frozen=True)
-class _CacheSpec:
-    name: str
-    namespace: str
-    volume_size: str
-    loader: dict[str, Any] | None
-    loader_service_account_name: str | None
-    loader_timeout_minutes: int
-    source_claim_name: str | None
-    source_snapshot_name: str | None
-    base: str
-    mount_path: str
-    claim_template_name: str
-    storage_class_name: Any
-    snapshot_class_name: Any
-    gp3: Gp3Class | None
-    labels: dict[str, str]
-    protect: bool
+def namespace_is_set(store: str, namespace: Any) -> None:
+    if namespace is None:
+        raise ModelStoreInputError(
+            store,
+            "namespace",
+            None,
+            "set (no default: a claim restores only from a VolumeSnapshot in its own namespace)",
+        )
+
+
+def volume_size_is_a_size(store: str, volume_size: Any) -> None:
+    size_gib(store, "volume_size", volume_size)
+
+
+def exactly_one_source(
+    store: str, loader: Any, source_claim_name: Any, source_snapshot_name: Any
+) -> None:
+    """The model comes from one place: a loader, an existing claim or an existing snapshot."""
+    sources = [
+        name
+        for name, value in (
+            ("loader", loader),
+            ("source_claim_name", source_claim_name),
+            ("source_snapshot_name", source_snapshot_name),
+        )
+        if value
+    ]
+    if len(sources) != 1:
+        raise ModelStoreInputError(
+            store,
+            "loader, source_claim_name or source_snapshot_name",
+            sources,
+            "exactly one of them",
+        )
+
+
+def loader_is_a_container(store: str, field_name: str, loader: Mapping[str, Any]) -> None:
+    if not isinstance(loader.get("image"), str):
+        raise ModelStoreInputError(
+            store, field_name, loader, "a container mapping with at least an 'image'"
+        )
+    # The model volume's mount is added to the loader's own.
+    _check_container(store, field_name, loader, merged=("volumeMounts",))
+
+
+def loader_job_name_is_a_label(store: str, model_revision: Any) -> None:
+    """The loader Job's name becomes a pod label value: a DNS label of at most 63 characters."""
+    v.dns_label(
+        store,
+        "loader Job name (<name>[-<model_revision>]-loader)",
+        f"{_base(store, model_revision)}-loader",
+    )
+
+
+def no_class_fields_with_an_existing_class(store: str, field_name: str, value: Any) -> None:
+    raise ModelStoreInputError(
+        store,
+        field_name,
+        value,
+        "unset when storage_class_name is given (the class is the existing one's)",
+    )
+
+
+def volume_size_fits_gp3(store: str, iops: Any, volume_size: Any) -> None:
+    gp3_size_fits(store, iops, "volume_size", volume_size)
+
+
+def _base(store: str, model_revision: Any) -> str:
+    """The name of one revision's objects: ``<name>[-<model_revision>]``."""
+    return f"{store}-{model_revision}" if model_revision else store
+
+
+def cache_rules(p: Parser) -> None:
+    """Every rule of :class:`EbsModelCacheArgs`; derives ``base`` (the revision's object name)
+    and, for the cache's own class, ``gp3``."""
+    p.rule(namespace_is_set, "namespace")
+    p.field_rule(v.dns_label, "namespace")
+    p.rule(volume_size_is_a_size, "volume_size")
+    p.rule(exactly_one_source, "loader", "source_claim_name", "source_snapshot_name")
+    p.field_rule(loader_is_a_container, "loader")
+    p.field_rule(v.dns_subdomain, "loader_service_account_name")
+    checked(p, v.positive_int, "loader_timeout_minutes")
+    p.field_rule(v.dns_subdomain, "source_claim_name")
+    p.field_rule(v.dns_subdomain, "source_snapshot_name")
+    p.field_rule(v.dns_label, "model_revision")
+    if p.ok("model_revision"):
+        p.derived["base"] = _base(p.store, p["model_revision"])
+        p.rule(loader_job_name_is_a_label, "model_revision")
+        if "claim_template_name" not in p:
+            p.set("claim_template_name", p.derived["base"])
+    checked(p, v.absolute_path, "mount_path")
+    checked(p, v.dns_label, "claim_template_name")
+    if p["storage_class_name"] is not None:
+        p.field_rule(v.dns_subdomain, "storage_class_name")
+        for name in GP3_FIELDS:
+            if name in p:  # given, even as None
+                checked(p, no_class_fields_with_an_existing_class, name)
+    else:
+        gp3_rules(p)
+        p.set("storage_class_name", f"{p.store}-gp3")
+        p.rule(volume_size_fits_gp3, "iops", "volume_size")
+    checked(p, v.dns_subdomain, "snapshot_class_name")
+    checked(p, v.flag, "protect")
 
 
 # A loader container's list fields: those this library merges into (volumeMounts) and those it
@@ -188,100 +260,6 @@ def _check_container(
     for key in _CONTAINER_STRING_LISTS:
         if key in container and container[key] is not None:
             v.string_list(store, f"{prefix}.{key}", container[key])
-
-
-def parse_cache_args(name: str, args: Mapping[str, Any]) -> _CacheSpec:
-    """Validate every field of :class:`EbsModelCacheArgs`."""
-    check_known_fields(name, args, CACHE_FIELDS)
-    namespace = args.get("namespace")
-    if namespace is None:
-        raise ModelStoreInputError(
-            name,
-            "namespace",
-            None,
-            "set (no default: a claim restores only from a VolumeSnapshot in its own namespace)",
-        )
-    v.dns_label(name, "namespace", namespace)
-    size: Any = args.get("volume_size")
-    size_gib(name, "volume_size", size)
-    sources = [k for k in ("loader", "source_claim_name", "source_snapshot_name") if args.get(k)]
-    if len(sources) != 1:
-        raise ModelStoreInputError(
-            name,
-            "loader, source_claim_name or source_snapshot_name",
-            sources,
-            "exactly one of them",
-        )
-    loader = args.get("loader")
-    if loader is not None:
-        if not isinstance(loader, Mapping) or not isinstance(loader.get("image"), str):
-            raise ModelStoreInputError(
-                name, "loader", loader, "a container mapping with at least an 'image'"
-            )
-        # The model volume's mount is added to the loader's own.
-        _check_container(name, "loader", loader, merged=("volumeMounts",))
-        loader = dict(loader)
-    loader_sa = args.get("loader_service_account_name")
-    if loader_sa is not None:
-        v.dns_subdomain(name, "loader_service_account_name", loader_sa)
-    timeout = args.get("loader_timeout_minutes", 60)
-    v.positive_int(name, "loader_timeout_minutes", timeout)
-    for key in ("source_claim_name", "source_snapshot_name"):
-        if args.get(key) is not None:
-            v.dns_subdomain(name, key, args[key])
-    revision = args.get("model_revision")
-    if revision is not None:
-        v.dns_label(name, "model_revision", revision)
-    base = f"{name}-{revision}" if revision else name
-    # The loader Job's name becomes a pod label value: a DNS label of at most 63 characters.
-    v.dns_label(name, "loader Job name (<name>[-<model_revision>]-loader)", f"{base}-loader")
-    mount_path = args.get("mount_path", DEFAULT_MOUNT_PATH)
-    v.absolute_path(name, "mount_path", mount_path)
-    template = args.get("claim_template_name", base)
-    v.dns_label(name, "claim_template_name", template)
-
-    storage_class_name = args.get("storage_class_name")
-    gp3: Gp3Class | None = None
-    if storage_class_name is not None:
-        v.dns_subdomain(name, "storage_class_name", storage_class_name)
-        given = [k for k in _GP3_FIELDS if k in args]
-        if given:
-            raise ModelStoreInputError(
-                name,
-                given[0],
-                args[given[0]],
-                "unset when storage_class_name is given (the class is the existing one's)",
-            )
-    else:
-        gp3 = parse_gp3_class(name, args)
-        storage_class_name = f"{name}-gp3"
-        check_gp3_size(name, gp3, "volume_size", size)
-    snapshot_class_name = args.get("snapshot_class_name", DEFAULT_SNAPSHOT_CLASS)
-    v.dns_subdomain(name, "snapshot_class_name", snapshot_class_name)
-    labels = {
-        **v.string_map(name, "labels", args.get("labels")),
-        "app.kubernetes.io/managed-by": MANAGED_BY,
-        "modelstore.pulumi.com/store": name,
-    }
-    protect = v.flag(name, "protect", args.get("protect", True))
-    return _CacheSpec(
-        name=name,
-        namespace=namespace,
-        volume_size=size,
-        loader=loader,
-        loader_service_account_name=loader_sa,
-        loader_timeout_minutes=timeout,
-        source_claim_name=args.get("source_claim_name"),
-        source_snapshot_name=args.get("source_snapshot_name"),
-        base=base,
-        mount_path=mount_path,
-        claim_template_name=template,
-        storage_class_name=storage_class_name,
-        snapshot_class_name=snapshot_class_name,
-        gp3=gp3,
-        labels=labels,
-        protect=protect,
-    )
 
 
 def _depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
@@ -335,16 +313,40 @@ class EbsModelCache(pulumi.ComponentResource):
     volume_size: pulumi.Output[str]
     """Size of every replica volume."""
 
+    @classmethod
+    def parse(cls, resource_name: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Every check that needs no lookup: the values of every field (defaults filled in) and
+        what the rules derived; raises one :class:`ModelStoreInputError` listing every problem,
+        one line each."""
+        p = Parser(resource_name, EbsModelCacheArgs, args)
+        cache_rules(p)
+        values = p.finish()
+        # Every field, None where neither given nor defaulted.
+        return {name: values.get(name) for name in p.fields}, dict(p.derived)
+
+    @classmethod
+    def validate(cls, resource_name: str, args: Any) -> None:
+        """Check every input that needs no lookup; raises :class:`ModelStoreInputError`."""
+        cls.parse(resource_name, args)
+
     def __init__(
         self,
         resource_name: str,
-        args: EbsModelCacheArgs | None = None,
+        args: EbsModelCacheArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        raw: Mapping[str, Any] = dict(args or {})
-        spec = parse_cache_args(resource_name, raw)
+        values, derived = type(self).parse(resource_name, args)
         super().__init__(CACHE_TYPE_TOKEN, resource_name, None, opts)
-        self._spec = spec
+        self._name = resource_name
+        self._values = values
+        base: str = derived["base"]
+        self._base = base
+        self._labels = {
+            **(values["labels"] or {}),
+            "app.kubernetes.io/managed-by": MANAGED_BY,
+            STORE_LABEL: resource_name,
+        }
+        namespace: str = values["namespace"]
         after = _depends_on(opts)
 
         def child(*depends_on: pulumi.Resource | None) -> pulumi.ResourceOptions:
@@ -352,116 +354,108 @@ class EbsModelCache(pulumi.ComponentResource):
                 parent=self, depends_on=after + [d for d in depends_on if d is not None]
             )
 
-        storage_class_name: pulumi.Input[str] = spec.storage_class_name
+        storage_class_name: pulumi.Input[str] = values["storage_class_name"]
         self.storage_class = None
-        if spec.gp3 is not None:
+        if "gp3" in derived:
             self.storage_class = gp3_storage_class(
                 f"{resource_name}-gp3",
-                name=spec.storage_class_name,
-                spec=spec.gp3,
-                labels=spec.labels,
+                name=values["storage_class_name"],
+                spec=derived["gp3"],
+                labels=self._labels,
                 opts=child(),
             )
-            storage_class_name = name_after(self.storage_class, spec.storage_class_name)
+            storage_class_name = name_after(self.storage_class, values["storage_class_name"])
 
         self.seed_claim = None
         self.loader_job = None
-        if spec.loader is not None:
+        if values["loader"] is not None:
             self.seed_claim = volume_claim(
                 f"{resource_name}-seed",
-                name=f"{spec.base}-seed",
-                namespace=spec.namespace,
-                size=spec.volume_size,
+                name=f"{base}-seed",
+                namespace=namespace,
+                size=values["volume_size"],
                 storage_class_name=storage_class_name,
-                labels={**spec.labels, "modelstore.pulumi.com/role": "seed"},
+                labels={**self._labels, "modelstore.pulumi.com/role": "seed"},
                 opts=child(),
             )
-            self.loader_job = self._loader_job(resource_name, spec, child(self.seed_claim))
+            self.loader_job = self._loader_job(resource_name, child(self.seed_claim))
 
         self.snapshot = None
         snapshot_name: pulumi.Input[str]
-        if spec.source_snapshot_name is not None:
-            snapshot_name = spec.source_snapshot_name
+        if values["source_snapshot_name"] is not None:
+            snapshot_name = values["source_snapshot_name"]
         else:
-            source = spec.source_claim_name or f"{spec.base}-seed"
+            source = values["source_claim_name"] or f"{base}-seed"
             # The model's data: retained (see ``protect``), not protected, so a new
             # model_revision can still replace it.
             self.snapshot = volume_snapshot(
                 f"{resource_name}-snapshot",
-                name=spec.base,
-                namespace=spec.namespace,
+                name=base,
+                namespace=namespace,
                 claim_name=source,
-                snapshot_class_name=spec.snapshot_class_name,
-                labels=spec.labels,
+                snapshot_class_name=values["snapshot_class_name"],
+                labels=self._labels,
                 opts=pulumi.ResourceOptions.merge(
                     child(self.loader_job),
-                    pulumi.ResourceOptions(retain_on_delete=spec.protect),
+                    pulumi.ResourceOptions(retain_on_delete=values["protect"]),
                 ),
             )
-            snapshot_name = name_after(self.snapshot, spec.base)
+            snapshot_name = name_after(self.snapshot, base)
         self._snapshot_name = snapshot_name
         self._storage_class_name = storage_class_name
 
         none: pulumi.Output[Any] = pulumi.Output.from_input(None)
-        self.namespace = pulumi.Output.from_input(spec.namespace)
+        self.namespace = pulumi.Output.from_input(namespace)
         self.seed_claim_name = (
-            name_after(self.seed_claim, f"{spec.base}-seed") if self.seed_claim else none
+            name_after(self.seed_claim, f"{base}-seed") if self.seed_claim else none
         )
         self.loader_job_name = (
-            name_after(self.loader_job, f"{spec.base}-loader") if self.loader_job else none
+            name_after(self.loader_job, f"{base}-loader") if self.loader_job else none
         )
         self.snapshot_name = pulumi.Output.from_input(snapshot_name)
         self.storage_class_name = pulumi.Output.from_input(storage_class_name)
         self.snapshot_class_name = (
-            pulumi.Output.from_input(spec.snapshot_class_name) if self.snapshot else none
+            pulumi.Output.from_input(values["snapshot_class_name"]) if self.snapshot else none
         )
-        self.claim_template_name = pulumi.Output.from_input(spec.claim_template_name)
-        self.volume_size = pulumi.Output.from_input(spec.volume_size)
+        self.claim_template_name = pulumi.Output.from_input(values["claim_template_name"])
+        self.volume_size = pulumi.Output.from_input(values["volume_size"])
         self.summary: dict[str, Any] = {
-            "namespace": self.namespace,
-            "seedClaimName": self.seed_claim_name,
-            "loaderJobName": self.loader_job_name,
-            "snapshotName": self.snapshot_name,
-            "storageClassName": self.storage_class_name,
-            "snapshotClassName": self.snapshot_class_name,
-            "claimTemplateName": self.claim_template_name,
-            "volumeSize": self.volume_size,
+            name: getattr(self, attribute) for name, attribute in outputs_of(type(self)).items()
         }
         self.register_outputs(self.summary)
 
-    def _loader_job(
-        self, name: str, spec: _CacheSpec, opts: pulumi.ResourceOptions
-    ) -> k8s.batch.v1.Job:
-        loader = dict(spec.loader or {})
+    def _loader_job(self, name: str, opts: pulumi.ResourceOptions) -> k8s.batch.v1.Job:
+        values, base = self._values, self._base
+        loader = dict(values["loader"] or {})
         container = {
             **loader,
             "name": loader.get("name", "loader"),
             "volumeMounts": [
-                # A list of mappings: parse_cache_args checked it.
+                # A list of mappings: loader_is_a_container checked it.
                 *(loader.get("volumeMounts") or []),
-                {"name": MODEL_VOLUME, "mountPath": spec.mount_path},
+                {"name": MODEL_VOLUME, "mountPath": values["mount_path"]},
             ],
         }
         pod_spec: dict[str, Any] = {
             "restartPolicy": "Never",
             "containers": [container],
             "volumes": [
-                {"name": MODEL_VOLUME, "persistentVolumeClaim": {"claimName": f"{spec.base}-seed"}}
+                {"name": MODEL_VOLUME, "persistentVolumeClaim": {"claimName": f"{base}-seed"}}
             ],
         }
-        if spec.loader_service_account_name:
-            pod_spec["serviceAccountName"] = spec.loader_service_account_name
-        labels = {**spec.labels, "modelstore.pulumi.com/role": "loader"}
+        if values["loader_service_account_name"]:
+            pod_spec["serviceAccountName"] = values["loader_service_account_name"]
+        labels = {**self._labels, "modelstore.pulumi.com/role": "loader"}
         job_metadata: Any = {
-            "name": f"{spec.base}-loader",
-            "namespace": spec.namespace,
+            "name": f"{base}-loader",
+            "namespace": values["namespace"],
             "labels": labels,
         }
         job_spec: Any = {
             "backoffLimit": 3,
             "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         }
-        minutes = f"{spec.loader_timeout_minutes}m"
+        minutes = f"{values['loader_timeout_minutes']}m"
         return k8s.batch.v1.Job(
             f"{name}-loader",
             metadata=job_metadata,
@@ -478,15 +472,14 @@ class EbsModelCache(pulumi.ComponentResource):
         """The StatefulSet ``volumeClaimTemplate``: ReadWriteOnce, the cache's class and size,
         ``dataSource`` the snapshot. Its values depend on the snapshot, so a StatefulSet using it
         is created after the snapshot."""
-        spec = self._spec
         return {
             "metadata": {
-                "name": spec.claim_template_name,
-                "labels": {**spec.labels, "modelstore.pulumi.com/role": "replica"},
+                "name": self._values["claim_template_name"],
+                "labels": {**self._labels, "modelstore.pulumi.com/role": "replica"},
             },
             "spec": claim_spec(
-                spec.name,
-                size=spec.volume_size,
+                self._name,
+                size=self._values["volume_size"],
                 storage_class_name=self._storage_class_name,
                 data_source=snapshot_source(self._snapshot_name),
             ),
@@ -494,7 +487,7 @@ class EbsModelCache(pulumi.ComponentResource):
 
     def replica_claim_name(self, stateful_set_name: str, ordinal: int) -> str:
         """The claim the StatefulSet controller makes for one replica."""
-        return f"{self._spec.claim_template_name}-{stateful_set_name}-{ordinal}"
+        return f"{self._values['claim_template_name']}-{stateful_set_name}-{ordinal}"
 
     def patch_stateful_set_spec(self, spec: Mapping[str, Any]) -> dict[str, Any]:
         """A copy of a StatefulSet ``spec`` serving from the cache (the StatefulSet must live in
@@ -508,7 +501,7 @@ class EbsModelCache(pulumi.ComponentResource):
         The lists it extends (``containers``, each container's ``volumeMounts`` and ``env``,
         ``volumes``, ``volumeClaimTemplates``) must be lists of mappings: anything else raises
         :class:`ModelStoreInputError`."""
-        store = self._spec.name
+        store = self._name
         out = dict(spec)
         template = dict(out.get("template") or {})
         pod = dict(template.get("spec") or {})
@@ -525,8 +518,8 @@ class EbsModelCache(pulumi.ComponentResource):
         )
         hf_volume, hf_mount = hf_home_volume()
         model_mount = {
-            "name": self._spec.claim_template_name,
-            "mountPath": self._spec.mount_path,
+            "name": self._values["claim_template_name"],
+            "mountPath": self._values["mount_path"],
             "readOnly": True,
         }
         pod["containers"] = [

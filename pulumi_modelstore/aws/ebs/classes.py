@@ -7,18 +7,21 @@ botocore's EC2 model; ratios from the EBS volume types guide; the driver's
 4-65,536 GiB; volume initialization rate 100-300 MiB/s.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the field machinery and the component analyzer read
+# these annotations as objects.
 
 import math
-from collections.abc import Mapping
+import typing
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from ... import validation as v
 from ...errors import ModelStoreInputError
+from ...fields import NO_DEFAULT, Parser, fields_of
 from ...kube.snapshots import size_gib, volume_claim
 from ..drivers import EBS_CSI
 
@@ -112,101 +115,209 @@ def _tag_parameters(tags: Mapping[str, pulumi.Input[str]]) -> dict[str, pulumi.I
     }
 
 
-def _whole_in_range(store: str, name: str, value: Any, low: int, high: int, unit: str) -> None:
+def whole_in_range(store: str, name: str, value: Any, low: int, high: int, unit: str) -> None:
     """A plain whole number in range (not an Output: limits and ratios are checked at preview)."""
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise ModelStoreInputError(store, name, value, f"a whole number from {low} to {high}{unit}")
 
 
-def _kms(store: str, name: str, args: Mapping[str, Any], encrypted: bool) -> Any:
-    key = args.get(name)
-    if key is None:
-        return None
-    if not encrypted:
-        raise ModelStoreInputError(store, name, key, "unset when encrypted is False")
-    v.kms_key_arn(store, name, key, alias_note=KMS_ALIAS_NOTE)
-    return key
+def checked(p: Parser, check: Callable[..., Any], name: str, *extra: Any) -> None:
+    """Run ``check(store, name, value, *extra)`` on a field given or defaulted, None included:
+    a field given as None is refused by its check (None is not a size, a class name or a
+    flag), where :meth:`Parser.field_rule` would skip it. Skipped when the field was refused,
+    or is neither given nor defaulted."""
+    if name in p.values and p.ok(name):
+        p.check(lambda: check(p.store, name, p[name], *extra))
 
 
-def parse_gp3_class(store: str, args: Mapping[str, Any]) -> Gp3Class:
-    """Validate gp3 class fields: ``iops`` (default 3000), ``throughput_mibps`` (default 125),
-    ``encrypted`` (default True), ``kms_key_arn``, ``fs_type`` (default ext4),
-    ``reclaim_policy`` (default Delete), ``volume_initialization_rate_mibps``,
-    ``volume_tags``."""
-    iops = args.get("iops", GP3_IOPS[0])
-    _whole_in_range(store, "iops", iops, *GP3_IOPS, " IOPS for gp3")
-    throughput = args.get("throughput_mibps", GP3_THROUGHPUT_MIBPS[0])
-    _whole_in_range(store, "throughput_mibps", throughput, *GP3_THROUGHPUT_MIBPS, " MiB/s for gp3")
-    if throughput > iops * GP3_MAX_MIBPS_PER_IOPS:
+# -- the class fields and their rules ---------------------------------------------------------
+
+
+class StorageClassArgs(TypedDict, total=False):
+    """The fields of the EBS storage classes, as :func:`parse_gp3_class` and
+    :func:`parse_io2_multi_attach_class` read them. :class:`~.driver.EbsCsiDriverArgs` and
+    :class:`~.cache.EbsModelCacheArgs` take the same names with the same defaults (a test holds
+    them to it) and run the same rules (:func:`gp3_rules`, :func:`io2_rules`)."""
+
+    iops: int
+    """gp3 IOPS, 3000 to 80000, at most 500 per GiB of each volume. Default: ``3000`` (the
+    baseline every gp3 volume gets free)."""
+    throughput_mibps: int
+    """gp3 throughput in MiB/s, 125 to 2000, at most 0.25 per provisioned IOPS. Default:
+    ``125`` (the free baseline)."""
+    encrypted: bool
+    """Encrypt volumes. Default: ``True`` (with the AWS managed ``aws/ebs`` key unless
+    ``kms_key_arn``)."""
+    kms_key_arn: str
+    """A customer managed KMS key ARN for the volumes. Default: the AWS managed ``aws/ebs``
+    key."""
+    fs_type: str
+    """File system of gp3 volumes, ``ext4`` or ``xfs``. Default: ``ext4``."""
+    reclaim_policy: str
+    """``Delete`` or ``Retain``. Default: ``Delete``."""
+    volume_initialization_rate_mibps: int
+    """Rate, 100 to 300 MiB/s, at which EBS pulls a volume restored from a snapshot. Default:
+    the EBS default (blocks load lazily on first read)."""
+    volume_tags: Mapping[str, str]
+    """Tags on every volume of the class. Default: none beyond the driver's own."""
+    multi_attach_iops: int
+    """io2 IOPS, 100 to 256000, at most 1000 per GiB of each volume. Default: none (no io2
+    class)."""
+
+
+GP3_FIELDS = (
+    "iops",
+    "throughput_mibps",
+    "encrypted",
+    "kms_key_arn",
+    "fs_type",
+    "reclaim_policy",
+    "volume_initialization_rate_mibps",
+    "volume_tags",
+)
+"""The gp3 class's fields (those of :class:`StorageClassArgs` but ``multi_attach_iops``)."""
+
+
+def throughput_fits_iops(store: str, iops: Any, throughput_mibps: Any) -> None:
+    """gp3 allows at most 0.25 MiB/s per provisioned IOPS."""
+    if throughput_mibps > iops * GP3_MAX_MIBPS_PER_IOPS:
         raise ModelStoreInputError(
             store,
             "throughput_mibps",
-            throughput,
+            throughput_mibps,
             f"at most {math.floor(iops * GP3_MAX_MIBPS_PER_IOPS)} MiB/s at {iops} IOPS (gp3 "
             f"allows {GP3_MAX_MIBPS_PER_IOPS} MiB/s per provisioned IOPS; raise iops to at least "
-            f"{math.ceil(throughput / GP3_MAX_MIBPS_PER_IOPS)})",
+            f"{math.ceil(throughput_mibps / GP3_MAX_MIBPS_PER_IOPS)})",
         )
-    encrypted = v.flag(store, "encrypted", args.get("encrypted", True))
-    kms_key_arn = _kms(store, "kms_key_arn", args, encrypted)
-    fs_type = args.get("fs_type", "ext4")
-    v.one_of(store, "fs_type", fs_type, FS_TYPES)
-    reclaim = args.get("reclaim_policy", "Delete")
-    v.one_of(store, "reclaim_policy", reclaim, RECLAIM_POLICIES)
-    rate = args.get("volume_initialization_rate_mibps")
-    if rate is not None:
-        _whole_in_range(
-            store,
-            "volume_initialization_rate_mibps",
-            rate,
-            *VOLUME_INITIALIZATION_RATE_MIBPS,
-            " MiB/s",
+
+
+def kms_key_only_when_encrypted(store: str, encrypted: Any, kms_key_arn: Any) -> None:
+    """A KMS key encrypts: it makes no sense on unencrypted volumes."""
+    if kms_key_arn is not None and not encrypted:
+        raise ModelStoreInputError(
+            store, "kms_key_arn", kms_key_arn, "unset when encrypted is False"
         )
-    return Gp3Class(
-        iops=iops,
-        throughput_mibps=throughput,
-        encrypted=encrypted,
-        kms_key_arn=kms_key_arn,
-        fs_type=fs_type,
-        reclaim_policy=reclaim,
-        volume_initialization_rate_mibps=rate,
-        tags=v.string_map(store, "volume_tags", args.get("volume_tags")),
+
+
+def kms_key_is_an_arn(store: str, field_name: str, key: Any) -> None:
+    """The driver and its IAM policy need a key's ARN, not a key id or an alias."""
+    v.kms_key_arn(store, field_name, key, alias_note=KMS_ALIAS_NOTE)
+
+
+def _volume_rules(p: Parser) -> None:
+    """The rules both classes share: encryption, its key, the reclaim policy."""
+    checked(p, v.flag, "encrypted")
+    p.rule(kms_key_only_when_encrypted, "encrypted", "kms_key_arn")
+    p.field_rule(kms_key_is_an_arn, "kms_key_arn")
+    checked(p, v.one_of, "reclaim_policy", RECLAIM_POLICIES)
+
+
+def _value(p: Parser, name: str) -> Any:
+    """A field's value; for a class field the args type does not take (the cache has no
+    ``reclaim_policy``), :class:`StorageClassArgs`'s default."""
+    if name in p.fields:
+        return p[name]
+    default = fields_of(StorageClassArgs)[name].default
+    return None if default is NO_DEFAULT else default
+
+
+def gp3_rules(p: Parser) -> None:
+    """The gp3 class's rules on a parser whose args take its fields (a field they lack is
+    skipped); the validated :class:`Gp3Class` goes to ``p.derived["gp3"]``."""
+    checked(p, whole_in_range, "iops", *GP3_IOPS, " IOPS for gp3")
+    checked(p, whole_in_range, "throughput_mibps", *GP3_THROUGHPUT_MIBPS, " MiB/s for gp3")
+    p.rule(throughput_fits_iops, "iops", "throughput_mibps")
+    _volume_rules(p)
+    checked(p, v.one_of, "fs_type", FS_TYPES)
+    p.field_rule(
+        whole_in_range,
+        "volume_initialization_rate_mibps",
+        *VOLUME_INITIALIZATION_RATE_MIBPS,
+        " MiB/s",
     )
+    if p.ok(*GP3_FIELDS):
+        p.derived["gp3"] = Gp3Class(
+            iops=_value(p, "iops"),
+            throughput_mibps=_value(p, "throughput_mibps"),
+            encrypted=_value(p, "encrypted"),
+            kms_key_arn=_value(p, "kms_key_arn"),
+            fs_type=_value(p, "fs_type"),
+            reclaim_policy=_value(p, "reclaim_policy"),
+            volume_initialization_rate_mibps=_value(p, "volume_initialization_rate_mibps"),
+            tags=dict(_value(p, "volume_tags") or {}),
+        )
+
+
+def io2_rules(p: Parser) -> None:
+    """The io2 Multi-Attach class's rules, when ``multi_attach_iops`` is set; the validated
+    :class:`Io2MultiAttachClass` goes to ``p.derived["io2"]``."""
+    if p["multi_attach_iops"] is None:
+        return
+    p.field_rule(whole_in_range, "multi_attach_iops", *IO2_IOPS, " IOPS for io2")
+    _volume_rules(p)
+    if p.ok("multi_attach_iops", "encrypted", "kms_key_arn", "reclaim_policy", "volume_tags"):
+        p.derived["io2"] = Io2MultiAttachClass(
+            iops=p["multi_attach_iops"],
+            encrypted=p["encrypted"],
+            kms_key_arn=p["kms_key_arn"],
+            reclaim_policy=_value(p, "reclaim_policy"),
+            tags=dict(p["volume_tags"] or {}),
+        )
+
+
+def _class_parser(store: str, args: Mapping[str, Any]) -> Parser:
+    """A parser over ``args``' class fields (a component's other fields are not the class's)."""
+    fields = fields_of(StorageClassArgs)
+    return Parser(store, StorageClassArgs, {k: val for k, val in args.items() if k in fields})
+
+
+def parse_gp3_class(store: str, args: Mapping[str, Any]) -> Gp3Class:
+    """A validated gp3 class from ``args``' fields of :class:`StorageClassArgs` (others are
+    ignored); raises :class:`ModelStoreInputError` naming every problem."""
+    p = _class_parser(store, args)
+    gp3_rules(p)
+    p.finish()
+    return typing.cast(Gp3Class, p.derived["gp3"])
+
+
+def parse_io2_multi_attach_class(store: str, args: Mapping[str, Any]) -> Io2MultiAttachClass:
+    """A validated io2 Multi-Attach class from ``args``' ``multi_attach_iops`` (required),
+    ``encrypted``, ``kms_key_arn``, ``reclaim_policy`` and ``volume_tags``."""
+    p = _class_parser(store, args)
+    p.rule(io2_iops_in_range, "multi_attach_iops")
+    io2_rules(p)
+    p.finish()
+    return typing.cast(Io2MultiAttachClass, p.derived["io2"])
+
+
+def io2_iops_in_range(store: str, iops: Any) -> None:
+    """io2 takes 100 to 256,000 IOPS."""
+    whole_in_range(store, "multi_attach_iops", iops, *IO2_IOPS, " IOPS for io2")
 
 
 def check_gp3_size(store: str, gp3: Gp3Class, field_name: str, size: Any) -> None:
     """A gp3 volume of ``size``: 1-65,536 GiB, and provisioned IOPS above the 3,000 baseline at
     most 500 per GiB. (The driver would silently cap IOPS to 500 per GiB instead.)"""
+    gp3_size_fits(store, gp3.iops, field_name, size)
+
+
+def gp3_size_fits(store: str, iops: int, field_name: str, size: Any) -> None:
+    """:func:`check_gp3_size` for a class of ``iops``. Not checked while ``size`` is an
+    Output."""
     gib = size_gib(store, field_name, size)
     if gib is None:
         return
     low, high = GP3_SIZE_GIB
     if not low <= gib <= high:
         raise ModelStoreInputError(store, field_name, size, f"{low}Gi to {high}Gi for gp3")
-    if gp3.iops > GP3_IOPS[0] and gp3.iops > gib * GP3_MAX_IOPS_PER_GIB:
+    if iops > GP3_IOPS[0] and iops > gib * GP3_MAX_IOPS_PER_GIB:
         raise ModelStoreInputError(
             store,
             field_name,
             size,
-            f"at least {math.ceil(gp3.iops / GP3_MAX_IOPS_PER_GIB)}Gi for {gp3.iops} gp3 IOPS "
+            f"at least {math.ceil(iops / GP3_MAX_IOPS_PER_GIB)}Gi for {iops} gp3 IOPS "
             f"(at most {GP3_MAX_IOPS_PER_GIB} IOPS per GiB)",
         )
-
-
-def parse_io2_multi_attach_class(store: str, args: Mapping[str, Any]) -> Io2MultiAttachClass:
-    """Validate io2 Multi-Attach class fields: ``multi_attach_iops`` (required),
-    ``encrypted``, ``kms_key_arn``, ``reclaim_policy``, ``volume_tags``."""
-    iops: Any = args.get("multi_attach_iops")
-    _whole_in_range(store, "multi_attach_iops", iops, *IO2_IOPS, " IOPS for io2")
-    encrypted = v.flag(store, "encrypted", args.get("encrypted", True))
-    reclaim = args.get("reclaim_policy", "Delete")
-    v.one_of(store, "reclaim_policy", reclaim, RECLAIM_POLICIES)
-    return Io2MultiAttachClass(
-        iops=iops,
-        encrypted=encrypted,
-        kms_key_arn=_kms(store, "kms_key_arn", args, encrypted),
-        reclaim_policy=reclaim,
-        tags=v.string_map(store, "volume_tags", args.get("volume_tags")),
-    )
 
 
 def check_io2_size(store: str, iops: int | None, field_name: str, size: Any) -> None:
@@ -327,7 +438,7 @@ def multi_attach_claim(
             "only as a raw block device with ReadWriteMany)",
         )
     if iops is not None:
-        _whole_in_range(resource_name, "iops", iops, *IO2_IOPS, " IOPS for io2")
+        whole_in_range(resource_name, "iops", iops, *IO2_IOPS, " IOPS for io2")
     check_io2_size(resource_name, iops, "size", size)
     return volume_claim(
         resource_name,

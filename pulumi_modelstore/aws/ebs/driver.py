@@ -4,11 +4,13 @@ Identity) with the least-privilege policy of ``policies.ebs_csi_driver_policy``,
 CRDs and ONE snapshot controller, a VolumeSnapshotClass (deletionPolicy Retain), a gp3
 StorageClass and optionally an io2 Multi-Attach class."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: the component analyzer and the field machinery read
+# the args TypedDict and the output annotations as objects.
 
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -17,10 +19,11 @@ import pulumi_kubernetes as k8s
 from pulumi.runtime.settings import get_root_resource
 
 from ... import validation as v
-from ..._legacy_store import MANAGED_BY, check_known_fields
 from ...errors import ModelStoreInputError
+from ...fields import Parser, outputs_of, renamed
 from ...kube.drivers import helm_release
 from ...kube.snapshots import DELETION_POLICIES, name_after, volume_snapshot_class
+from ...store import MANAGED_BY
 from ..cluster import EksClusterFacts, invoke_options, resolve_cluster
 from ..drivers import (
     DRIVER_INSTALLS,
@@ -34,26 +37,25 @@ from ..drivers import (
 from ..identity import IdentityFacts, ServiceAccountRole, resolve_identity, service_account_role
 from ..policies import ebs_csi_driver_policy
 from .classes import (
-    DEFAULT_GP3_CLASS,
-    DEFAULT_IO2_CLASS,
-    DEFAULT_SNAPSHOT_CLASS,
-    KMS_ALIAS_NOTE,
-    Gp3Class,
     Io2MultiAttachClass,
+    checked,
+    gp3_rules,
     gp3_storage_class,
     io2_multi_attach_storage_class,
+    io2_rules,
+    kms_key_is_an_arn,
     multi_attach_claim,
-    parse_gp3_class,
-    parse_io2_multi_attach_class,
 )
 
 DRIVER_TYPE_TOKEN = "modelstore:index:EbsCsiDriver"
+RENAMED_FIELDS = MappingProxyType({"driver": "driver_install"})
+"""Old spelling -> new, accepted with a deprecation warning for one release."""
 IDENTITY_CHOICES = ("irsa", "pod-identity", "none")
 
 CONTROLLER_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
 """The controller's service account in the chart's values and in the EKS add-on."""
 ADDON_FIXED = (
-    "unset when driver is eks-addon (the add-on runs ebs-csi-controller-sa in kube-system)"
+    "unset when driver_install is eks-addon (the add-on runs ebs-csi-controller-sa in kube-system)"
 )
 """Why the add-on refuses a driver namespace or controller service account."""
 
@@ -144,15 +146,17 @@ class EbsCsiDriverArgs(DriverInstallArgs, total=False):
     """Arguments of :class:`EbsCsiDriver`. Every field is optional but ``cluster_name`` where
     noted.
 
-    The driver install (:class:`DriverInstallArgs`): ``driver_namespace`` is also the
-    controller's service account's, and not for ``driver: eks-addon`` (the add-on always runs
-    in kube-system). The add-on's node pods tolerate all taints too: ``eks_addon_configuration``
+    The driver install (:class:`DriverInstallArgs`): ``driver_install`` (formerly ``driver``,
+    still accepted with a deprecation warning) installs this component's driver and snapshot
+    controller, once per cluster; ``driver_namespace`` is also the controller's service
+    account's, and not for ``driver_install: eks-addon`` (the add-on always runs in
+    kube-system). The add-on's node pods tolerate all taints too: ``eks_addon_configuration``
     is merged over this component's own (``node.tolerateAllTaints: true``)."""
 
     cluster_name: str
-    """The EKS cluster. Required for ``driver: eks-addon``, ``snapshot_controller: eks-addon``
-    and ``identity: pod-identity``; for IRSA its OIDC issuer is looked up from it. Default: none
-    (then give ``oidc_issuer`` for IRSA)."""
+    """The EKS cluster. Required for ``driver_install: eks-addon``, ``snapshot_controller:
+    eks-addon`` and ``identity: pod-identity``; for IRSA its OIDC issuer is looked up from it.
+    Default: none (then give ``oidc_issuer`` for IRSA)."""
     oidc_issuer: str
     """The cluster's OIDC issuer URL, for IRSA. Default: looked up from the cluster. Either way
     the preview fails when IAM has no OIDC provider for it."""
@@ -160,14 +164,14 @@ class EbsCsiDriverArgs(DriverInstallArgs, total=False):
     """AWS region, passed to the controller for pods where IMDS is blocked. Default: the AWS
     provider's region."""
     identity: str
-    """The controller's AWS identity: ``irsa`` (default; the role ARN goes on the controller's
-    service account, and the preview fails without the cluster's IAM OIDC provider),
-    ``pod-identity`` (an EKS Pod Identity association; the cluster needs the Pod Identity agent),
-    or ``none`` (default when ``driver`` is none: the existing install's identity is left
-    alone)."""
+    """The controller's AWS identity: ``irsa`` (the role ARN goes on the controller's service
+    account, and the preview fails without the cluster's IAM OIDC provider), ``pod-identity``
+    (an EKS Pod Identity association; the cluster needs the Pod Identity agent), or ``none``
+    (the existing install's identity is left alone). Default: ``none`` with ``driver_install:
+    none``, else ``irsa``."""
     controller_service_account: str
-    """The controller's service account, which the role's trust policy names exactly. Default:
-    ``ebs-csi-controller-sa`` (the chart's and the add-on's). Not for ``eks-addon``."""
+    """The controller's service account, which the role's trust policy names exactly. Not for
+    ``eks-addon``. Default: ``ebs-csi-controller-sa`` (the chart's and the add-on's)."""
     kms_key_arns: Sequence[str]
     """Customer managed KMS keys the driver may use for volumes, besides ``kms_key_arn``.
     Default: none (volumes encrypted with the AWS managed ``aws/ebs`` key need no grant)."""
@@ -175,44 +179,45 @@ class EbsCsiDriverArgs(DriverInstallArgs, total=False):
     """How the VolumeSnapshot CRDs and the ONE snapshot controller per cluster get there:
     ``helm`` (chart ``snapshot-controller`` pinned in ``aws/drivers.py``; it installs the CRDs),
     ``eks-addon`` (the ``snapshot-controller`` add-on) or ``none`` (the cluster has them).
-    Default: ``helm`` with a Helm driver, ``eks-addon`` with the add-on, ``none`` with
-    ``driver: none``."""
+    Default: the same as ``driver_install``."""
     snapshot_controller_namespace: str
-    """Namespace of the snapshot controller's Helm release. Default: kube-system."""
+    """Namespace of the snapshot controller's Helm release. Default: ``kube-system``."""
     create_snapshot_class: bool
-    """Create the VolumeSnapshotClass. Default: True."""
+    """Create the VolumeSnapshotClass. Default: ``True``."""
     snapshot_class_name: str
     """Name of the VolumeSnapshotClass for ``ebs.csi.aws.com``. Default: ``ebs-snapshots``."""
     snapshot_deletion_policy: str
-    """``Retain`` (default: deleting a VolumeSnapshot keeps the EBS snapshot and its
-    VolumeSnapshotContent) or ``Delete`` (deleting the VolumeSnapshot deletes the data)."""
+    """``Retain`` (deleting a VolumeSnapshot keeps the EBS snapshot and its
+    VolumeSnapshotContent) or ``Delete`` (deleting the VolumeSnapshot deletes the data).
+    Default: ``Retain``."""
     default_snapshot_class: bool
-    """Mark the snapshot class as the cluster's default. Default: False."""
+    """Mark the snapshot class as the cluster's default. Default: ``False``."""
     snapshot_class_parameters: Mapping[str, str]
     """Driver parameters for snapshots (e.g. ``tagSpecification_1``). Default: none."""
     create_storage_class: bool
-    """Create the gp3 StorageClass. Default: True."""
+    """Create the gp3 StorageClass. Default: ``True``."""
     storage_class_name: str
     """Name of the gp3 StorageClass. Default: ``ebs-gp3``."""
     default_storage_class: bool
-    """Mark the gp3 class as the cluster's default. Default: False."""
+    """Mark the gp3 class as the cluster's default. Default: ``False``."""
     iops: int
-    """gp3 IOPS, 3000 to 80000, at most 500 per GiB of each volume. Default: 3000 (the
+    """gp3 IOPS, 3000 to 80000, at most 500 per GiB of each volume. Default: ``3000`` (the
     baseline every gp3 volume gets free)."""
     throughput_mibps: int
-    """gp3 throughput in MiB/s, 125 to 2000, at most 0.25 per provisioned IOPS. Default: 125
-    (the free baseline)."""
+    """gp3 throughput in MiB/s, 125 to 2000, at most 0.25 per provisioned IOPS. Default:
+    ``125`` (the free baseline)."""
     encrypted: bool
-    """Encrypt volumes. Default: True (with the AWS managed ``aws/ebs`` key unless
+    """Encrypt volumes. Default: ``True`` (with the AWS managed ``aws/ebs`` key unless
     ``kms_key_arn``)."""
     kms_key_arn: str
     """A customer managed KMS key ARN for volumes of both classes; the driver's policy gets
     grants on it. Default: the AWS managed ``aws/ebs`` key."""
     fs_type: str
-    """File system for gp3 volumes: ``ext4`` (default) or ``xfs``."""
+    """File system for gp3 volumes: ``ext4`` or ``xfs``. Default: ``ext4``."""
     reclaim_policy: str
-    """``Delete`` (default: a deleted claim deletes its volume; caches restore from snapshots)
-    or ``Retain`` (volumes outlive their claims and must be deleted by hand)."""
+    """``Delete`` (a deleted claim deletes its volume; caches restore from snapshots) or
+    ``Retain`` (volumes outlive their claims and must be deleted by hand). Default:
+    ``Delete``."""
     volume_tags: Mapping[str, str]
     """Tags on every volume the classes provision (``tagSpecification_<n>`` parameters).
     Default: none beyond the driver's own."""
@@ -231,143 +236,130 @@ class EbsCsiDriverArgs(DriverInstallArgs, total=False):
     Default: the library's own only."""
 
 
-DRIVER_FIELDS = frozenset(EbsCsiDriverArgs.__annotations__) | {"driver"}
+INSTALL_FIELDS = (
+    "driver_install",
+    "driver_namespace",
+    "eks_addon_version",
+    "eks_addon_configuration",
+)
 
 
-@dataclass(frozen=True)
-class _DriverSpec:
-    install: DriverInstall
-    identity: str
-    controller_service_account: str
-    kms_key_arns: tuple[Any, ...]
-    snapshot_controller: str
-    snapshot_controller_namespace: str
-    create_snapshot_class: bool
-    snapshot_class_name: str
-    snapshot_deletion_policy: str
-    default_snapshot_class: bool
-    snapshot_class_parameters: dict[str, str]
-    create_storage_class: bool
-    storage_class_name: str
-    default_storage_class: bool
-    gp3: Gp3Class
-    io2: Io2MultiAttachClass | None
-    multi_attach_storage_class_name: str
-    labels: dict[str, str]
-    tags: dict[str, str]
-    user_tags: dict[str, str]
+# -- the driver's rules -----------------------------------------------------------------------
 
 
-def parse_driver_args(name: str, args: Mapping[str, Any]) -> _DriverSpec:
-    """Validate every field of :class:`EbsCsiDriverArgs`."""
-    check_known_fields(name, args, DRIVER_FIELDS)
-    service_account = args.get("controller_service_account", CONTROLLER_SERVICE_ACCOUNT)
+def addon_runs_its_own_service_account(
+    store: str, driver_install: Any, controller_service_account: Any
+) -> None:
+    """The EKS add-on runs ebs-csi-controller-sa in kube-system: a service account given with
+    it would not be the one the role trusts."""
+    if driver_install == "eks-addon":
+        raise ModelStoreInputError(
+            store, "controller_service_account", controller_service_account, ADDON_FIXED
+        )
 
-    def check_service_account(driver: str, _namespace: str) -> None:
-        if driver == "eks-addon" and "controller_service_account" in args:
-            raise ModelStoreInputError(
-                name, "controller_service_account", service_account, ADDON_FIXED
-            )
-        v.dns_subdomain(name, "controller_service_account", service_account)
 
-    install = parse_driver_install(
-        name,
-        args,
-        namespace_unset_for={"eks-addon": ADDON_FIXED},
-        check=check_service_account,
-        # Checked below with every other choice that needs the cluster.
-        check_cluster_name=False,
-    )
-    driver = install.driver
-    cluster_name = args.get("cluster_name")
-    identity = args.get("identity", "none" if driver == "none" else "irsa")
-    v.one_of(name, "identity", identity, IDENTITY_CHOICES)
-    # By default the snapshot controller comes the same way as the driver.
-    snapshot_controller = args.get("snapshot_controller", driver)
-    v.one_of(name, "snapshot_controller", snapshot_controller, DRIVER_INSTALLS)
-    needs_cluster = [
+def cluster_named_when_needed(
+    store: str, cluster_name: Any, driver_install: Any, snapshot_controller: Any, identity: Any
+) -> None:
+    """EKS add-ons and Pod Identity associations are made on a named cluster."""
+    needs = [
         (key, choice)
         for key, choice in (
-            ("driver", driver),
+            ("driver_install", driver_install),
             ("snapshot_controller", snapshot_controller),
             ("identity", identity),
         )
         if choice in ("eks-addon", "pod-identity")
     ]
-    if needs_cluster and not cluster_name:
-        key, choice = needs_cluster[0]
+    if needs and not cluster_name:
+        key, choice = needs[0]
         raise ModelStoreInputError(
-            name, "cluster_name", cluster_name, f"the EKS cluster's name when {key} is {choice}"
+            store, "cluster_name", cluster_name, f"the EKS cluster's name when {key} is {choice}"
         )
-    snapshot_ns = args.get("snapshot_controller_namespace", "kube-system")
-    v.dns_label(name, "snapshot_controller_namespace", snapshot_ns)
-    snapshot_class_name = args.get("snapshot_class_name", DEFAULT_SNAPSHOT_CLASS)
-    v.dns_subdomain(name, "snapshot_class_name", snapshot_class_name)
-    deletion_policy = args.get("snapshot_deletion_policy", "Retain")
-    v.one_of(name, "snapshot_deletion_policy", deletion_policy, DELETION_POLICIES)
-    snapshot_params = v.string_map(
-        name, "snapshot_class_parameters", args.get("snapshot_class_parameters")
-    )
-    storage_class_name = args.get("storage_class_name", DEFAULT_GP3_CLASS)
-    v.dns_subdomain(name, "storage_class_name", storage_class_name)
-    gp3 = parse_gp3_class(name, args)
-    io2 = None
-    if args.get("multi_attach_iops") is not None:
-        io2 = parse_io2_multi_attach_class(name, args)
-    io2_name = args.get("multi_attach_storage_class_name", DEFAULT_IO2_CLASS)
-    v.dns_subdomain(name, "multi_attach_storage_class_name", io2_name)
-    kms_key_arns = args.get("kms_key_arns", ()) or ()
-    v.string_list(name, "kms_key_arns", kms_key_arns)
-    keys: list[Any] = []
-    for key in kms_key_arns:
-        v.kms_key_arn(name, "kms_key_arns", key, alias_note=KMS_ALIAS_NOTE)
-        keys.append(key)
-    if gp3.kms_key_arn is not None and gp3.kms_key_arn not in keys:
-        keys.append(gp3.kms_key_arn)
-    if keys and identity == "none":
+
+
+def kms_keys_are_arns(store: str, field_name: str, keys: Sequence[Any]) -> None:
+    for key in keys:
+        kms_key_is_an_arn(store, field_name, key)
+
+
+def kms_keys_need_an_identity(
+    store: str, identity: Any, kms_key_arns: Any, kms_key_arn: Any
+) -> None:
+    """Key grants go on the controller's role: without one, no volume could use the key."""
+    if (kms_key_arns or kms_key_arn is not None) and identity == "none":
         raise ModelStoreInputError(
-            name,
+            store,
             "identity",
             identity,
             "irsa or pod-identity when KMS keys are given (grants go on the controller's role)",
         )
-    labels = {
-        **v.string_map(name, "labels", args.get("labels")),
-        "app.kubernetes.io/managed-by": MANAGED_BY,
-        "modelstore.pulumi.com/component": name,
-    }
-    user_tags = v.string_map(name, "tags", args.get("tags"))
-    flags = {
-        key: v.flag(name, key, args.get(key, default))
-        for key, default in (
-            ("create_snapshot_class", True),
-            ("default_snapshot_class", False),
-            ("create_storage_class", True),
-            ("default_storage_class", False),
+
+
+def _install(p: Parser) -> DriverInstall | None:
+    """The driver install (``drivers.parse_driver_install``, the one parser of these fields)."""
+    if not p.ok(*INSTALL_FIELDS):
+        return None
+    if p["driver_install"] is None:
+        p.set("driver_install", "helm")  # None asks for the default
+    given = {k: p[k] for k in INSTALL_FIELDS if k in p.values}
+    install: DriverInstall | None = p.check(
+        lambda: parse_driver_install(
+            p.store,
+            given,
+            namespace_unset_for={"eks-addon": ADDON_FIXED},
+            # Checked by cluster_named_when_needed, with every other choice needing it.
+            check_cluster_name=False,
         )
-    }
-    return _DriverSpec(
-        install=install,
-        identity=identity,
-        controller_service_account=service_account,
-        kms_key_arns=tuple(keys),
-        snapshot_controller=snapshot_controller,
-        snapshot_controller_namespace=snapshot_ns,
-        create_snapshot_class=flags["create_snapshot_class"],
-        snapshot_class_name=snapshot_class_name,
-        snapshot_deletion_policy=deletion_policy,
-        default_snapshot_class=flags["default_snapshot_class"],
-        snapshot_class_parameters=snapshot_params,
-        create_storage_class=flags["create_storage_class"],
-        storage_class_name=storage_class_name,
-        default_storage_class=flags["default_storage_class"],
-        gp3=gp3,
-        io2=io2,
-        multi_attach_storage_class_name=io2_name,
-        labels=labels,
-        tags={**user_tags, "app.kubernetes.io/managed-by": MANAGED_BY},
-        user_tags=user_tags,
     )
+    return install
+
+
+def driver_rules(p: Parser) -> None:
+    """Every rule of :class:`EbsCsiDriverArgs`; derives ``install`` (a ``DriverInstall``),
+    ``gp3``, ``io2`` (None without ``multi_attach_iops``) and ``kms_key_arns`` (every key the
+    driver may use)."""
+    install = _install(p)
+    p.derived["install"] = install
+    if "controller_service_account" in p:
+        p.rule(addon_runs_its_own_service_account, "driver_install", "controller_service_account")
+    checked(p, v.dns_subdomain, "controller_service_account")
+    driver = install.driver if install is not None else None
+    if "identity" not in p and driver is not None:
+        p.set("identity", "none" if driver == "none" else "irsa")
+    checked(p, v.one_of, "identity", IDENTITY_CHOICES)
+    # By default the snapshot controller comes the same way as the driver.
+    if "snapshot_controller" not in p and driver is not None:
+        p.set("snapshot_controller", driver)
+    checked(p, v.one_of, "snapshot_controller", DRIVER_INSTALLS)
+    p.rule(
+        cluster_named_when_needed,
+        "cluster_name",
+        "driver_install",
+        "snapshot_controller",
+        "identity",
+    )
+    checked(p, v.dns_label, "snapshot_controller_namespace")
+    checked(p, v.dns_subdomain, "snapshot_class_name")
+    checked(p, v.one_of, "snapshot_deletion_policy", DELETION_POLICIES)
+    checked(p, v.dns_subdomain, "storage_class_name")
+    gp3_rules(p)
+    io2_rules(p)
+    checked(p, v.dns_subdomain, "multi_attach_storage_class_name")
+    p.field_rule(kms_keys_are_arns, "kms_key_arns")
+    p.rule(kms_keys_need_an_identity, "identity", "kms_key_arns", "kms_key_arn")
+    for flag in (
+        "create_snapshot_class",
+        "default_snapshot_class",
+        "create_storage_class",
+        "default_storage_class",
+    ):
+        checked(p, v.flag, flag)
+    if p.ok("kms_key_arns", "kms_key_arn"):
+        keys = list(p["kms_key_arns"] or ())
+        if p["kms_key_arn"] is not None and p["kms_key_arn"] not in keys:
+            keys.append(p["kms_key_arn"])
+        p.derived["kms_key_arns"] = tuple(keys)
 
 
 def _driver_cluster(
@@ -399,7 +391,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
     neither, the same Kubernetes provider.
 
     Creates, in dependency order: the controller's IAM role (trust limited to exactly the
-    controller's service account) with :func:`ebs_csi_driver_policy` inline, and for Pod
+    controller's service account) with ``policies.ebs_csi_driver_policy`` inline, and for Pod
     Identity its association; the snapshot CRDs and snapshot controller; the driver, after both
     (its snapshotter sidecar is only rendered when the CRDs exist, so it is also forced on); the
     VolumeSnapshotClass and the storage classes, after the driver.
@@ -417,109 +409,136 @@ class EbsCsiDriver(pulumi.ComponentResource):
     controller_service_account: pulumi.Output[str]
     """``<namespace>/<name>`` of the controller's service account, the role's only trustee."""
 
+    @classmethod
+    def parse(cls, resource_name: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Every check that needs no lookup: the values of every field (defaults filled in) and
+        what the rules derived; raises one :class:`ModelStoreInputError` listing every problem,
+        one line each."""
+        p = Parser(
+            resource_name,
+            EbsCsiDriverArgs,
+            renamed(resource_name, args, RENAMED_FIELDS, stacklevel=3),
+        )
+        driver_rules(p)
+        values = p.finish()
+        # Every field, None where neither given nor defaulted.
+        return {name: values.get(name) for name in p.fields}, dict(p.derived)
+
+    @classmethod
+    def validate(cls, resource_name: str, args: Any) -> None:
+        """Check every input that needs no lookup; raises :class:`ModelStoreInputError`."""
+        cls.parse(resource_name, args)
+
     def __init__(
         self,
         resource_name: str,
-        args: EbsCsiDriverArgs | None = None,
+        args: EbsCsiDriverArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        raw: Mapping[str, Any] = dict(args or {})
-        spec = parse_driver_args(resource_name, raw)
-        cluster = _driver_cluster(resource_name, raw, opts)
+        values, derived = type(self).parse(resource_name, args)
+        install: DriverInstall = derived["install"]
+        cluster = _driver_cluster(resource_name, values, opts)
         facts: IdentityFacts | None = None
-        if spec.identity != "none":
-            facts = resolve_identity(resource_name, spec.identity, cluster, opts)
+        if values["identity"] != "none":
+            facts = resolve_identity(resource_name, values["identity"], cluster, opts)
         partition = aws.get_partition(opts=invoke_options(opts)).partition
         identity = _cluster_identity(cluster, opts)
-        _claim_install(resource_name, "driver", spec.install.driver, "EBS CSI driver", identity)
+        _claim_install(resource_name, "driver_install", install.driver, "EBS CSI driver", identity)
         _claim_install(
             resource_name,
             "snapshot_controller",
-            spec.snapshot_controller,
+            values["snapshot_controller"],
             "snapshot controller",
             identity,
         )
 
         super().__init__(DRIVER_TYPE_TOKEN, resource_name, None, opts)
         self._resource_name = resource_name
-        self._spec = spec
+        self._values = values
+        self._driver_choice = install
+        self._io2: Io2MultiAttachClass | None = derived.get("io2")
         self.cluster = cluster
+        user_tags = dict(values["tags"] or {})
+        self._user_tags = user_tags
+        self._tags = {**user_tags, "app.kubernetes.io/managed-by": MANAGED_BY}
+        labels = {
+            **(values["labels"] or {}),
+            "app.kubernetes.io/managed-by": MANAGED_BY,
+            "modelstore.pulumi.com/component": resource_name,
+        }
+        service_account = values["controller_service_account"]
 
         self.controller_role: ServiceAccountRole | None = None
         if facts is not None:
             self.controller_role = service_account_role(
                 f"{resource_name}-controller",
                 facts=facts,
-                namespace=spec.install.namespace,
-                service_account=spec.controller_service_account,
-                policy=ebs_csi_driver_policy(partition, spec.kms_key_arns),
-                description=f"EBS CSI controller {spec.install.namespace}/"
-                f"{spec.controller_service_account} (pulumi-modelstore {resource_name})",
-                tags=spec.tags,
+                namespace=install.namespace,
+                service_account=service_account,
+                policy=ebs_csi_driver_policy(partition, derived["kms_key_arns"]),
+                description=f"EBS CSI controller {install.namespace}/"
+                f"{service_account} (pulumi-modelstore {resource_name})",
+                tags=self._tags,
                 parent=self,
             )
-        self.snapshot_controller = self._install_snapshot_controller(resource_name, spec, cluster)
-        self.driver_install = self._install_driver(resource_name, spec, cluster)
+        self.snapshot_controller = self._install_snapshot_controller(resource_name, cluster)
+        self.driver_install = self._install_driver(resource_name, cluster)
         after_driver = [r for r in (self.driver_install, self.snapshot_controller) if r]
 
         self.snapshot_class = None
-        if spec.create_snapshot_class:
+        if values["create_snapshot_class"]:
             self.snapshot_class = volume_snapshot_class(
                 f"{resource_name}-snapshot-class",
-                name=spec.snapshot_class_name,
+                name=values["snapshot_class_name"],
                 driver=EBS_CSI.driver,
-                deletion_policy=spec.snapshot_deletion_policy,
-                parameters=spec.snapshot_class_parameters,
-                is_default=spec.default_snapshot_class,
-                labels=spec.labels,
+                deletion_policy=values["snapshot_deletion_policy"],
+                parameters=dict(values["snapshot_class_parameters"] or {}),
+                is_default=values["default_snapshot_class"],
+                labels=labels,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=after_driver),
             )
         self.storage_class = None
-        if spec.create_storage_class:
+        if values["create_storage_class"]:
             self.storage_class = gp3_storage_class(
                 f"{resource_name}-gp3",
-                name=spec.storage_class_name,
-                spec=spec.gp3,
-                is_default=spec.default_storage_class,
-                labels=spec.labels,
+                name=values["storage_class_name"],
+                spec=derived["gp3"],
+                is_default=values["default_storage_class"],
+                labels=labels,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=after_driver),
             )
         self.multi_attach_storage_class = None
-        if spec.io2 is not None:
+        if self._io2 is not None:
             self.multi_attach_storage_class = io2_multi_attach_storage_class(
                 f"{resource_name}-io2-multi-attach",
-                name=spec.multi_attach_storage_class_name,
-                spec=spec.io2,
-                labels=spec.labels,
+                name=values["multi_attach_storage_class_name"],
+                spec=self._io2,
+                labels=labels,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=after_driver),
             )
 
         none: pulumi.Output[Any] = pulumi.Output.from_input(None)
         self.storage_class_name = (
-            name_after(self.storage_class, spec.storage_class_name) if self.storage_class else none
+            name_after(self.storage_class, values["storage_class_name"])
+            if self.storage_class
+            else none
         )
         self.multi_attach_storage_class_name = (
-            name_after(self.multi_attach_storage_class, spec.multi_attach_storage_class_name)
+            name_after(self.multi_attach_storage_class, values["multi_attach_storage_class_name"])
             if self.multi_attach_storage_class
             else none
         )
         self.snapshot_class_name = (
-            name_after(self.snapshot_class, spec.snapshot_class_name)
+            name_after(self.snapshot_class, values["snapshot_class_name"])
             if self.snapshot_class
             else none
         )
         self.controller_role_arn = self.controller_role.arn if self.controller_role else none
         self.controller_service_account = pulumi.Output.from_input(
-            f"{spec.install.namespace}/{spec.controller_service_account}"
+            f"{install.namespace}/{service_account}"
         )
         self.register_outputs(
-            {
-                "storageClassName": self.storage_class_name,
-                "multiAttachStorageClassName": self.multi_attach_storage_class_name,
-                "snapshotClassName": self.snapshot_class_name,
-                "controllerRoleArn": self.controller_role_arn,
-                "controllerServiceAccount": self.controller_service_account,
-            }
+            {name: getattr(self, attribute) for name, attribute in outputs_of(type(self)).items()}
         )
 
     def multi_attach_claim(
@@ -535,9 +554,9 @@ class EbsCsiDriver(pulumi.ComponentResource):
         """A :func:`multi_attach_claim` on this driver's io2 Multi-Attach class, created after
         the class, its ``size`` checked against the class's IOPS (at most 1,000 per GiB: the
         driver would silently cap the rest). Needs ``multi_attach_iops``."""
-        spec = self._spec
+        io2 = self._io2
         io2_class = self.multi_attach_storage_class
-        if spec.io2 is None or io2_class is None:
+        if io2 is None or io2_class is None:
             raise ModelStoreInputError(
                 self._resource_name,
                 "multi_attach_iops",
@@ -549,8 +568,10 @@ class EbsCsiDriver(pulumi.ComponentResource):
             name=name,
             namespace=namespace,
             size=size,
-            storage_class_name=name_after(io2_class, spec.multi_attach_storage_class_name),
-            iops=spec.io2.iops,
+            storage_class_name=name_after(
+                io2_class, self._values["multi_attach_storage_class_name"]
+            ),
+            iops=io2.iops,
             labels=labels,
             opts=opts,
         )
@@ -562,31 +583,31 @@ class EbsCsiDriver(pulumi.ComponentResource):
         return [r for r in (role.policy, role.association) if r is not None]
 
     def _install_snapshot_controller(
-        self, name: str, spec: _DriverSpec, cluster: EksClusterFacts
+        self, name: str, cluster: EksClusterFacts
     ) -> pulumi.Resource | None:
-        if spec.snapshot_controller == "none":
+        choice = self._values["snapshot_controller"]
+        if choice == "none":
             return None
-        if spec.snapshot_controller == "eks-addon":
+        if choice == "eks-addon":
             return eks_addon(
                 f"{name}-snapshot-controller",
                 SNAPSHOT_CONTROLLER,
                 cluster_name=cluster.name,
-                tags=spec.tags,
+                tags=self._tags,
                 parent=self,
             )
         # The chart renders the VolumeSnapshot CRDs itself (templates/crds.yaml, on by default).
         return helm_release(
             f"{name}-snapshot-controller",
             SNAPSHOT_CONTROLLER,
-            namespace=spec.snapshot_controller_namespace,
+            namespace=self._values["snapshot_controller_namespace"],
             values={"installCRDs": True},
             parent=self,
         )
 
-    def _install_driver(
-        self, name: str, spec: _DriverSpec, cluster: EksClusterFacts
-    ) -> pulumi.Resource | None:
-        if spec.install.driver == "none":
+    def _install_driver(self, name: str, cluster: EksClusterFacts) -> pulumi.Resource | None:
+        install = self._driver_choice
+        if install.driver == "none":
             return None
         # The controller must start with its permissions, and after the snapshot CRDs: the
         # driver's install guide wants the CRDs first.
@@ -594,16 +615,16 @@ class EbsCsiDriver(pulumi.ComponentResource):
             [self.snapshot_controller] if self.snapshot_controller else []
         )
         role = self.controller_role
-        if spec.install.driver == "eks-addon":
+        if install.driver == "eks-addon":
             return eks_addon(
                 f"{name}-ebs-csi-driver",
                 EBS_CSI,
                 cluster_name=cluster.name,
-                install=spec.install,
+                install=install,
                 # GPU nodes are tainted; a node plugin that does not run there cannot mount.
                 defaults={"node": {"tolerateAllTaints": True}},
                 role=role,
-                tags=spec.tags,
+                tags=self._tags,
                 parent=self,
                 depends_on=depends_on,
             )
@@ -611,7 +632,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
             "region": cluster.region,
             "serviceAccount": {
                 "create": True,
-                "name": spec.controller_service_account,
+                "name": self._values["controller_service_account"],
                 "annotations": role.service_account_annotations() if role is not None else {},
             },
         }
@@ -619,21 +640,21 @@ class EbsCsiDriver(pulumi.ComponentResource):
             # Adds ebs.csi.aws.com/cluster-name (and kubernetes.io/cluster/<name>) tags, the key
             # AWS's cluster-scoped policy uses.
             controller["k8sTagClusterId"] = cluster.name
-        if spec.user_tags:
-            controller["extraVolumeTags"] = spec.user_tags
+        if self._user_tags:
+            controller["extraVolumeTags"] = self._user_tags
         values: dict[str, Any] = {
             "controller": controller,
             # GPU nodes are tainted; a node plugin that does not run there cannot mount.
             "node": {"tolerateAllTaints": True},
         }
-        if spec.snapshot_controller != "none" or spec.create_snapshot_class:
+        if self._values["snapshot_controller"] != "none" or self._values["create_snapshot_class"]:
             # The chart adds the csi-snapshotter sidecar only if the CRDs already exist when it
             # renders; force it so one `pulumi up` that installs both still gets snapshots.
             values["sidecars"] = {"snapshotter": {"forceEnable": True}}
         return helm_release(
             f"{name}-ebs-csi-driver",
             EBS_CSI,
-            namespace=spec.install.namespace,
+            namespace=install.namespace,
             values=values,
             parent=self,
             depends_on=depends_on,
