@@ -36,6 +36,7 @@ from pulumi_modelstore.kube.snapshots import storage_bytes
 from pulumi_modelstore.kube.volumes import SKIP_AWAIT
 from pulumi_modelstore.plan.engine import PlanError, plan_directory
 from pulumi_modelstore.plan.placeholders import ACCOUNT_ID, digest
+from pulumi_modelstore.store import workload_mount
 from tests.aws_replay import Replay
 from tests.conftest import CLUSTER, ROOT, plan
 
@@ -661,6 +662,50 @@ def test_replicas_restore_the_snapshot_through_the_statefulset_claim_template():
     assert container["env"][0] == {"name": "X", "value": "1"}
     assert {"name": "HF_HUB_OFFLINE", "value": "1"} in container["env"]
     assert found["claim"] == "llama-vllm-2"
+
+
+def test_replicas_mount_the_cache_as_a_stores_readers_do():
+    """One workload-mount implementation: each replica container gets what a store's reader
+    gets from mount_for (read-only model mount, HF_HUB_OFFLINE, HF_HOME on an emptyDir), the
+    volume itself coming from the claim template; an hf-home volume already there is kept."""
+    found: dict[str, Any] = {}
+
+    def program():
+        c = EbsModelCache(
+            "llama",
+            {"namespace": "inference", "volume_size": "100Gi", "loader": LOADER},
+        )
+        found["spec"] = c.patch_stateful_set_spec(
+            {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {"name": "vllm", "volumeMounts": None},
+                            {"name": "sidecar", "env": [{"name": "X", "value": "1"}]},
+                        ],
+                        "volumes": [{"name": "hf-home", "emptyDir": {"medium": "Memory"}}],
+                    }
+                }
+            }
+        )
+
+    plan(program)
+    reader = workload_mount(
+        namespace="inference", claim_name="llama", read_only=True, mount_path="/mnt/models"
+    )
+    pod = found["spec"]["template"]["spec"]
+    vllm, sidecar = pod["containers"]
+    assert vllm == reader.patch_container({"name": "vllm"})
+    assert sidecar == reader.patch_container(
+        {"name": "sidecar", "env": [{"name": "X", "value": "1"}]}
+    )
+    assert vllm["volumeMounts"][0] == {
+        "name": "llama",
+        "mountPath": "/mnt/models",
+        "readOnly": True,
+    }
+    assert pod["volumes"] == [{"name": "hf-home", "emptyDir": {"medium": "Memory"}}]
+    assert [t["metadata"]["name"] for t in found["spec"]["volumeClaimTemplates"]] == ["llama"]
 
 
 def test_outputs_name_claims_snapshot_and_classes():

@@ -22,8 +22,7 @@ from ...kube.snapshots import (
     volume_claim,
     volume_snapshot,
 )
-from ...kube.workload import HF_HOME_VOLUME, hf_home_volume, reader_env
-from ...store import MANAGED_BY, STORE_LABEL
+from ...store import MANAGED_BY, STORE_LABEL, workload_mount
 from .classes import GP3_FIELDS, checked, gp3_rules, gp3_size_fits, gp3_storage_class
 
 CACHE_TYPE_TOKEN = "modelstore:index:EbsModelCache"
@@ -262,6 +261,19 @@ def _check_container(
             v.string_list(store, f"{prefix}.{key}", container[key])
 
 
+def _none_as_empty(container: Mapping[str, Any]) -> dict[str, Any]:
+    """A container whose ``volumeMounts`` and ``env``, when set to None, are empty lists (the
+    workload mount extends them)."""
+    return {
+        **container,
+        **{
+            key: []
+            for key in ("volumeMounts", "env")
+            if key in container and container[key] is None
+        },
+    }
+
+
 def _depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
     """The resources in ``opts.depends_on``: a component's children do not inherit them."""
     deps = opts.depends_on if opts is not None else None
@@ -491,12 +503,13 @@ class EbsModelCache(pulumi.ComponentResource):
 
     def patch_stateful_set_spec(self, spec: Mapping[str, Any]) -> dict[str, Any]:
         """A copy of a StatefulSet ``spec`` serving from the cache (the StatefulSet must live in
-        the cache's namespace, where the snapshot is): the claim template added;
-        every container gets the model volume read-only at ``mount_path``, ``HF_HUB_OFFLINE=1``
-        and ``HF_HOME`` on a writable emptyDir. Unless set, claims are deleted with their
-        replicas (``persistentVolumeClaimRetentionPolicy`` Delete/Delete): a replica volume is a
-        cache, the snapshot keeps the data, and a stale claim would otherwise be reused at the
-        next scale-up instead of a fresh restore.
+        the cache's namespace, where the snapshot is): the claim template added; every
+        container mounts the model volume as a store's readers do (``store.workload_mount``,
+        the code behind every ``mount_for``): read-only at ``mount_path``, ``HF_HUB_OFFLINE=1``
+        and ``HF_HOME`` on a writable emptyDir (added once). Unless set, claims are deleted with
+        their replicas (``persistentVolumeClaimRetentionPolicy`` Delete/Delete): a replica
+        volume is a cache, the snapshot keeps the data, and a stale claim would otherwise be
+        reused at the next scale-up instead of a fresh restore.
 
         The lists it extends (``containers``, each container's ``volumeMounts`` and ``env``,
         ``volumes``, ``volumeClaimTemplates``) must be lists of mappings: anything else raises
@@ -516,24 +529,17 @@ class EbsModelCache(pulumi.ComponentResource):
             out.get("volumeClaimTemplates"),
             "PersistentVolumeClaim",
         )
-        hf_volume, hf_mount = hf_home_volume()
-        model_mount = {
-            "name": self._values["claim_template_name"],
-            "mountPath": self._values["mount_path"],
-            "readOnly": True,
-        }
-        pod["containers"] = [
-            {
-                **c,
-                "volumeMounts": [*(c.get("volumeMounts") or []), model_mount, hf_mount],
-                "env": [*(c.get("env") or []), *reader_env()],
-            }
-            for c in containers
-        ]
-        if not any(
-            isinstance(vol, Mapping) and vol.get("name") == HF_HOME_VOLUME for vol in volumes
-        ):
-            volumes.append(hf_volume)
+        # The replicas read what the loader wrote, as a store's readers do: the same mount
+        # (read-only, HF_HUB_OFFLINE, HF_HOME on an emptyDir), its volume the claim template's.
+        mount = workload_mount(
+            namespace=self._values["namespace"],
+            claim_name=self._values["claim_template_name"],
+            read_only=True,
+            mount_path=self._values["mount_path"],
+        )
+        pod["containers"] = [mount.patch_container(_none_as_empty(c)) for c in containers]
+        names = {vol.get("name") for vol in volumes if isinstance(vol, Mapping)}
+        volumes.extend(vol for vol in mount.extra_volumes if vol["name"] not in names)
         pod["volumes"] = volumes
         template["spec"] = pod
         out["template"] = template
