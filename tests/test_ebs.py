@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import kubernetes_validate
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
@@ -803,6 +804,137 @@ def test_loader_mounts_and_env_are_kept_as_lists():
     assert container["env"] == [{"name": "HF_HUB_ENABLE_HF_TRANSFER", "value": "1"}]
 
 
+# -- the loader under Pod Security `restricted` -------------------------------------------------
+
+# The Pod Security Standards' volume types allowed by `restricted` (kubernetes.io/docs/concepts/
+# security/pod-security-standards, "Volume Types").
+RESTRICTED_VOLUMES = {
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+}
+
+
+def restricted_violations(pod: dict[str, Any]) -> list[str]:
+    """What the Pod Security `restricted` profile (v1.31) refuses in a pod spec: its baseline
+    controls that a loader could trip (host namespaces, privileged, host ports) and every
+    restricted control (volume types, privilege escalation, non-root, seccomp, capabilities)."""
+    problems = [f"{k} is set" for k in ("hostNetwork", "hostPID", "hostIPC") if pod.get(k)]
+    pod_context = pod.get("securityContext") or {}
+    for volume in pod.get("volumes", []):
+        kinds = set(volume) - {"name"}
+        if not kinds <= RESTRICTED_VOLUMES:
+            problems.append(f"volume {volume['name']} is {sorted(kinds)}")
+    if pod_context.get("runAsUser") == 0:
+        problems.append("the pod runs as user 0")
+    for c in [*pod.get("initContainers", []), *pod["containers"]]:
+        context = c.get("securityContext") or {}
+        if context.get("privileged"):
+            problems.append(f"{c['name']} is privileged")
+        if any(port.get("hostPort") for port in c.get("ports", [])):
+            problems.append(f"{c['name']} uses a host port")
+        if context.get("allowPrivilegeEscalation") is not False:
+            problems.append(f"{c['name']} may escalate privileges")
+        if context.get("runAsNonRoot", pod_context.get("runAsNonRoot")) is not True:
+            problems.append(f"{c['name']} may run as root")
+        if context.get("runAsUser") == 0:
+            problems.append(f"{c['name']} runs as user 0")
+        seccomp = context.get("seccompProfile", pod_context.get("seccompProfile")) or {}
+        if seccomp.get("type") not in ("RuntimeDefault", "Localhost"):
+            problems.append(f"{c['name']} has no RuntimeDefault or Localhost seccomp profile")
+        capabilities = context.get("capabilities") or {}
+        if "ALL" not in capabilities.get("drop", []):
+            problems.append(f"{c['name']} does not drop ALL capabilities")
+        if set(capabilities.get("add", [])) - {"NET_BIND_SERVICE"}:
+            problems.append(f"{c['name']} adds capabilities")
+    return problems
+
+
+def loader_job(**args: Any) -> dict[str, Any]:
+    p = plan(cache(**args), fill=True)
+    (job,) = [o for o in p.kubernetes_objects() if o["kind"] == "Job"]
+    return job
+
+
+def test_the_loader_job_passes_the_restricted_profile_and_the_kubernetes_schema():
+    job = loader_job()
+    kubernetes_validate.validate(job, "1.31", strict=True)
+    pod = job["spec"]["template"]["spec"]
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 1000,
+        "runAsGroup": 1000,
+        # The kubelet gives the fresh volume to this group: a non-root loader can write it.
+        "fsGroup": 1000,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    (container,) = pod["containers"]
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    assert restricted_violations(pod) == []
+
+
+def test_the_checker_catches_what_restricted_refuses():
+    """The loader as it was (no security context anywhere) fails the profile."""
+    pod = {
+        "containers": [{"name": "loader", "image": "x"}],
+        "volumes": [{"name": "data", "hostPath": {"path": "/data"}}],
+    }
+    assert restricted_violations(pod) == [
+        "volume data is ['hostPath']",
+        "loader may escalate privileges",
+        "loader may run as root",
+        "loader has no RuntimeDefault or Localhost seccomp profile",
+        "loader does not drop ALL capabilities",
+    ]
+
+
+def test_the_caller_overrides_fs_group_and_keeps_the_rest_of_the_default():
+    job = loader_job(loader_pod_security_context={"fsGroup": 2000, "runAsGroup": 2000})
+    kubernetes_validate.validate(job, "1.31", strict=True)
+    pod = job["spec"]["template"]["spec"]
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 1000,
+        "runAsGroup": 2000,
+        "fsGroup": 2000,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert restricted_violations(pod) == []
+
+
+def test_a_key_set_to_none_leaves_the_default_out():
+    """An image with its own non-root user: drop runAsUser/runAsGroup, keep the rest."""
+    pod = loader_job(loader_pod_security_context={"runAsUser": None, "runAsGroup": None})["spec"][
+        "template"
+    ]["spec"]
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "fsGroup": 1000,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert restricted_violations(pod) == []
+
+
+def test_the_loaders_own_container_security_context_is_kept_as_given():
+    own = {"runAsUser": 2000, "readOnlyRootFilesystem": True}
+    pod = loader_job(loader={**LOADER, "securityContext": own})["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["securityContext"] == own
+    # Taken as given, so the caller answers for the profile: this one may escalate.
+    assert restricted_violations(pod) == [
+        "loader may escalate privileges",
+        "loader does not drop ALL capabilities",
+    ]
+
+
 @pytest.mark.parametrize(
     ("pod", "message"),
     [
@@ -1092,10 +1224,11 @@ BAD_CACHE = [
     (
         {"sizes": "100Gi"},
         "llama: field name must be one of claim_template_name, encrypted, fs_type, iops, "
-        "kms_key_arn, labels, loader, loader_service_account_name, loader_timeout_minutes, "
-        "model_revision, mount_path, namespace, protect, snapshot_class_name, source_claim_name, "
-        "source_snapshot_name, storage_class_name, throughput_mibps, "
-        "volume_initialization_rate_mibps, volume_size, volume_tags, got 'sizes'",
+        "kms_key_arn, labels, loader, loader_pod_security_context, loader_service_account_name, "
+        "loader_timeout_minutes, model_revision, mount_path, namespace, protect, "
+        "snapshot_class_name, source_claim_name, source_snapshot_name, storage_class_name, "
+        "throughput_mibps, volume_initialization_rate_mibps, volume_size, volume_tags, "
+        "got 'sizes'",
     ),
     ({"protect": "false"}, "llama: protect must be True or False, got 'false'"),
     ({"protect": None}, "llama: protect must be True or False, got None"),
@@ -1135,6 +1268,15 @@ BAD_CACHE = [
     (
         {"loader": {"image": "python:3.12-slim", "command": "python -c 1"}},
         "llama: loader.command must be a list of strings, got 'python -c 1'",
+    ),
+    (
+        {"loader_pod_security_context": "fsGroup=1000"},
+        "llama: loader_pod_security_context must be a mapping, got 'fsGroup=1000'",
+    ),
+    (
+        {"loader": {**LOADER, "securityContext": "restricted"}},
+        "llama: loader.securityContext must be a mapping (a Kubernetes SecurityContext object), "
+        "got 'restricted'",
     ),
 ]
 

@@ -5,6 +5,7 @@ ReadWriteOnce volume restored from that snapshot through a StatefulSet ``volumeC
 # No `from __future__ import annotations`: the component analyzer and the field machinery read
 # the args TypedDict and the output annotations as objects.
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Required, TypedDict
 
@@ -13,7 +14,7 @@ import pulumi_kubernetes as k8s
 
 from ... import validation as v
 from ...errors import ModelStoreInputError
-from ...fields import Parser, outputs_of
+from ...fields import Parser, fields_of, outputs_of
 from ...kube.snapshots import (
     claim_spec,
     name_after,
@@ -43,7 +44,19 @@ class EbsModelCacheArgs(TypedDict, total=False):
     loader: Mapping[str, Any]
     """A container (``image``, ``command``/``args``, ``env``, ...) that writes the model into
     ``mount_path``. It runs once as a Job on a fresh seed volume; Pulumi waits for it to
-    complete, then snapshots the volume. Default: none (give a source instead)."""
+    complete, then snapshots the volume. It runs as ``loader_pod_security_context`` says (by
+    default user 1000, not root: give it a writable ``HOME`` such as ``/tmp`` if its tools
+    write there), with the container ``securityContext`` the Pod Security ``restricted``
+    profile asks for (``allowPrivilegeEscalation: false``, capabilities ``drop: [ALL]``) unless
+    it sets its own ``securityContext``. Default: none (give a source instead)."""
+    loader_pod_security_context: Mapping[str, Any]
+    """The loader Job's pod ``securityContext`` (a Kubernetes PodSecurityContext). The default
+    passes the Pod Security ``restricted`` profile (namespaces enforcing it reject a pod
+    without one) and lets a non-root loader write the fresh volume: the kubelet gives the
+    volume to group ``fsGroup``. Keys given are merged over the default's: ``{"fsGroup":
+    2000}`` changes only the volume's group; a key set to None removes it. Default:
+    ``{"runAsNonRoot": True, "runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000,
+    "seccompProfile": {"type": "RuntimeDefault"}}``."""
     loader_service_account_name: str
     """Service account of the loader Job (e.g. one with S3 read access). Default: the
     namespace's default."""
@@ -158,6 +171,28 @@ def loader_is_a_container(store: str, field_name: str, loader: Mapping[str, Any]
         )
     # The model volume's mount is added to the loader's own.
     _check_container(store, field_name, loader, merged=("volumeMounts",))
+    context = loader.get("securityContext")
+    if context is not None and not isinstance(context, Mapping) and not v.is_output(context):
+        raise ModelStoreInputError(
+            store,
+            f"{field_name}.securityContext",
+            context,
+            "a mapping (a Kubernetes SecurityContext object)",
+        )
+
+
+LOADER_CONTAINER_SECURITY_CONTEXT = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+}
+"""The loader container's ``securityContext`` unless it sets its own: what the Pod Security
+``restricted`` profile asks of every container (the pod-level default covers the rest)."""
+
+
+def merged_over_default(default: Mapping[str, Any], given: Mapping[str, Any] | None) -> dict:
+    """``given``'s keys over ``default``'s; a key given as None is removed."""
+    merged = {**default, **(given or {})}
+    return copy.deepcopy({key: value for key, value in merged.items() if value is not None})
 
 
 def loader_job_name_is_a_label(store: str, model_revision: Any) -> None:
@@ -218,6 +253,12 @@ def cache_rules(p: Parser) -> None:
         p.rule(volume_size_fits_gp3, "iops", "volume_size")
     checked(p, v.dns_subdomain, "snapshot_class_name")
     checked(p, v.flag, "protect")
+    if p.ok("loader_pod_security_context"):
+        default = fields_of(EbsModelCacheArgs)["loader_pod_security_context"].default
+        p.set(
+            "loader_pod_security_context",
+            merged_over_default(default, p["loader_pod_security_context"]),
+        )
 
 
 # A loader container's list fields: those this library merges into (volumeMounts) and those it
@@ -448,8 +489,12 @@ class EbsModelCache(pulumi.ComponentResource):
                 {"name": MODEL_VOLUME, "mountPath": values["mount_path"]},
             ],
         }
+        if loader.get("securityContext") is None:
+            container["securityContext"] = copy.deepcopy(LOADER_CONTAINER_SECURITY_CONTEXT)
+        pod_context = values["loader_pod_security_context"]
         pod_spec: dict[str, Any] = {
             "restartPolicy": "Never",
+            **({"securityContext": pod_context} if pod_context else {}),
             "containers": [container],
             "volumes": [
                 {"name": MODEL_VOLUME, "persistentVolumeClaim": {"claimName": f"{base}-seed"}}
