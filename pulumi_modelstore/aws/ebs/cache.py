@@ -189,7 +189,9 @@ LOADER_CONTAINER_SECURITY_CONTEXT = {
 ``restricted`` profile asks of every container (the pod-level default covers the rest)."""
 
 
-def merged_over_default(default: Mapping[str, Any], given: Mapping[str, Any] | None) -> dict:
+def merged_over_default(
+    default: Mapping[str, Any], given: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """``given``'s keys over ``default``'s; a key given as None is removed."""
     merged = {**default, **(given or {})}
     return copy.deepcopy({key: value for key, value in merged.items() if value is not None})

@@ -42,9 +42,6 @@ VOLUME_INITIALIZATION_RATE_MIBPS = (100, 300)
 FS_TYPES = ("ext4", "xfs")
 RECLAIM_POLICIES = ("Delete", "Retain")
 
-DEFAULT_GP3_CLASS = "ebs-gp3"
-DEFAULT_IO2_CLASS = "ebs-io2-multi-attach"
-DEFAULT_SNAPSHOT_CLASS = "ebs-snapshots"
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 
 KMS_ALIAS_NOTE = "the driver and its IAM policy need the key's ARN, not an alias"

@@ -52,8 +52,6 @@ RENAMED_FIELDS = MappingProxyType({"driver": "driver_install"})
 """Old spelling -> new, accepted with a deprecation warning for one release."""
 IDENTITY_CHOICES = ("irsa", "pod-identity", "none")
 
-CONTROLLER_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
-"""The controller's service account in the chart's values and in the EKS add-on."""
 ADDON_FIXED = (
     "unset when driver_install is eks-addon (the add-on runs ebs-csi-controller-sa in kube-system)"
 )
