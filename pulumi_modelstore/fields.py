@@ -299,12 +299,17 @@ def camel_names(args_type: type) -> dict[str, str]:
 
 
 def renamed(
-    store: str, args: Any, renamed_fields: Mapping[str, str], *, stacklevel: int = 2
+    store: str,
+    args: Any,
+    renamed_fields: Mapping[str, str],
+    *,
+    warn: bool = True,
+    stacklevel: int = 2,
 ) -> Any:
     """``args`` with each deprecated spelling (a key of ``renamed_fields``) moved to its new
-    name, warning once per use (a ``DeprecationWarning`` and a Pulumi warning); both spellings
-    given is refused. ``stacklevel`` is as for :func:`warnings.warn`, counted from the caller.
-    Anything but a mapping is returned as it is (the :class:`Parser` refuses it)."""
+    name, with ``warn`` a warning per use (a ``DeprecationWarning`` and a Pulumi warning); both
+    spellings given is refused. ``stacklevel`` is as for :func:`warnings.warn`, counted from the
+    caller. Anything but a mapping is returned as it is (the :class:`Parser` refuses it)."""
     if not isinstance(args, Mapping) or not any(old in args for old in renamed_fields):
         return args
     out = dict(args)
@@ -315,9 +320,10 @@ def renamed(
             raise ModelStoreInputError(
                 store, old, out[old], f"unset when {new} is given (it is its new name)"
             )
-        message = f"{store}: {old} is deprecated, use {new}"
-        warnings.warn(message, DeprecationWarning, stacklevel=stacklevel + 1)
-        pulumi.log.warn(message)
+        if warn:
+            message = f"{store}: {old} is deprecated, use {new}"
+            warnings.warn(message, DeprecationWarning, stacklevel=stacklevel + 1)
+            pulumi.log.warn(message)
         out[new] = out.pop(old)
     return out
 

@@ -408,14 +408,16 @@ class EbsCsiDriver(pulumi.ComponentResource):
     """``<namespace>/<name>`` of the controller's service account, the role's only trustee."""
 
     @classmethod
-    def parse(cls, resource_name: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    def parse(
+        cls, resource_name: str, args: Any, *, warn: bool = True
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Every check that needs no lookup: the values of every field (defaults filled in) and
         what the rules derived; raises one :class:`ModelStoreInputError` listing every problem,
-        one line each."""
+        one line each. ``warn``: warn of deprecated spellings."""
         p = Parser(
             resource_name,
             EbsCsiDriverArgs,
-            renamed(resource_name, args, RENAMED_FIELDS, stacklevel=3),
+            renamed(resource_name, args, RENAMED_FIELDS, warn=warn, stacklevel=3),
         )
         driver_rules(p)
         values = p.finish()
