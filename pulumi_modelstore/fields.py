@@ -21,6 +21,7 @@ import re
 import sys
 import types
 import typing
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -297,3 +298,49 @@ class Parser:
 def camel_names(args_type: type) -> dict[str, str]:
     """camelCase spelling -> field name, for the config program."""
     return {f.camel: name for name, f in fields_of(args_type).items()}
+
+
+def renamed(
+    store: str,
+    args: Any,
+    renamed_fields: Mapping[str, str],
+    *,
+    warn: bool = True,
+    stacklevel: int = 2,
+) -> Any:
+    """``args`` with each deprecated spelling (a key of ``renamed_fields``) moved to its new
+    name, with ``warn`` a warning per use (a ``DeprecationWarning`` and a Pulumi warning); both
+    spellings given is refused. ``stacklevel`` is as for :func:`warnings.warn`, counted from the
+    caller. Anything but a mapping is returned as it is (the :class:`Parser` refuses it)."""
+    if not isinstance(args, Mapping) or not any(old in args for old in renamed_fields):
+        return args
+    out = dict(args)
+    for old, new in renamed_fields.items():
+        if old not in out:
+            continue
+        if new in out:
+            raise ModelStoreInputError(
+                store, old, out[old], f"unset when {new} is given (it is its new name)"
+            )
+        if warn:
+            message = f"{store}: {old} is deprecated, use {new}"
+            warnings.warn(message, DeprecationWarning, stacklevel=stacklevel + 1)
+            pulumi.log.warn(message)
+        out[new] = out.pop(old)
+    return out
+
+
+def outputs_of(component: type) -> dict[str, str]:
+    """camelCase output name -> attribute, for every ``pulumi.Output`` a component class
+    annotates (the class's own first, then its bases'): the outputs it registers, declared once
+    as class annotations (which the component analyzer reads too)."""
+    found: dict[str, str] = {}
+    for klass in component.__mro__:
+        if klass in (object, pulumi.Resource, pulumi.ComponentResource):
+            continue
+        for attribute, hint in inspect.get_annotations(klass).items():
+            if attribute.startswith("_") or typing.get_origin(hint) is not pulumi.Output:
+                continue
+            head, *rest = attribute.split("_")
+            found.setdefault(head + "".join(part.title() for part in rest), attribute)
+    return found

@@ -20,9 +20,6 @@ Every backend reads the same way, in the same order (:meth:`ModelStore.__init__`
 # No `from __future__ import annotations`: the component analyzer reads these annotations as
 # objects to infer the component schema.
 
-import inspect
-import typing
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -33,7 +30,7 @@ import pulumi
 from . import validation as v
 from .cluster import ClusterScope
 from .errors import ModelStoreInputError
-from .fields import Parser, fields_of
+from .fields import Parser, fields_of, outputs_of, renamed
 from .kube.volumes import static_volume
 from .kube.workload import WorkloadMount, hf_home_volume, reader_env
 
@@ -242,22 +239,7 @@ class ModelStore(pulumi.ComponentResource):
 
     @classmethod
     def _renamed(cls, store: str, args: Any, warn: bool = True) -> Any:
-        if not isinstance(args, Mapping) or not any(old in args for old in cls.renamed_fields):
-            return args
-        out = dict(args)
-        for old, new in cls.renamed_fields.items():
-            if old not in out:
-                continue
-            if new in out:
-                raise ModelStoreInputError(
-                    store, old, out[old], f"unset when {new} is given (it is its new name)"
-                )
-            if warn:
-                message = f"{store}: {old} is deprecated, use {new}"
-                warnings.warn(message, DeprecationWarning, stacklevel=4)
-                pulumi.log.warn(message)
-            out[new] = out.pop(old)
-        return out
+        return renamed(store, args, cls.renamed_fields, warn=warn, stacklevel=4)
 
     @classmethod
     def rules(cls, p: Parser) -> None:
@@ -352,17 +334,8 @@ class ModelStore(pulumi.ComponentResource):
 
     @classmethod
     def _outputs(cls) -> dict[str, str]:
-        """camelCase output name -> attribute, for every ``pulumi.Output`` the class annotates
-        (its own first, then the base's claim and volume names)."""
-        found: dict[str, str] = {}
-        for klass in cls.__mro__:
-            own = inspect.get_annotations(klass) if _is_component(klass) else {}
-            for attribute, hint in own.items():
-                if attribute.startswith("_") or typing.get_origin(hint) is not pulumi.Output:
-                    continue
-                head, *rest = attribute.split("_")
-                found.setdefault(head + "".join(p.title() for p in rest), attribute)
-        return found
+        """camelCase output name -> attribute (``fields.outputs_of``)."""
+        return outputs_of(cls)
 
     def _bind(self, c: StoreCommon, cluster: ClusterScope, binding: Binding) -> None:
         """One static PV and its claim per consumer namespace."""
@@ -464,10 +437,6 @@ def workload_mount(
         extra_volumes=extra_volumes,
         extra_volume_mounts=extra_mounts,
     )
-
-
-def _is_component(klass: type) -> bool:
-    return isinstance(klass, type) and issubclass(klass, ModelStore)
 
 
 def _access(read_only: bool) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import kubernetes_validate
 import pulumi
 import pulumi_kubernetes as k8s
 import pytest
@@ -21,8 +22,10 @@ from pulumi_modelstore.aws import (
     io2_multi_attach_storage_class,
     multi_attach_claim,
 )
-from pulumi_modelstore.aws.ebs import parse_gp3_class
+from pulumi_modelstore.aws.ebs import EbsCsiDriverArgs, EbsModelCacheArgs, parse_gp3_class
+from pulumi_modelstore.aws.ebs.classes import StorageClassArgs
 from pulumi_modelstore.aws.policies import DRIVER_TAG
+from pulumi_modelstore.fields import fields_of
 from pulumi_modelstore.kube import (
     cloned_claim,
     restored_claim,
@@ -34,6 +37,7 @@ from pulumi_modelstore.kube.snapshots import storage_bytes
 from pulumi_modelstore.kube.volumes import SKIP_AWAIT
 from pulumi_modelstore.plan.engine import PlanError, plan_directory
 from pulumi_modelstore.plan.placeholders import ACCOUNT_ID, digest
+from pulumi_modelstore.store import workload_mount
 from tests.aws_replay import Replay
 from tests.conftest import CLUSTER, ROOT, plan
 
@@ -154,7 +158,7 @@ def test_pod_identity_associates_the_controller_service_account_and_annotates_no
 def test_eks_addons_for_driver_and_snapshot_controller_with_irsa_role():
     p = plan(
         driver(
-            driver="eks-addon",
+            driver_install="eks-addon",
             eks_addon_version="v1.64.0-eksbuild.1",
             eks_addon_configuration={"controller": {"replicaCount": 3}},
         ),
@@ -189,7 +193,9 @@ def test_addon_pod_identity_and_kms_payloads_replay_against_moto(monkeypatch):
         "AWS_DEFAULT_REGION": "us-west-2",
     }.items():
         monkeypatch.setenv(key, value)
-    p = plan(driver(driver="eks-addon", identity="pod-identity", kms_key_arn=KEY), fill=True)
+    p = plan(
+        driver(driver_install="eks-addon", identity="pod-identity", kms_key_arn=KEY), fill=True
+    )
     with mock_aws():
         done = Replay(p).run()
     assert set(done.replayed) == {ROLE, ROLE_POLICY, ADDON, POD_IDENTITY}
@@ -197,7 +203,7 @@ def test_addon_pod_identity_and_kms_payloads_replay_against_moto(monkeypatch):
 
 
 def test_driver_none_installs_nothing_and_makes_no_role():
-    p = plan(driver(driver="none"))
+    p = plan(driver(driver_install="none"))
     assert not p.by_type(RELEASE) and not p.by_type(ADDON) and not p.by_type(ROLE)
     # The classes are still made for the existing driver.
     assert p.by_type(SNAPSHOT_CLASS) and p.by_type(STORAGE_CLASS)
@@ -315,11 +321,11 @@ def test_snapshot_controller_installed_once_for_one_driver_and_two_caches():
     [
         (
             {},
-            "ebs-again: driver must be none (EbsCsiDriver 'ebs' already installs the EBS CSI "
-            "driver on cluster 'prod-eks'), got 'helm'",
+            "ebs-again: driver_install must be none (EbsCsiDriver 'ebs' already installs the EBS "
+            "CSI driver on cluster 'prod-eks'), got 'helm'",
         ),
         (
-            {"driver": "none", "snapshot_controller": "eks-addon"},
+            {"driver_install": "none", "snapshot_controller": "eks-addon"},
             "ebs-again: snapshot_controller must be none (EbsCsiDriver 'ebs' already installs the "
             "snapshot controller on cluster 'prod-eks'), got 'eks-addon'",
         ),
@@ -375,21 +381,21 @@ def test_drivers_without_anything_naming_the_cluster_differ_by_kubernetes_provid
         (
             {"oidc_issuer": ISSUER_A},
             {"oidc_issuer": ISSUER_A},
-            "ebs-again: driver must be none (EbsCsiDriver 'ebs' already installs the EBS CSI "
-            f"driver on the cluster with OIDC issuer '{ISSUER_A}'), got 'helm'",
+            "ebs-again: driver_install must be none (EbsCsiDriver 'ebs' already installs the EBS "
+            f"CSI driver on the cluster with OIDC issuer '{ISSUER_A}'), got 'helm'",
         ),
         (
             # The first resolves its issuer from the cluster: the same cluster, named two ways.
             {"cluster_name": CLUSTER},
             {"oidc_issuer": f"https://{ISSUER_HOST}"},
-            "ebs-again: driver must be none (EbsCsiDriver 'ebs' already installs the EBS CSI "
-            f"driver on the cluster with OIDC issuer 'https://{ISSUER_HOST}'), got 'helm'",
+            "ebs-again: driver_install must be none (EbsCsiDriver 'ebs' already installs the EBS "
+            f"CSI driver on the cluster with OIDC issuer 'https://{ISSUER_HOST}'), got 'helm'",
         ),
         (
             {"identity": "none"},
             {"identity": "none"},
-            "ebs-again: driver must be none (EbsCsiDriver 'ebs' already installs the EBS CSI "
-            "driver on the cluster), got 'helm'",
+            "ebs-again: driver_install must be none (EbsCsiDriver 'ebs' already installs the EBS "
+            "CSI driver on the cluster), got 'helm'",
         ),
     ],
 )
@@ -412,7 +418,7 @@ def test_a_second_component_that_installs_nothing_is_fine():
                 "ebs-classes",
                 {
                     "cluster_name": CLUSTER,
-                    "driver": "none",
+                    "driver_install": "none",
                     "snapshot_controller": "none",
                     "create_snapshot_class": False,
                     "storage_class_name": "ebs-gp3-fast",
@@ -659,6 +665,50 @@ def test_replicas_restore_the_snapshot_through_the_statefulset_claim_template():
     assert found["claim"] == "llama-vllm-2"
 
 
+def test_replicas_mount_the_cache_as_a_stores_readers_do():
+    """One workload-mount implementation: each replica container gets what a store's reader
+    gets from mount_for (read-only model mount, HF_HUB_OFFLINE, HF_HOME on an emptyDir), the
+    volume itself coming from the claim template; an hf-home volume already there is kept."""
+    found: dict[str, Any] = {}
+
+    def program():
+        c = EbsModelCache(
+            "llama",
+            {"namespace": "inference", "volume_size": "100Gi", "loader": LOADER},
+        )
+        found["spec"] = c.patch_stateful_set_spec(
+            {
+                "template": {
+                    "spec": {
+                        "containers": [
+                            {"name": "vllm", "volumeMounts": None},
+                            {"name": "sidecar", "env": [{"name": "X", "value": "1"}]},
+                        ],
+                        "volumes": [{"name": "hf-home", "emptyDir": {"medium": "Memory"}}],
+                    }
+                }
+            }
+        )
+
+    plan(program)
+    reader = workload_mount(
+        namespace="inference", claim_name="llama", read_only=True, mount_path="/mnt/models"
+    )
+    pod = found["spec"]["template"]["spec"]
+    vllm, sidecar = pod["containers"]
+    assert vllm == reader.patch_container({"name": "vllm"})
+    assert sidecar == reader.patch_container(
+        {"name": "sidecar", "env": [{"name": "X", "value": "1"}]}
+    )
+    assert vllm["volumeMounts"][0] == {
+        "name": "llama",
+        "mountPath": "/mnt/models",
+        "readOnly": True,
+    }
+    assert pod["volumes"] == [{"name": "hf-home", "emptyDir": {"medium": "Memory"}}]
+    assert [t["metadata"]["name"] for t in found["spec"]["volumeClaimTemplates"]] == ["llama"]
+
+
 def test_outputs_name_claims_snapshot_and_classes():
     def program():
         c = EbsModelCache(
@@ -752,6 +802,137 @@ def test_loader_mounts_and_env_are_kept_as_lists():
         {"name": "model", "mountPath": "/mnt/models"},
     ]
     assert container["env"] == [{"name": "HF_HUB_ENABLE_HF_TRANSFER", "value": "1"}]
+
+
+# -- the loader under Pod Security `restricted` -------------------------------------------------
+
+# The Pod Security Standards' volume types allowed by `restricted` (kubernetes.io/docs/concepts/
+# security/pod-security-standards, "Volume Types").
+RESTRICTED_VOLUMES = {
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+}
+
+
+def restricted_violations(pod: dict[str, Any]) -> list[str]:
+    """What the Pod Security `restricted` profile (v1.31) refuses in a pod spec: its baseline
+    controls that a loader could trip (host namespaces, privileged, host ports) and every
+    restricted control (volume types, privilege escalation, non-root, seccomp, capabilities)."""
+    problems = [f"{k} is set" for k in ("hostNetwork", "hostPID", "hostIPC") if pod.get(k)]
+    pod_context = pod.get("securityContext") or {}
+    for volume in pod.get("volumes", []):
+        kinds = set(volume) - {"name"}
+        if not kinds <= RESTRICTED_VOLUMES:
+            problems.append(f"volume {volume['name']} is {sorted(kinds)}")
+    if pod_context.get("runAsUser") == 0:
+        problems.append("the pod runs as user 0")
+    for c in [*pod.get("initContainers", []), *pod["containers"]]:
+        context = c.get("securityContext") or {}
+        if context.get("privileged"):
+            problems.append(f"{c['name']} is privileged")
+        if any(port.get("hostPort") for port in c.get("ports", [])):
+            problems.append(f"{c['name']} uses a host port")
+        if context.get("allowPrivilegeEscalation") is not False:
+            problems.append(f"{c['name']} may escalate privileges")
+        if context.get("runAsNonRoot", pod_context.get("runAsNonRoot")) is not True:
+            problems.append(f"{c['name']} may run as root")
+        if context.get("runAsUser") == 0:
+            problems.append(f"{c['name']} runs as user 0")
+        seccomp = context.get("seccompProfile", pod_context.get("seccompProfile")) or {}
+        if seccomp.get("type") not in ("RuntimeDefault", "Localhost"):
+            problems.append(f"{c['name']} has no RuntimeDefault or Localhost seccomp profile")
+        capabilities = context.get("capabilities") or {}
+        if "ALL" not in capabilities.get("drop", []):
+            problems.append(f"{c['name']} does not drop ALL capabilities")
+        if set(capabilities.get("add", [])) - {"NET_BIND_SERVICE"}:
+            problems.append(f"{c['name']} adds capabilities")
+    return problems
+
+
+def loader_job(**args: Any) -> dict[str, Any]:
+    p = plan(cache(**args), fill=True)
+    (job,) = [o for o in p.kubernetes_objects() if o["kind"] == "Job"]
+    return job
+
+
+def test_the_loader_job_passes_the_restricted_profile_and_the_kubernetes_schema():
+    job = loader_job()
+    kubernetes_validate.validate(job, "1.31", strict=True)
+    pod = job["spec"]["template"]["spec"]
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 1000,
+        "runAsGroup": 1000,
+        # The kubelet gives the fresh volume to this group: a non-root loader can write it.
+        "fsGroup": 1000,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    (container,) = pod["containers"]
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    assert restricted_violations(pod) == []
+
+
+def test_the_checker_catches_what_restricted_refuses():
+    """The loader as it was (no security context anywhere) fails the profile."""
+    pod = {
+        "containers": [{"name": "loader", "image": "x"}],
+        "volumes": [{"name": "data", "hostPath": {"path": "/data"}}],
+    }
+    assert restricted_violations(pod) == [
+        "volume data is ['hostPath']",
+        "loader may escalate privileges",
+        "loader may run as root",
+        "loader has no RuntimeDefault or Localhost seccomp profile",
+        "loader does not drop ALL capabilities",
+    ]
+
+
+def test_the_caller_overrides_fs_group_and_keeps_the_rest_of_the_default():
+    job = loader_job(loader_pod_security_context={"fsGroup": 2000, "runAsGroup": 2000})
+    kubernetes_validate.validate(job, "1.31", strict=True)
+    pod = job["spec"]["template"]["spec"]
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 1000,
+        "runAsGroup": 2000,
+        "fsGroup": 2000,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert restricted_violations(pod) == []
+
+
+def test_a_key_set_to_none_leaves_the_default_out():
+    """An image with its own non-root user: drop runAsUser/runAsGroup, keep the rest."""
+    pod = loader_job(loader_pod_security_context={"runAsUser": None, "runAsGroup": None})["spec"][
+        "template"
+    ]["spec"]
+    assert pod["securityContext"] == {
+        "runAsNonRoot": True,
+        "fsGroup": 1000,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert restricted_violations(pod) == []
+
+
+def test_the_loaders_own_container_security_context_is_kept_as_given():
+    own = {"runAsUser": 2000, "readOnlyRootFilesystem": True}
+    pod = loader_job(loader={**LOADER, "securityContext": own})["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["securityContext"] == own
+    # Taken as given, so the caller answers for the profile: this one may escalate.
+    assert restricted_violations(pod) == [
+        "loader may escalate privileges",
+        "loader does not drop ALL capabilities",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -983,7 +1164,8 @@ BAD_CACHE = [
     ({"volume_size": "100m"}, f"llama: volume_size must be {SIZE_RULE}, got '100m'"),
     ({"volume_size": "100 Gi"}, f"llama: volume_size must be {SIZE_RULE}, got '100 Gi'"),
     ({"volume_size": "100GB"}, f"llama: volume_size must be {SIZE_RULE}, got '100GB'"),
-    ({"volume_size": 100}, f"llama: volume_size must be {SIZE_RULE}, got 100"),
+    # A type error: the annotation (a string) says it now.
+    ({"volume_size": 100}, "llama: volume_size must be a string, got 100"),
     ({"volume_size": "0Gi"}, f"llama: volume_size must be a positive size: {SIZE_RULE}, got '0Gi'"),
     (
         {"volume_size": "65537Gi"},
@@ -1042,10 +1224,11 @@ BAD_CACHE = [
     (
         {"sizes": "100Gi"},
         "llama: field name must be one of claim_template_name, encrypted, fs_type, iops, "
-        "kms_key_arn, labels, loader, loader_service_account_name, loader_timeout_minutes, "
-        "model_revision, mount_path, namespace, protect, snapshot_class_name, source_claim_name, "
-        "source_snapshot_name, storage_class_name, throughput_mibps, "
-        "volume_initialization_rate_mibps, volume_size, volume_tags, got 'sizes'",
+        "kms_key_arn, labels, loader, loader_pod_security_context, loader_service_account_name, "
+        "loader_timeout_minutes, model_revision, mount_path, namespace, protect, "
+        "snapshot_class_name, source_claim_name, source_snapshot_name, storage_class_name, "
+        "throughput_mibps, volume_initialization_rate_mibps, volume_size, volume_tags, "
+        "got 'sizes'",
     ),
     ({"protect": "false"}, "llama: protect must be True or False, got 'false'"),
     ({"protect": None}, "llama: protect must be True or False, got None"),
@@ -1086,6 +1269,15 @@ BAD_CACHE = [
         {"loader": {"image": "python:3.12-slim", "command": "python -c 1"}},
         "llama: loader.command must be a list of strings, got 'python -c 1'",
     ),
+    (
+        {"loader_pod_security_context": "fsGroup=1000"},
+        "llama: loader_pod_security_context must be a mapping, got 'fsGroup=1000'",
+    ),
+    (
+        {"loader": {**LOADER, "securityContext": "restricted"}},
+        "llama: loader.securityContext must be a mapping (a Kubernetes SecurityContext object), "
+        "got 'restricted'",
+    ),
 ]
 
 
@@ -1101,8 +1293,8 @@ def test_bad_cache_input_is_refused_before_anything_registers(args, message):
 
 BAD_DRIVER = [
     (
-        {"driver": "kubectl"},
-        "ebs: driver must be one of helm, eks-addon, none, got 'kubectl'",
+        {"driver_install": "kubectl"},
+        "ebs: driver_install must be one of helm, eks-addon, none, got 'kubectl'",
     ),
     (
         {"identity": "instance-profile"},
@@ -1113,12 +1305,13 @@ BAD_DRIVER = [
         "ebs: cluster_name must be the EKS cluster's name when identity is pod-identity, got None",
     ),
     (
-        {"cluster_name": None, "driver": "eks-addon"},
-        "ebs: cluster_name must be the EKS cluster's name when driver is eks-addon, got None",
+        {"cluster_name": None, "driver_install": "eks-addon"},
+        "ebs: cluster_name must be the EKS cluster's name when driver_install is eks-addon, "
+        "got None",
     ),
     (
-        {"driver": "eks-addon", "driver_namespace": "storage"},
-        "ebs: driver_namespace must be unset when driver is eks-addon (the add-on runs "
+        {"driver_install": "eks-addon", "driver_namespace": "storage"},
+        "ebs: driver_namespace must be unset when driver_install is eks-addon (the add-on runs "
         "ebs-csi-controller-sa in kube-system), got 'storage'",
     ),
     (
@@ -1131,7 +1324,7 @@ BAD_DRIVER = [
     ),
     ({"kms_key_arns": [KEY, "alias/x"]}, f"ebs: kms_key_arns must be {KMS_RULE}, got 'alias/x'"),
     (
-        {"driver": "none", "kms_key_arn": KEY},
+        {"driver_install": "none", "kms_key_arn": KEY},
         "ebs: identity must be irsa or pod-identity when KMS keys are given (grants go on the "
         "controller's role), got 'none'",
     ),
@@ -1172,6 +1365,60 @@ def test_bad_driver_input_is_refused_before_anything_registers(args, message):
         plan(driver(**args))
     assert str(err.value) == message
     assert names_of(err.value.registered) == ["modelstore-test"]
+
+
+def test_every_bad_field_is_reported_at_once_one_line_each():
+    with pytest.raises(PlanError) as err:
+        plan(cache(iops=2999, fs_type="btrfs", namespace="Inference", protect="no"))
+    assert str(err.value.cause).splitlines() == [
+        "llama: protect must be True or False, got 'no'",
+        "llama: namespace must be a DNS-1123 label (lowercase letters, digits and '-', starting "
+        "and ending with a letter or digit, at most 63 characters), got 'Inference'",
+        "llama: iops must be a whole number from 3000 to 80000 IOPS for gp3, got 2999",
+        "llama: fs_type must be one of ext4, xfs, got 'btrfs'",
+    ]
+    with pytest.raises(PlanError) as err:
+        plan(driver(identity="instance-profile", reclaim_policy="Recycle", labels="team=ml"))
+    assert str(err.value.cause).splitlines() == [
+        "ebs: labels must be a mapping of strings to strings, got 'team=ml'",
+        "ebs: identity must be one of irsa, pod-identity, none, got 'instance-profile'",
+        "ebs: reclaim_policy must be one of Delete, Retain, got 'Recycle'",
+    ]
+    assert names_of(err.value.registered) == ["modelstore-test"]
+
+
+def test_a_bad_field_gives_one_line_not_a_cascade():
+    """iops out of range: the rules that read it (throughput per IOPS, IOPS per GiB of the
+    volume) are skipped, not reported again."""
+    with pytest.raises(PlanError) as err:
+        plan(cache(iops=100000, throughput_mibps=2000, volume_size="20Gi"))
+    assert str(err.value) == (
+        "llama: iops must be a whole number from 3000 to 80000 IOPS for gp3, got 100000"
+    )
+
+
+def test_driver_is_the_deprecated_spelling_of_driver_install():
+    with pytest.warns(DeprecationWarning, match="ebs: driver is deprecated, use driver_install"):
+        old = plan(driver(driver="eks-addon"))
+    new = plan(driver(driver_install="eks-addon"))
+    assert [s["urn"] for s in old.states()] == [s["urn"] for s in new.states()]
+    assert [s["inputs"] for s in old.states()] == [s["inputs"] for s in new.states()]
+    with pytest.raises(PlanError) as err:
+        plan(driver(driver="none", driver_install="helm"))
+    assert str(err.value) == (
+        "ebs: driver must be unset when driver_install is given (it is its new name), got 'none'"
+    )
+
+
+def test_the_class_fields_default_alike_in_the_driver_the_cache_and_the_class_parser():
+    """The gp3 fields are taken by three args types; the documented defaults must agree (they
+    fill the same Gp3Class)."""
+    classes = fields_of(StorageClassArgs)
+    for args_type in (EbsCsiDriverArgs, EbsModelCacheArgs):
+        for name, field in fields_of(args_type).items():
+            if name in classes:
+                assert field.default == classes[name].default, (args_type.__name__, name)
+                assert field.annotation == classes[name].annotation, (args_type.__name__, name)
 
 
 def test_irsa_without_an_oidc_provider_fails_the_preview():

@@ -31,15 +31,20 @@ cache = EbsModelCache(
         # A new revision loads and snapshots anew; the r1 VolumeSnapshot is retained (protect,
         # default True), so delete it by hand once no replica restores from it.
         "model_revision": "r1",
+        # The loader runs as user 1000, not root (loader_pod_security_context's default passes
+        # the Pod Security `restricted` profile; its fsGroup makes the fresh volume writable):
+        # pip installs for that user under a writable HOME, and the download goes through the
+        # library, whose command-line entry point a user install leaves off the PATH.
         "loader": {
             "image": "python:3.12-slim",
             "command": ["sh", "-c"],
             "args": [
-                "pip install --quiet 'huggingface_hub[hf_transfer]' && "
-                "huggingface-cli download meta-llama/Llama-3.1-8B-Instruct "
-                "--local-dir /mnt/models"
+                "pip install --quiet --user 'huggingface_hub[hf_transfer]' && "
+                'python -c "from huggingface_hub import snapshot_download; '
+                "snapshot_download('meta-llama/Llama-3.1-8B-Instruct', local_dir='/mnt/models')\""
             ],
             "env": [
+                {"name": "HOME", "value": "/tmp"},
                 {"name": "HF_HUB_ENABLE_HF_TRANSFER", "value": "1"},
                 {
                     "name": "HF_TOKEN",

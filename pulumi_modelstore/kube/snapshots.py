@@ -1,7 +1,7 @@
 """Volume snapshots and dynamically provisioned claims, for any CSI driver.
 
 The pieces every snapshot-based pattern needs, Kubernetes-generic (the EBS specifics live in
-``aws/ebs.py``):
+``aws/ebs/``):
 
 - :func:`volume_snapshot_class`: a ``snapshot.storage.k8s.io/v1`` VolumeSnapshotClass,
   ``deletionPolicy: Retain`` by default, so deleting a VolumeSnapshot never deletes the data.
