@@ -36,7 +36,8 @@ from pulumi_modelstore.kube import (
 from pulumi_modelstore.kube.snapshots import storage_bytes
 from pulumi_modelstore.kube.volumes import SKIP_AWAIT
 from pulumi_modelstore.plan.engine import PlanError, plan_directory
-from pulumi_modelstore.plan.placeholders import ACCOUNT_ID, digest
+from pulumi_modelstore.plan.placeholders import digest
+from pulumi_modelstore.plan.placeholders.aws import ACCOUNT_ID
 from pulumi_modelstore.store import workload_mount
 from tests.aws_replay import Replay
 from tests.conftest import CLUSTER, ROOT, plan

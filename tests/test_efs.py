@@ -17,7 +17,8 @@ from pulumi_modelstore.aws.efs import EfsModelStoreArgs
 from pulumi_modelstore.aws.policies import client_access_policy
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
-from pulumi_modelstore.plan.placeholders import INVOKES, plan_vpc_id
+from pulumi_modelstore.plan.placeholders import INVOKES
+from pulumi_modelstore.plan.placeholders.aws import plan_vpc_id
 from pulumi_modelstore.program import build_stores
 from tests.conftest import CLUSTER, CLUSTER_SG, CLUSTER_SUBNETS, plan
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from pulumi_modelstore.cli import main
-from pulumi_modelstore.plan.engine import UNKNOWN, plan_directory
+from pulumi_modelstore.plan.engine import UNKNOWN, PlanError, plan_directory, plan_program
 from pulumi_modelstore.plan.render import FORMATS, render
 from tests.conftest import ROOT
 
@@ -339,3 +339,14 @@ def test_resource_options_reach_the_plan():
     assert state["ignoreChanges"] == ["data"]
     assert state["replaceOnChanges"] == ["metadata.name"]
     assert state["deleteBeforeReplace"] is True
+
+
+def test_a_data_source_without_a_placeholder_fails_the_plan_naming_it():
+    import pulumi_aws as aws
+
+    def program():
+        aws.ec2.get_vpc(id="vpc-0abc")
+
+    with pytest.raises(PlanError) as err:
+        plan_program(program)
+    assert "no placeholder answer for the data source aws:ec2/getVpc:getVpc" in str(err.value)

@@ -168,7 +168,8 @@ class PlanMocks(mocks.Mocks):
                 (
                     "",
                     f"modelstore plan has no placeholder answer for the data source "
-                    f"{args.token}: add one to pulumi_modelstore/plan/placeholders.py",
+                    f"{args.token}: add one to its cloud's module in "
+                    "pulumi_modelstore/plan/placeholders/",
                 )
             ]
         try:

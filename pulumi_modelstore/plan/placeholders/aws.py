@@ -1,26 +1,24 @@
-"""Deterministic stand-ins for what the clouds would answer.
-
-Invokes (data sources) get answers shaped like the real ones so a stack that names only its
-cluster still plans. With ``--fill-outputs`` every created resource gets outputs shaped like the
-real ones (ids, ARNs, DNS names). Every value is derived from a hash of the resource's URN or the
-invoke's arguments, never from a counter, so two plans of one stack are byte-identical.
-"""
+"""AWS placeholders: data source answers (an EKS cluster, its subnets, node groups and OIDC
+provider, the region, account and partition) and the ids and outputs of created AWS resources."""
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
+
+from . import (
+    ID_FROM_INPUT,
+    ID_MAKERS,
+    ID_PREFIXES,
+    INVOKES,
+    Created,
+    InvokeHandler,
+    digest,
+    outputs_of,
+)
 
 ACCOUNT_ID = "123456789012"
 DEFAULT_AWS_REGION = "us-east-1"
-
-InvokeHandler = Callable[[Mapping[str, Any], Mapping[str, str]], dict[str, Any]]
-
-
-def digest(*parts: str, length: int = 17) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:length]
 
 
 def aws_region(config: Mapping[str, str], args: Mapping[str, Any] | None = None) -> str:
@@ -108,13 +106,14 @@ def _partition(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, 
     }
 
 
-INVOKES: dict[str, InvokeHandler] = {
+_AWS_INVOKES: dict[str, InvokeHandler] = {
     "aws:eks/getCluster:getCluster": _eks_cluster,
     "aws:ec2/getSubnet:getSubnet": _subnet,
     "aws:index/getRegion:getRegion": _region,
     "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
     "aws:index/getPartition:getPartition": _partition,
 }
+INVOKES.update(_AWS_INVOKES)
 
 
 def _oidc_provider(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
@@ -133,102 +132,50 @@ def _oidc_provider(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[s
 INVOKES["aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider"] = _oidc_provider
 
 
-@dataclass(frozen=True)
-class Created:
-    """A resource being created, as the placeholder functions see it."""
-
-    type: str
-    urn: str
-    id: str
-    inputs: Mapping[str, Any]
-    config: Mapping[str, str]
-
-    @property
-    def name(self) -> str:
-        return self.urn.rsplit("::", 1)[-1]
-
-    @property
-    def region(self) -> str:
-        return aws_region(self.config)
-
-    def autoname(self, given: Any = None) -> str:
-        """Pulumi's auto-naming: the resource name and a random-looking suffix."""
-        return str(given) if given else f"{self.name}-{digest('name', self.urn, length=7)}"
-
-    def hexid(self, kind: str, length: int = 17) -> str:
-        return digest(kind, self.urn, length=length)
-
-
-# Ids shaped like the cloud's own, by resource type. Types not listed get `<name>-<hash>`.
-ID_PREFIXES: dict[str, str] = {
-    "aws:ec2/securityGroup:SecurityGroup": "sg-",
-    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "sgr-",
-    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr-",
-    "aws:fsx/lustreFileSystem:LustreFileSystem": "fs-",
-    "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": "dra-",
-    "aws:efs/fileSystem:FileSystem": "fs-",
-    "aws:efs/mountTarget:MountTarget": "fsmt-",
-    "aws:efs/accessPoint:AccessPoint": "fsap-",
-}
-# Resources whose id is one of their inputs.
-ID_FROM_INPUT: dict[str, str] = {
-    "aws:efs/fileSystemPolicy:FileSystemPolicy": "fileSystemId",
-    "aws:efs/backupPolicy:BackupPolicy": "fileSystemId",
-    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": "bucket",
-    "aws:s3/bucketOwnershipControls:BucketOwnershipControls": "bucket",
-    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": (
-        "bucket"
-    ),
-    "aws:s3/bucketVersioning:BucketVersioning": "bucket",
-    "aws:s3/bucketPolicy:BucketPolicy": "bucket",
-}
-
-OutputsFn = Callable[[Created], dict[str, Any]]
-OUTPUTS: dict[str, OutputsFn] = {}
+ID_PREFIXES.update(
+    {
+        "aws:ec2/securityGroup:SecurityGroup": "sg-",
+        "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "sgr-",
+        "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr-",
+        "aws:fsx/lustreFileSystem:LustreFileSystem": "fs-",
+        "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": "dra-",
+        "aws:efs/fileSystem:FileSystem": "fs-",
+        "aws:efs/mountTarget:MountTarget": "fsmt-",
+        "aws:efs/accessPoint:AccessPoint": "fsap-",
+    }
+)
+ID_FROM_INPUT.update(
+    {
+        "aws:efs/fileSystemPolicy:FileSystemPolicy": "fileSystemId",
+        "aws:efs/backupPolicy:BackupPolicy": "fileSystemId",
+        "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": "bucket",
+        "aws:s3/bucketOwnershipControls:BucketOwnershipControls": "bucket",
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": (
+            "bucket"
+        ),
+        "aws:s3/bucketVersioning:BucketVersioning": "bucket",
+        "aws:s3/bucketPolicy:BucketPolicy": "bucket",
+    }
+)
 
 
-def outputs_of(*types: str) -> Callable[[OutputsFn], OutputsFn]:
-    def register(fn: OutputsFn) -> OutputsFn:
-        for type_ in types:
-            OUTPUTS[type_] = fn
-        return fn
-
-    return register
+def _in(r: Created) -> str:
+    """The region a created resource is in: the stack's AWS region."""
+    return aws_region(r.config)
 
 
-def resource_id(type_: str, urn: str, inputs: Mapping[str, Any]) -> str:
-    """A placeholder physical id shaped like the cloud's own."""
-    h = digest("id", urn)
-    if type_ in ID_PREFIXES:
-        return ID_PREFIXES[type_] + h
-    if type_ in ID_FROM_INPUT and inputs.get(ID_FROM_INPUT[type_]):
-        return str(inputs[ID_FROM_INPUT[type_]])
-    if type_.startswith("kubernetes:"):
-        meta = inputs.get("metadata") or {}
-        name = meta.get("name") or urn.rsplit("::", 1)[-1]
-        return f"{meta['namespace']}/{name}" if meta.get("namespace") else str(name)
-    if type_ == "aws:eks/addon:Addon":
-        return f"{inputs.get('clusterName')}:{inputs.get('addonName')}"
-    if type_ == "aws:s3/bucket:Bucket":
-        return Created(type_, urn, "", inputs, {}).autoname(inputs.get("bucket"))
-    if type_ == "aws:iam/role:Role":
-        return Created(type_, urn, "", inputs, {}).autoname(inputs.get("name"))
-    return f"{urn.rsplit('::', 1)[-1]}-{h[:8]}"
-
-
-def resource_outputs(
-    type_: str, urn: str, id_: str, inputs: Mapping[str, Any], config: Mapping[str, str]
-) -> dict[str, Any]:
-    """Computed outputs a created resource would report, on top of its inputs."""
-    fn = OUTPUTS.get(type_)
-    return fn(Created(type_, urn, id_, inputs, config)) if fn else {}
+ID_MAKERS["aws:eks/addon:Addon"] = lambda r: (
+    f"{r.inputs.get('clusterName')}:{r.inputs.get('addonName')}"
+)
+ID_MAKERS["aws:s3/bucket:Bucket"] = lambda r: r.autoname(r.inputs.get("bucket"))
+ID_MAKERS["aws:iam/role:Role"] = lambda r: r.autoname(r.inputs.get("name"))
 
 
 @outputs_of("aws:ec2/securityGroup:SecurityGroup")
 def _security_group(r: Created) -> dict[str, Any]:
     return {
         "name": r.autoname(r.inputs.get("name")),
-        "arn": f"arn:aws:ec2:{r.region}:{ACCOUNT_ID}:security-group/{r.id}",
+        "arn": f"arn:aws:ec2:{_in(r)}:{ACCOUNT_ID}:security-group/{r.id}",
         "ownerId": ACCOUNT_ID,
     }
 
@@ -240,15 +187,15 @@ def _security_group(r: Created) -> dict[str, Any]:
 def _security_group_rule(r: Created) -> dict[str, Any]:
     return {
         "securityGroupRuleId": r.id,
-        "arn": f"arn:aws:ec2:{r.region}:{ACCOUNT_ID}:security-group-rule/{r.id}",
+        "arn": f"arn:aws:ec2:{_in(r)}:{ACCOUNT_ID}:security-group-rule/{r.id}",
     }
 
 
 @outputs_of("aws:fsx/lustreFileSystem:LustreFileSystem")
 def _lustre(r: Created) -> dict[str, Any]:
     return {
-        "arn": f"arn:aws:fsx:{r.region}:{ACCOUNT_ID}:file-system/{r.id}",
-        "dnsName": f"{r.id}.fsx.{r.region}.amazonaws.com",
+        "arn": f"arn:aws:fsx:{_in(r)}:{ACCOUNT_ID}:file-system/{r.id}",
+        "dnsName": f"{r.id}.fsx.{_in(r)}.amazonaws.com",
         "mountName": r.hexid("mount", 8),
         "networkInterfaceIds": [f"eni-{r.hexid('eni')}"],
         "ownerId": ACCOUNT_ID,
@@ -261,15 +208,15 @@ def _dra(r: Created) -> dict[str, Any]:
     fs_id = r.inputs.get("fileSystemId")
     return {
         "associationId": r.id,
-        "arn": f"arn:aws:fsx:{r.region}:{ACCOUNT_ID}:association/{fs_id}/{r.id}",
+        "arn": f"arn:aws:fsx:{_in(r)}:{ACCOUNT_ID}:association/{fs_id}/{r.id}",
     }
 
 
 @outputs_of("aws:efs/fileSystem:FileSystem")
 def _efs(r: Created) -> dict[str, Any]:
     return {
-        "arn": f"arn:aws:elasticfilesystem:{r.region}:{ACCOUNT_ID}:file-system/{r.id}",
-        "dnsName": f"{r.id}.efs.{r.region}.amazonaws.com",
+        "arn": f"arn:aws:elasticfilesystem:{_in(r)}:{ACCOUNT_ID}:file-system/{r.id}",
+        "dnsName": f"{r.id}.efs.{_in(r)}.amazonaws.com",
         "ownerId": ACCOUNT_ID,
         "numberOfMountTargets": 0,
     }
@@ -280,12 +227,12 @@ def _efs_mount_target(r: Created) -> dict[str, Any]:
     fs_id = r.inputs.get("fileSystemId")
     octet = int(r.hexid("ip", 2), 16)
     return {
-        "dnsName": f"{fs_id}.efs.{r.region}.amazonaws.com",
-        "fileSystemArn": f"arn:aws:elasticfilesystem:{r.region}:{ACCOUNT_ID}:file-system/{fs_id}",
+        "dnsName": f"{fs_id}.efs.{_in(r)}.amazonaws.com",
+        "fileSystemArn": f"arn:aws:elasticfilesystem:{_in(r)}:{ACCOUNT_ID}:file-system/{fs_id}",
         "ipAddress": f"10.0.{octet % 32}.{10 + octet % 200}",
         "networkInterfaceId": f"eni-{r.hexid('eni')}",
         "ownerId": ACCOUNT_ID,
-        "availabilityZoneName": f"{r.region}a",
+        "availabilityZoneName": f"{_in(r)}a",
     }
 
 
@@ -293,8 +240,8 @@ def _efs_mount_target(r: Created) -> dict[str, Any]:
 def _efs_access_point(r: Created) -> dict[str, Any]:
     fs_id = r.inputs.get("fileSystemId")
     return {
-        "arn": f"arn:aws:elasticfilesystem:{r.region}:{ACCOUNT_ID}:access-point/{r.id}",
-        "fileSystemArn": f"arn:aws:elasticfilesystem:{r.region}:{ACCOUNT_ID}:file-system/{fs_id}",
+        "arn": f"arn:aws:elasticfilesystem:{_in(r)}:{ACCOUNT_ID}:access-point/{r.id}",
+        "fileSystemArn": f"arn:aws:elasticfilesystem:{_in(r)}:{ACCOUNT_ID}:file-system/{fs_id}",
         "ownerId": ACCOUNT_ID,
     }
 
@@ -305,15 +252,15 @@ def _bucket(r: Created) -> dict[str, Any]:
         "bucket": r.id,
         "arn": f"arn:aws:s3:::{r.id}",
         "bucketDomainName": f"{r.id}.s3.amazonaws.com",
-        "bucketRegionalDomainName": f"{r.id}.s3.{r.region}.amazonaws.com",
-        "region": r.region,
+        "bucketRegionalDomainName": f"{r.id}.s3.{_in(r)}.amazonaws.com",
+        "region": _in(r),
     }
 
 
 @outputs_of("aws:eks/addon:Addon")
 def _addon(r: Created) -> dict[str, Any]:
     return {
-        "arn": f"arn:aws:eks:{r.region}:{ACCOUNT_ID}:addon/{r.inputs.get('clusterName')}/"
+        "arn": f"arn:aws:eks:{_in(r)}:{ACCOUNT_ID}:addon/{r.inputs.get('clusterName')}/"
         f"{r.inputs.get('addonName')}/{r.hexid('addon', 8)}",
         "addonVersion": r.inputs.get("addonVersion") or "v0.0.0-eksbuild.1",
     }
@@ -324,7 +271,7 @@ def _pod_identity(r: Created) -> dict[str, Any]:
     association = f"a-{r.hexid('association', 17)}"
     return {
         "associationId": association,
-        "associationArn": f"arn:aws:eks:{r.region}:{ACCOUNT_ID}:podidentityassociation/"
+        "associationArn": f"arn:aws:eks:{_in(r)}:{ACCOUNT_ID}:podidentityassociation/"
         f"{r.inputs.get('clusterName')}/{association}",
     }
 
@@ -350,20 +297,6 @@ def _policy(r: Created) -> dict[str, Any]:
         "name": policy,
         "arn": f"arn:aws:iam::{ACCOUNT_ID}:policy{r.inputs.get('path') or '/'}{policy}",
         "policyId": "ANPA" + r.hexid("policy").upper(),
-    }
-
-
-@outputs_of("kubernetes:helm.sh/v3:Release")
-def _release(r: Created) -> dict[str, Any]:
-    i = r.inputs
-    return {
-        "status": {
-            "name": i.get("name"),
-            "namespace": i.get("namespace"),
-            "status": "deployed",
-            "version": i.get("version"),
-            "chart": i.get("chart"),
-        }
     }
 
 
