@@ -1,5 +1,6 @@
-"""Small validators, one rule each. Every one skips values that are still Outputs: those are
-checked by the cloud at deploy time, not guessed at here."""
+"""Small validators, one rule each, for what Kubernetes and the contract know (each cloud's
+own rules live in its room, e.g. ``aws/validation.py``). Every one skips values that are still
+Outputs: those are checked by the cloud at deploy time, not guessed at here."""
 
 from __future__ import annotations
 
@@ -13,9 +14,6 @@ from .errors import ModelStoreInputError
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-# S3 bucket naming rules for general purpose buckets: 3-63 chars, lowercase letters, digits,
-# dots and hyphens, starting and ending with a letter or digit.
-_S3_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 
 DNS_LABEL_RULE = (
     "a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter "
@@ -76,19 +74,6 @@ def string_list(store: str, field: str, value: Any) -> None:
             raise ModelStoreInputError(store, field, value, "a list of strings")
 
 
-def s3_uri(store: str, field: str, value: Any) -> tuple[str, str] | None:
-    """Check ``s3://bucket[/prefix]`` and return (bucket, prefix), or None for an Output."""
-    if is_output(value):
-        return None
-    allowed = "an S3 URI of the form s3://bucket[/prefix] with a valid bucket name"
-    if not isinstance(value, str) or not value.startswith("s3://"):
-        raise ModelStoreInputError(store, field, value, allowed)
-    bucket, _, prefix = value[len("s3://") :].partition("/")
-    if not _S3_BUCKET.match(bucket) or ".." in bucket or "//" in prefix:
-        raise ModelStoreInputError(store, field, value, allowed)
-    return bucket, prefix
-
-
 def flag(store: str, field: str, value: Any) -> bool:
     """A real boolean: ``"false"`` is a truthy string, so strings are refused, not coerced."""
     if not isinstance(value, bool):
@@ -104,22 +89,3 @@ def string_map(store: str, field: str, value: Any) -> dict[str, str]:
     ):
         raise ModelStoreInputError(store, field, value, "a mapping of strings to strings")
     return dict(mapping)
-
-
-_KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
-
-
-def kms_key_arn(
-    store: str, field: str, value: Any, alias_note: str = "an alias does not work here"
-) -> None:
-    """A KMS key ARN: key ids and aliases are refused where an ARN is needed; ``alias_note``
-    says why for the field at hand."""
-    if is_output(value):
-        return
-    if not isinstance(value, str) or not _KMS_KEY_ARN.match(value):
-        raise ModelStoreInputError(
-            store,
-            field,
-            value,
-            f"a KMS key ARN (arn:aws:kms:<region>:<account>:key/<key-id>; {alias_note})",
-        )

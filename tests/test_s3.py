@@ -11,12 +11,12 @@ import pytest
 from moto import mock_aws
 
 from pulumi_modelstore import WorkloadMount
-from pulumi_modelstore import validation as v
 from pulumi_modelstore.aws import (
     MOUNTPOINT_S3_CSI,
     MountpointS3ModelStore,
     MountpointS3ModelStoreArgs,
 )
+from pulumi_modelstore.aws import validation as aws_v
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
 from pulumi_modelstore.plan.placeholders import digest
@@ -1209,13 +1209,13 @@ def test_validate_accepts_good_input_without_lookups_or_resources():
 def test_the_kms_key_goes_through_the_shared_validator(monkeypatch):
     # Booleans, numbers, lists and maps are checked by their annotation (fields.py).
     keys: list[tuple[str, Any, str]] = []
-    kms_key_arn = v.kms_key_arn
+    kms_key_arn = aws_v.kms_key_arn
 
     def spy_kms(store: str, field: str, value: Any, alias_note: str = "") -> None:
         keys.append((field, value, alias_note))
         kms_key_arn(store, field, value, alias_note=alias_note)
 
-    monkeypatch.setattr(v, "kms_key_arn", spy_kms)
+    monkeypatch.setattr(aws_v, "kms_key_arn", spy_kms)
     MountpointS3ModelStore.validate(
         "llama", {"cluster_name": CLUSTER, "readers": ["inference"], "kms_key_arn": KMS_KEY}
     )

@@ -21,6 +21,7 @@ from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import Binding, Spec
+from . import validation as aws_v
 from .cluster import EksCluster, EksClusterFacts
 from .drivers import (
     ADDON_NAMESPACE,
@@ -616,7 +617,7 @@ class EfsModelStore(AwsModelStore, backend="efs"):
             "node_security_group_ids",
         )
         p.field_rule(subnets_known_before_deploy, "subnet_ids")
-        p.field_rule(v.kms_key_arn, "kms_key_arn", "the provider refuses a key id or an alias")
+        p.field_rule(aws_v.kms_key_arn, "kms_key_arn", "the provider refuses a key id or an alias")
 
     # ---- 2. preflight --------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import Binding, Spec
+from . import validation as aws_v
 from .cluster import EksCluster
 from .drivers import FSX_CSI, DriverInstall, parse_driver_install
 from .network import peers, ports_text, security_group, tcp_rule
@@ -357,7 +358,7 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
             "storage_capacity_gib",
         )
         p.field_rule(v.one_of, "data_compression_type", COMPRESSION_TYPES)
-        p.field_rule(v.kms_key_arn, "kms_key_arn", "the provider takes the key's ARN")
+        p.field_rule(aws_v.kms_key_arn, "kms_key_arn", "the provider takes the key's ARN")
         p.rule(scratch_uses_an_aws_owned_key, "deployment_type", "kms_key_arn")
         p.field_rule(v.one_of, "file_system_type_version", LUSTRE_VERSIONS)
         p.rule(lustre_version_fits_deployment_type, "deployment_type", "file_system_type_version")
@@ -368,7 +369,7 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
             "metadata_iops",
         )
         p.field_rule(validate_metadata_iops, "metadata_iops")
-        p.field_rule(v.s3_uri, "data_repository_path")
+        p.field_rule(aws_v.s3_uri, "data_repository_path")
         p.rule(
             data_repository_needs_lustre_2_12,
             "deployment_type",

@@ -39,6 +39,7 @@ from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
 from ..kube.drivers import CsiDriverChart
 from ..store import Binding, Spec
+from . import validation as aws_v
 from .cluster import EksCluster
 from .drivers import MOUNTPOINT_S3_CSI, DriverInstall, parse_driver_install
 from .identity import (
@@ -654,7 +655,7 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
             if name in p and p.ok(name) and p[name] is None:
                 p.check(functools.partial(not_null, p.store, name, None))
         p.field_rule(valid_bucket_name, "bucket_name")
-        p.field_rule(v.kms_key_arn, "kms_key_arn", KMS_ALIAS_NOTE)
+        p.field_rule(aws_v.kms_key_arn, "kms_key_arn", KMS_ALIAS_NOTE)
         if "prefix" in p:
             p.rule(valid_prefix, "prefix")
         else:

@@ -23,6 +23,7 @@ from ... import validation as v
 from ...errors import ModelStoreInputError
 from ...fields import NO_DEFAULT, Parser, fields_of
 from ...kube.snapshots import size_gib, volume_claim
+from .. import validation as aws_v
 from ..drivers import EBS_CSI
 
 # gp3 (CreateVolume in the EC2 API model: 3,000-80,000 IOPS, 125-2,000 MiB/s, 1-65,536 GiB).
@@ -198,7 +199,7 @@ def kms_key_only_when_encrypted(store: str, encrypted: Any, kms_key_arn: Any) ->
 
 def kms_key_is_an_arn(store: str, field_name: str, key: Any) -> None:
     """The driver and its IAM policy need a key's ARN, not a key id or an alias."""
-    v.kms_key_arn(store, field_name, key, alias_note=KMS_ALIAS_NOTE)
+    aws_v.kms_key_arn(store, field_name, key, alias_note=KMS_ALIAS_NOTE)
 
 
 def _volume_rules(p: Parser) -> None:
