@@ -350,3 +350,16 @@ def test_a_data_source_without_a_placeholder_fails_the_plan_naming_it():
     with pytest.raises(PlanError) as err:
         plan_program(program)
     assert "no placeholder answer for the data source aws:ec2/getVpc:getVpc" in str(err.value)
+
+
+def test_importing_the_program_leaves_the_provider_sdks_lazy():
+    # The provider SDKs load their resource modules on first use; a signature evaluated at
+    # import (no `from __future__ import annotations` in component modules) must not load them,
+    # or every `modelstore plan` starts about half a second slower.
+    code = (
+        "import json, sys, pulumi_modelstore.program; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.endswith('._inputs'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = json.loads(out.stdout)
+    assert not [m for m in loaded if m.startswith(("pulumi_kubernetes.core", "pulumi_aws.fsx"))]

@@ -4,6 +4,8 @@ add-on resource. Helm releases go through ``kube/drivers.py``'s ``helm_release``
 
 # No `from __future__ import annotations`: the component analyzer reads DriverInstallArgs'
 # annotations (every AWS store's args include them) as objects.
+# Signatures naming a provider SDK class quote it: evaluated at import, it would load the SDK's
+# lazily loaded modules (about half a second of every plan's start-up).
 
 import json
 from collections.abc import Callable, Mapping, Sequence
@@ -253,7 +255,7 @@ def eks_addon(
     parent: pulumi.Resource,
     depends_on: Sequence[pulumi.Resource] = (),
     opts: pulumi.ResourceOptions | None = None,
-) -> aws.eks.Addon:
+) -> "aws.eks.Addon":
     """The EKS add-on ``chart.eks_addon`` on ``cluster_name``, overwriting conflicting fields
     on create and update.
 

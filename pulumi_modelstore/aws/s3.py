@@ -19,6 +19,8 @@ Upstream facts this module encodes (awslabs/mountpoint-s3-csi-driver v2.7.0):
 """
 
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
+# Signatures naming a provider SDK class quote it: evaluated at import, it would load the SDK's
+# lazily loaded modules (about half a second of every plan's start-up).
 
 import dataclasses
 import functools
@@ -952,7 +954,7 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
 
     def _service_accounts(
         self, spec: Spec[Any], cluster: EksCluster, tags: Mapping[str, str]
-    ) -> dict[str, k8s.core.v1.ServiceAccount]:
+    ) -> "dict[str, k8s.core.v1.ServiceAccount]":
         """The workloads' service account in every consumer namespace (pod-level credentials)."""
         name, accounts = spec.common.name, {}
         for ns, role in self.pod_roles.items():
@@ -973,7 +975,7 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
 
     def _new_bucket(
         self, name: str, spec: Spec[Any], region: Any, tags: Mapping[str, str]
-    ) -> tuple[aws.s3.Bucket, list[pulumi.Resource]]:
+    ) -> "tuple[aws.s3.Bucket, list[pulumi.Resource]]":
         """A bucket with public access blocked, ACLs off, default encryption, versioning and a
         TLS-only policy. Only the bucket holds data, so only it is protected."""
         kms_key_arn = spec.args.get("kms_key_arn")

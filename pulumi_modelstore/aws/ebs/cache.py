@@ -4,6 +4,8 @@ ReadWriteOnce volume restored from that snapshot through a StatefulSet ``volumeC
 
 # No `from __future__ import annotations`: the component analyzer and the field machinery read
 # the args TypedDict and the output annotations as objects.
+# Signatures naming a provider SDK class quote it: evaluated at import, it would load the SDK's
+# lazily loaded modules (about half a second of every plan's start-up).
 
 import copy
 from collections.abc import Mapping, Sequence
@@ -479,7 +481,7 @@ class EbsModelCache(pulumi.ComponentResource):
         }
         self.register_outputs(self.summary)
 
-    def _loader_job(self, name: str, opts: pulumi.ResourceOptions) -> k8s.batch.v1.Job:
+    def _loader_job(self, name: str, opts: pulumi.ResourceOptions) -> "k8s.batch.v1.Job":
         values, base = self._values, self._base
         loader = dict(values["loader"] or {})
         container = {

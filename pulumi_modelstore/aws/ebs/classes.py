@@ -9,6 +9,8 @@ botocore's EC2 model; ratios from the EBS volume types guide; the driver's
 
 # No `from __future__ import annotations`: the field machinery and the component analyzer read
 # these annotations as objects.
+# Signatures naming a provider SDK class quote it: evaluated at import, it would load the SDK's
+# lazily loaded modules (about half a second of every plan's start-up).
 
 import math
 import typing
@@ -347,7 +349,7 @@ def gp3_storage_class(
     is_default: bool = False,
     labels: Mapping[str, str] | None = None,
     opts: pulumi.ResourceOptions | None = None,
-) -> k8s.storage.v1.StorageClass:
+) -> "k8s.storage.v1.StorageClass":
     """A gp3 StorageClass: ``volumeBindingMode: WaitForFirstConsumer`` (each volume is created in
     the AZ of the first pod that uses it) and ``allowVolumeExpansion: true`` (claims grow in
     place). Changing ``parameters`` later replaces the class; existing volumes keep theirs."""
@@ -377,7 +379,7 @@ def io2_multi_attach_storage_class(
     spec: Io2MultiAttachClass,
     labels: Mapping[str, str] | None = None,
     opts: pulumi.ResourceOptions | None = None,
-) -> k8s.storage.v1.StorageClass:
+) -> "k8s.storage.v1.StorageClass":
     """An io2 StorageClass for EBS Multi-Attach.
 
     The driver enables Multi-Attach only for a claim with access mode ReadWriteMany AND
@@ -418,7 +420,7 @@ def multi_attach_claim(
     iops: int | None = None,
     labels: Mapping[str, str] | None = None,
     opts: pulumi.ResourceOptions | None = None,
-) -> k8s.core.v1.PersistentVolumeClaim:
+) -> "k8s.core.v1.PersistentVolumeClaim":
     """A ReadWriteMany claim on an io2 Multi-Attach class, as a raw block device (pods use
     ``volumeDevices``, not ``volumeMounts``). The application must fence writes: see
     :func:`io2_multi_attach_storage_class`.

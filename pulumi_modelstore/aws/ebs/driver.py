@@ -6,6 +6,8 @@ StorageClass and optionally an io2 Multi-Attach class."""
 
 # No `from __future__ import annotations`: the component analyzer and the field machinery read
 # the args TypedDict and the output annotations as objects.
+# Signatures naming a provider SDK class quote it: evaluated at import, it would load the SDK's
+# lazily loaded modules (about half a second of every plan's start-up).
 
 import weakref
 from collections.abc import Mapping, Sequence
@@ -550,7 +552,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
         size: pulumi.Input[str],
         labels: Mapping[str, str] | None = None,
         opts: pulumi.ResourceOptions | None = None,
-    ) -> k8s.core.v1.PersistentVolumeClaim:
+    ) -> "k8s.core.v1.PersistentVolumeClaim":
         """A :func:`multi_attach_claim` on this driver's io2 Multi-Attach class, created after
         the class, its ``size`` checked against the class's IOPS (at most 1,000 per GiB: the
         driver would silently cap the rest). Needs ``multi_attach_iops``."""
