@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from pulumi_modelstore import ModelStoreInputError, WorkloadMount
-from pulumi_modelstore.aws import FsxLustreModelStore
 from pulumi_modelstore.local import LocalModelStore
 from pulumi_modelstore.plan.engine import PlanError
 from pulumi_modelstore.program import build_stores, snake_case
@@ -72,26 +71,6 @@ def test_patch_pod_spec_wires_every_container_and_keeps_what_was_there():
         assert [vm["name"] for vm in container["volumeMounts"]] == ["models", "hf-home"]
         assert {"name": "HF_HUB_OFFLINE", "value": "1"} in container["env"]
     assert spec["containers"][0]["env"][0] == {"name": "X", "value": "1"}
-
-
-def test_mount_for_a_namespace_that_is_not_a_consumer_is_refused():
-    def program():
-        LocalModelStore("models", {"readers": ["inference"]}).mount_for("default")
-
-    with pytest.raises(PlanError) as err:
-        plan(program)
-    assert str(err.value) == (
-        "models: namespace must be one of the store's consumer namespaces (inference), "
-        "got 'default'"
-    )
-
-
-def test_fsx_mount_follows_the_same_contract():
-    m = mounts(
-        lambda: FsxLustreModelStore("llama", {"cluster_name": CLUSTER, "readers": ["inference"]})
-    )
-    assert m["inference"].volume_mount["readOnly"] is True
-    assert m["inference"].service_account_name is None  # static PVs need no workload identity
 
 
 def test_local_store_uses_host_path_and_retains_data():

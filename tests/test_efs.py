@@ -287,16 +287,6 @@ def test_file_system_options_reach_the_file_system():
     assert p.by_type(BACKUP)[0]["inputs"]["backupPolicy"] == {"status": "DISABLED"}
 
 
-def test_file_system_is_protected_and_retained_by_default():
-    state = plan(efs()).by_type(FS)[0]
-    assert state["protect"] is True and state["retainOnDelete"] is True
-
-
-def test_protection_can_be_turned_off():
-    state = plan(efs(protect=False)).by_type(FS)[0]
-    assert state["protect"] is False and state["retainOnDelete"] is False
-
-
 # -- file system policy -------------------------------------------------------------------------
 
 

@@ -97,16 +97,6 @@ def test_kms_key_arn_reaches_the_file_system():
     assert fs["kmsKeyId"] == KMS_ARN
 
 
-def test_file_system_is_protected_and_retained_by_default():
-    state = plan(fsx()).by_type(FS)[0]
-    assert state["protect"] is True and state["retainOnDelete"] is True
-
-
-def test_protection_can_be_turned_off():
-    state = plan(fsx(protect=False)).by_type(FS)[0]
-    assert state["protect"] is False and state["retainOnDelete"] is False
-
-
 def test_pvs_carry_the_file_systems_attributes_and_unique_handles():
     p = plan(fsx(readers=["inference", "batch"], writers=["loader"]), fill=True)
     fs = p.by_type(FS)[0]

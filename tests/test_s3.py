@@ -130,15 +130,10 @@ def test_new_bucket_is_hardened():
         assert p.by_type(type_)[0]["urn"] in policy_deps, type_
 
 
-def test_bucket_is_protected_and_retained_by_default():
-    bucket = plan(s3()).by_type(BUCKET)[0]
-    assert bucket["protect"] is True and bucket["retainOnDelete"] is True
-
-
 def test_unprotected_bucket_can_be_destroyed_with_its_objects():
-    bucket = plan(s3(protect=False)).by_type(BUCKET)[0]
-    assert bucket["protect"] is False and bucket["retainOnDelete"] is False
-    assert bucket["inputs"]["forceDestroy"] is True
+    # (Protection itself, on and off, is the contract suite's: tests/test_backend_contract.py.)
+    assert plan(s3()).by_type(BUCKET)[0]["inputs"]["forceDestroy"] is False
+    assert plan(s3(protect=False)).by_type(BUCKET)[0]["inputs"]["forceDestroy"] is True
 
 
 def test_kms_key_encrypts_the_bucket_and_reaches_every_role():
