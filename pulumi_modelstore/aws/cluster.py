@@ -56,22 +56,14 @@ def resolve_cluster(
     oidc_issuer = args.get("oidc_issuer")
     _check_given_facts(store, vpc_id, subnet_ids, node_sgs, region, oidc_issuer)
     invoke_opts = invoke_opts or invoke_options(opts)
-    if vpc_id is None or subnet_ids is None or node_sgs is None:
-        if not cluster_name:
-            raise ModelStoreInputError(
-                store,
-                "cluster_name",
-                cluster_name,
-                "the EKS cluster's name (or give vpc_id, cluster_subnet_ids and "
-                "node_security_group_ids explicitly)",
-            )
-        if is_output(cluster_name):
-            raise ModelStoreInputError(
-                store,
-                "cluster_name",
-                "<Output>",
-                "a plain string so the cluster can be looked up before deploy",
-            )
+    cluster_named_or_described(store, None, cluster_name, vpc_id, subnet_ids, node_sgs)
+    if (vpc_id is None or subnet_ids is None or node_sgs is None) and is_output(cluster_name):
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            "<Output>",
+            "a plain string so the cluster can be looked up before deploy",
+        )
     cluster = None
     if (
         cluster_name
@@ -120,19 +112,20 @@ def _check_given_facts(
             raise ModelStoreInputError(store, field, list(ids), "a non-empty list of ids")
 
 
-def check_subnet_in_vpc(
-    store: str, field: str, subnet_id: Any, vpc_id: Any, opts: pulumi.ResourceOptions | None
+def cluster_named_or_described(
+    store: str, cluster: Any, cluster_name: Any, vpc_id: Any, subnet_ids: Any, node_sgs: Any
 ) -> None:
-    """Preflight: the subnet must be in the cluster's VPC, or the nodes cannot reach it."""
-    if is_output(subnet_id) or is_output(vpc_id):
+    """A store names its cluster (``cluster`` or ``cluster_name``) or gives the facts a lookup
+    would find; else there is nothing to look up."""
+    if cluster is not None or cluster_name:
         return
-    subnet = aws.ec2.get_subnet(id=subnet_id, opts=invoke_options(opts))
-    if subnet.vpc_id != vpc_id:
+    if vpc_id is None or subnet_ids is None or node_sgs is None:
         raise ModelStoreInputError(
             store,
-            field,
-            subnet_id,
-            f"a subnet in the cluster's VPC {vpc_id} (it is in {subnet.vpc_id})",
+            "cluster_name",
+            cluster_name,
+            "the EKS cluster's name (or give vpc_id, cluster_subnet_ids and "
+            "node_security_group_ids explicitly)",
         )
 
 

@@ -10,11 +10,10 @@ from typing import Any, ClassVar
 import pulumi
 
 from ..cluster import ClusterScope
-from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..kube.drivers import CsiDriverChart
 from ..store import ModelStore, ModelStoreArgs, Spec
-from .cluster import EksCluster, EksClusterArgs, _check_given_facts
+from .cluster import EksCluster, EksClusterArgs, _check_given_facts, cluster_named_or_described
 from .drivers import DriverInstall, DriverInstallArgs, describe_install, install_driver
 from .identity import ServiceAccountRole
 from .tags import cluster_tags, store_tags
@@ -108,21 +107,4 @@ class AwsModelStore(ModelStore):
             addon_defaults=addon_defaults,
             tags=cluster_tags(spec.args.get("tags") or {}),
             depends_on=depends_on,
-        )
-
-
-def cluster_named_or_described(
-    store: str, cluster: Any, cluster_name: Any, vpc_id: Any, subnet_ids: Any, node_sgs: Any
-) -> None:
-    """A store names its cluster (``cluster`` or ``cluster_name``) or gives the facts a lookup
-    would find; else there is nothing to look up."""
-    if cluster is not None or cluster_name:
-        return
-    if vpc_id is None or subnet_ids is None or node_sgs is None:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            cluster_name,
-            "the EKS cluster's name (or give vpc_id, cluster_subnet_ids and "
-            "node_security_group_ids explicitly)",
         )
