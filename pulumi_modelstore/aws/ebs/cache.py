@@ -9,7 +9,7 @@ ReadWriteOnce volume restored from that snapshot through a StatefulSet ``volumeC
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any, Required, TypedDict
+from typing import Any, Required
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -26,14 +26,25 @@ from ...kube.snapshots import (
     volume_snapshot,
 )
 from ...store import MANAGED_BY, STORE_LABEL, workload_mount
-from .classes import GP3_FIELDS, checked, gp3_rules, gp3_size_fits, gp3_storage_class
+from .classes import (
+    GP3_FIELDS,
+    Gp3VolumeArgs,
+    checked,
+    gp3_rules,
+    gp3_size_fits,
+    gp3_storage_class,
+)
 
 CACHE_TYPE_TOKEN = "modelstore:index:EbsModelCache"
 
 
-class EbsModelCacheArgs(TypedDict, total=False):
+class EbsModelCacheArgs(Gp3VolumeArgs, total=False):
     """Arguments of :class:`EbsModelCache`. Required: ``namespace``, ``volume_size`` and exactly
-    one of ``loader``, ``source_claim_name`` and ``source_snapshot_name``."""
+    one of ``loader``, ``source_claim_name`` and ``source_snapshot_name``. The gp3 fields
+    (``iops``, ``throughput_mibps``, ``encrypted``, ``kms_key_arn``, ``fs_type``,
+    ``volume_tags``) are the cache's own class's: loading weights is sequential, so throughput
+    is what shortens it; a customer managed ``kms_key_arn`` must also be in the driver's
+    ``kms_key_arns``, so its controller may use the key."""
 
     namespace: Required[str]
     """The namespace of the seed claim, the VolumeSnapshot and the serving StatefulSet. No
@@ -102,25 +113,10 @@ class EbsModelCacheArgs(TypedDict, total=False):
     snapshot_class_name: str
     """The VolumeSnapshotClass for the snapshot (pass ``EbsCsiDriver.snapshot_class_name`` so
     the snapshot waits for it). Default: ``ebs-snapshots``, the driver component's default."""
-    iops: int
-    """gp3 IOPS of the cache's class, 3000 to 80000 and at most 500 per GiB of
-    ``volume_size``. Default: ``3000``."""
-    throughput_mibps: int
-    """gp3 throughput of the cache's class in MiB/s, 125 to 2000 and at most 0.25 per IOPS.
-    Default: ``125``. Loading weights is sequential: more throughput is what shortens it."""
     volume_initialization_rate_mibps: int
     """Rate, 100 to 300 MiB/s, at which EBS pulls each restored replica volume's blocks from
     the snapshot. Default: the EBS default (blocks load lazily on first read, so the first model
     load from a fresh replica is slow)."""
-    encrypted: bool
-    """Encrypt the cache's volumes. Default: ``True``."""
-    kms_key_arn: str
-    """Customer managed KMS key ARN for the cache's volumes; list it in the driver's
-    ``kms_key_arns`` so the controller may use it. Default: the AWS managed ``aws/ebs`` key."""
-    fs_type: str
-    """``ext4`` or ``xfs``. Default: ``ext4``."""
-    volume_tags: Mapping[str, str]
-    """Tags on the cache's volumes. Default: none beyond the driver's own."""
     labels: Mapping[str, str]
     """Labels merged onto every Kubernetes object. Default: the library's own only."""
 

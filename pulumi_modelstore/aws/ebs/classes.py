@@ -133,11 +133,11 @@ def checked(p: Parser, check: Callable[..., Any], name: str, *extra: Any) -> Non
 # -- the class fields and their rules ---------------------------------------------------------
 
 
-class StorageClassArgs(TypedDict, total=False):
-    """The fields of the EBS storage classes, as :func:`parse_gp3_class` and
-    :func:`parse_io2_multi_attach_class` read them. :class:`~.driver.EbsCsiDriverArgs` and
-    :class:`~.cache.EbsModelCacheArgs` take the same names with the same defaults (a test holds
-    them to it) and run the same rules (:func:`gp3_rules`, :func:`io2_rules`)."""
+class Gp3VolumeArgs(TypedDict, total=False):
+    """The gp3 volume fields every EBS component takes, declared once here:
+    :class:`StorageClassArgs`, :class:`~.driver.EbsCsiDriverArgs` and
+    :class:`~.cache.EbsModelCacheArgs` inherit them and run the same rules (:func:`gp3_rules`,
+    :func:`io2_rules`)."""
 
     iops: int
     """gp3 IOPS, 3000 to 80000, at most 500 per GiB of each volume. Default: ``3000`` (the
@@ -153,13 +153,21 @@ class StorageClassArgs(TypedDict, total=False):
     key."""
     fs_type: str
     """File system of gp3 volumes, ``ext4`` or ``xfs``. Default: ``ext4``."""
+    volume_tags: Mapping[str, str]
+    """Tags on every volume of the class. Default: none beyond the driver's own."""
+
+
+class StorageClassArgs(Gp3VolumeArgs, total=False):
+    """The fields of the EBS storage classes, as :func:`parse_gp3_class` and
+    :func:`parse_io2_multi_attach_class` read them: the shared volume fields and the classes'
+    own. (:class:`~.driver.EbsCsiDriverArgs` and :class:`~.cache.EbsModelCacheArgs` declare the
+    one of these each takes with what it means there; a test holds their defaults equal.)"""
+
     reclaim_policy: str
     """``Delete`` or ``Retain``. Default: ``Delete``."""
     volume_initialization_rate_mibps: int
     """Rate, 100 to 300 MiB/s, at which EBS pulls a volume restored from a snapshot. Default:
     the EBS default (blocks load lazily on first read)."""
-    volume_tags: Mapping[str, str]
-    """Tags on every volume of the class. Default: none beyond the driver's own."""
     multi_attach_iops: int
     """io2 IOPS, 100 to 256000, at most 1000 per GiB of each volume. Default: none (no io2
     class)."""

@@ -39,6 +39,7 @@ from ..drivers import (
 from ..identity import IdentityFacts, ServiceAccountRole, resolve_identity, service_account_role
 from ..policies import ebs_csi_driver_policy
 from .classes import (
+    Gp3VolumeArgs,
     Io2MultiAttachClass,
     checked,
     gp3_rules,
@@ -142,7 +143,7 @@ def _claim_install(
 # -- the driver -------------------------------------------------------------------------------
 
 
-class EbsCsiDriverArgs(DriverInstallArgs, total=False):
+class EbsCsiDriverArgs(DriverInstallArgs, Gp3VolumeArgs, total=False):
     """Arguments of :class:`EbsCsiDriver`. Every field is optional but ``cluster_name`` where
     noted.
 
@@ -200,27 +201,10 @@ class EbsCsiDriverArgs(DriverInstallArgs, total=False):
     """Name of the gp3 StorageClass. Default: ``ebs-gp3``."""
     default_storage_class: bool
     """Mark the gp3 class as the cluster's default. Default: ``False``."""
-    iops: int
-    """gp3 IOPS, 3000 to 80000, at most 500 per GiB of each volume. Default: ``3000`` (the
-    baseline every gp3 volume gets free)."""
-    throughput_mibps: int
-    """gp3 throughput in MiB/s, 125 to 2000, at most 0.25 per provisioned IOPS. Default:
-    ``125`` (the free baseline)."""
-    encrypted: bool
-    """Encrypt volumes. Default: ``True`` (with the AWS managed ``aws/ebs`` key unless
-    ``kms_key_arn``)."""
-    kms_key_arn: str
-    """A customer managed KMS key ARN for volumes of both classes; the driver's policy gets
-    grants on it. Default: the AWS managed ``aws/ebs`` key."""
-    fs_type: str
-    """File system for gp3 volumes: ``ext4`` or ``xfs``. Default: ``ext4``."""
     reclaim_policy: str
     """``Delete`` (a deleted claim deletes its volume; caches restore from snapshots) or
     ``Retain`` (volumes outlive their claims and must be deleted by hand). Default:
     ``Delete``."""
-    volume_tags: Mapping[str, str]
-    """Tags on every volume the classes provision (``tagSpecification_<n>`` parameters).
-    Default: none beyond the driver's own."""
     multi_attach_iops: int
     """Create an io2 Multi-Attach class with this many IOPS (100 to 256000). Each volume gets at
     most 1000 IOPS per GiB (the driver silently caps the rest), so claims on the class need at
