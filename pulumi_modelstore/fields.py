@@ -330,6 +330,25 @@ def renamed(
     return out
 
 
+def parse_args(
+    store: str,
+    args_type: type,
+    raw: Any,
+    rules: Callable[[Parser], None],
+    *,
+    renamed_fields: Mapping[str, str] | None = None,
+    warn: bool = True,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Parse ``raw`` against ``args_type``'s fields and run ``rules``: the values of every
+    field (None where neither given nor defaulted) and what the rules derived; raises one
+    :class:`ModelStoreInputError` listing every problem. For components that are not stores
+    (stores parse through ``ModelStore.parse``)."""
+    p = Parser(store, args_type, renamed(store, raw, renamed_fields or {}, warn=warn, stacklevel=3))
+    rules(p)
+    values = p.finish()
+    return {name: values.get(name) for name in p.fields}, dict(p.derived)
+
+
 def outputs_of(component: type) -> dict[str, str]:
     """camelCase output name -> attribute, for every ``pulumi.Output`` a component class
     annotates (the class's own first, then its bases'): the outputs it registers, declared once

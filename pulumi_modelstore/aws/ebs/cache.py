@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 
 from ... import validation as v
 from ...errors import ModelStoreInputError
-from ...fields import Parser, fields_of, outputs_of
+from ...fields import Parser, fields_of, outputs_of, parse_args
 from ...kube.snapshots import (
     claim_spec,
     name_after,
@@ -371,11 +371,7 @@ class EbsModelCache(pulumi.ComponentResource):
         """Every check that needs no lookup: the values of every field (defaults filled in) and
         what the rules derived; raises one :class:`ModelStoreInputError` listing every problem,
         one line each."""
-        p = Parser(resource_name, EbsModelCacheArgs, args)
-        cache_rules(p)
-        values = p.finish()
-        # Every field, None where neither given nor defaulted.
-        return {name: values.get(name) for name in p.fields}, dict(p.derived)
+        return parse_args(resource_name, EbsModelCacheArgs, args, cache_rules)
 
     @classmethod
     def validate(cls, resource_name: str, args: Any) -> None:

@@ -22,7 +22,7 @@ from pulumi.runtime.settings import get_root_resource
 
 from ... import validation as v
 from ...errors import ModelStoreInputError
-from ...fields import Parser, outputs_of, renamed
+from ...fields import Parser, outputs_of, parse_args
 from ...kube.drivers import helm_release
 from ...kube.snapshots import DELETION_POLICIES, name_after, volume_snapshot_class
 from ...store import MANAGED_BY
@@ -400,15 +400,14 @@ class EbsCsiDriver(pulumi.ComponentResource):
         """Every check that needs no lookup: the values of every field (defaults filled in) and
         what the rules derived; raises one :class:`ModelStoreInputError` listing every problem,
         one line each. ``warn``: warn of deprecated spellings."""
-        p = Parser(
+        return parse_args(
             resource_name,
             EbsCsiDriverArgs,
-            renamed(resource_name, args, RENAMED_FIELDS, warn=warn, stacklevel=3),
+            args,
+            driver_rules,
+            renamed_fields=RENAMED_FIELDS,
+            warn=warn,
         )
-        driver_rules(p)
-        values = p.finish()
-        # Every field, None where neither given nor defaulted.
-        return {name: values.get(name) for name in p.fields}, dict(p.derived)
 
     @classmethod
     def validate(cls, resource_name: str, args: Any) -> None:
