@@ -99,6 +99,7 @@ class ClusterScope(pulumi.ComponentResource):
         self._installs: dict[str, tuple[str, Hashable, pulumi.Resource | None]] = {}
         self._shared: dict[Hashable, Any] = {}
         self._lookups: dict[Hashable, Any] = {}
+        self._agreed: dict[Hashable, tuple[str, Any]] = {}
         self._registration: tuple[str, pulumi.ResourceOptions | None] | None = (type_token, opts)
         if store is None:
             self.ensure_registered()
@@ -218,6 +219,19 @@ class ClusterScope(pulumi.ComponentResource):
         resource = make()
         self._installs[driver] = (store, how, resource)
         return resource
+
+    def agree(self, key: Hashable, store: str, field: str, value: Any, what: str) -> None:
+        """One value per cluster for ``key``: the first store to state it sets it; a store
+        stating another is refused, naming the store that set it (``what`` says what the value
+        is, e.g. "the Mountpoint S3 CSI driver version")."""
+        first = self._agreed.setdefault(key, (store, value))
+        if first[1] != value:
+            raise ModelStoreInputError(
+                store,
+                field,
+                value,
+                f"{first[1]} ({what} store {first[0]!r} set on cluster {self.scope_name!r})",
+            )
 
     def shared(self, key: Hashable, make: Callable[[], T]) -> T:
         """A resource (or group of them) several stores share, made once by ``make()``."""

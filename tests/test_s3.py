@@ -600,8 +600,8 @@ def test_stores_with_no_install_in_the_program_make_no_role():
 
 def test_driver_versions_that_differ_on_one_cluster_are_refused_naming_both():
     message = (
-        "mistral: driver_version must be 2.7.0, the Mountpoint S3 CSI driver version store "
-        "'llama' set on cluster 'prod-eks' (a driver is installed once per cluster), got '2.6.0'"
+        "mistral: driver_version must be 2.7.0 (one driver per cluster: the Mountpoint S3 CSI "
+        "driver version store 'llama' set on cluster 'prod-eks'), got '2.6.0'"
     )
     for second in (
         {"driver_version": "2.6.0"},
@@ -629,8 +629,8 @@ def test_a_driver_level_store_naming_another_identity_for_the_shared_role_is_ref
             )
         )
     assert str(err.value) == (
-        "mistral: identity must be irsa, how the shared Mountpoint driver role on cluster "
-        "'prod-eks' reaches the driver (store 'llama' set it), got 'pod-identity'"
+        "mistral: identity must be irsa (how the shared Mountpoint driver role reaches the "
+        "driver, as store 'llama' set on cluster 'prod-eks'), got 'pod-identity'"
     )
 
 

@@ -479,10 +479,6 @@ class _DriverState:
 
     installed_by: str | None = None
     """The store whose driver install the cluster got."""
-    version: tuple[str, str] | None = None
-    """(store, version): the first store that installs the driver or states its version."""
-    role_identity: tuple[str, str] | None = None
-    """(store, identity): how the shared role reaches the driver, and who set it."""
     role: ServiceAccountRole | None = None
     pending: list[_PendingPolicy] = field(default_factory=list)
 
@@ -526,18 +522,13 @@ def _agree_on_version(name: str, spec: Spec[Any], cluster: EksCluster, state: _D
     """One driver per cluster: every store that installs it or states its version must agree."""
     if spec.derived["install"].driver == "none" and "driver_version" not in spec.derived["given"]:
         return
-    mine = spec.derived["driver_version"]
-    if state.version is None:
-        state.version = (name, mine)
-    elif state.version[1] != mine:
-        other, theirs = state.version
-        raise ModelStoreInputError(
-            name,
-            "driver_version",
-            mine,
-            f"{theirs}, the Mountpoint S3 CSI driver version store {other!r} set on cluster "
-            f"{cluster.scope_name!r} (a driver is installed once per cluster)",
-        )
+    cluster.agree(
+        ("s3-csi", "driver_version"),
+        name,
+        "driver_version",
+        spec.derived["driver_version"],
+        "one driver per cluster: the Mountpoint S3 CSI driver version",
+    )
 
 
 def _agree_on_identity(
@@ -548,18 +539,13 @@ def _agree_on_identity(
     driver_level = spec.args["authentication_source"] == "driver"
     if plan != "make" and not (driver_level and "identity" in spec.derived["given"]):
         return
-    mine = spec.args["identity"]
-    if state.role_identity is None:
-        state.role_identity = (name, mine)
-    elif state.role_identity[1] != mine:
-        other, theirs = state.role_identity
-        raise ModelStoreInputError(
-            name,
-            "identity",
-            mine,
-            f"{theirs}, how the shared Mountpoint driver role on cluster "
-            f"{cluster.scope_name!r} reaches the driver (store {other!r} set it)",
-        )
+    cluster.agree(
+        ("s3-csi", "role-identity"),
+        name,
+        "identity",
+        spec.args["identity"],
+        "how the shared Mountpoint driver role reaches the driver, as",
+    )
 
 
 def _node_values(role: ServiceAccountRole | None) -> dict[str, Any]:
