@@ -65,7 +65,7 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
             None, "modelstore:stores", stores, "a mapping of store name to its fields"
         )
     errors: list[ModelStoreInputError] = []
-    plans: list[tuple[str, type[ModelStore], dict[str, Any]]] = []
+    plans: list[tuple[str, type[ModelStore], dict[str, Any], list[tuple[str, str, str]]]] = []
     for name, fields in stores.items():
         try:
             if not isinstance(fields, Mapping):
@@ -77,29 +77,30 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
                 )
             args = store_args(name, BACKENDS[backend], fields)
             # The constructor warns of old spellings: the check here does not, so each warns once.
-            BACKENDS[backend].parse(name, args, warn=False)
-            plans.append((name, BACKENDS[backend], args))
+            common = BACKENDS[backend].parse(name, args, warn=False).common
+            plans.append((name, BACKENDS[backend], args, common.volumes))
         except ModelStoreInputError as error:
             errors.append(error)
     if errors:
         raise ModelStoreInputError.combine(errors)
     _names_unique_per_cluster(plans)
     built: dict[str, ModelStore] = {}
-    for name, constructor, args in plans:
+    for name, constructor, args, _ in plans:
         store = constructor(name, args)  # type: ignore[arg-type]
         built[name] = store
         pulumi.export(name, store.summary)
     return built
 
 
-def _names_unique_per_cluster(plans: list[tuple[str, type[ModelStore], dict[str, Any]]]) -> None:
+def _names_unique_per_cluster(
+    plans: list[tuple[str, type[ModelStore], dict[str, Any], list[tuple[str, str, str]]]],
+) -> None:
     """PV names and claims no two stores of one cluster share, checked before any store is
     built (the cluster scope checks them again as each store joins, in library programs)."""
     books: dict[Any, NameBook] = {}
-    for name, constructor, args in plans:
+    for name, constructor, args, volumes in plans:
         key = constructor.scope_key(args)
-        book = books.setdefault(key, NameBook(key[1]))
-        book.reserve(name, constructor.volumes(name, args))
+        books.setdefault(key, NameBook(key[1])).reserve(name, volumes)
 
 
 def main() -> dict[str, ModelStore]:

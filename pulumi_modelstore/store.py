@@ -30,7 +30,7 @@ import pulumi
 from . import validation as v
 from .cluster import ClusterScope
 from .errors import ModelStoreInputError
-from .fields import Parser, fields_of, outputs_of, renamed
+from .fields import Parser, outputs_of, renamed
 from .kube.volumes import static_volume
 from .kube.workload import WorkloadMount, hf_home_volume, reader_env
 
@@ -96,6 +96,11 @@ class StoreCommon:
 
     def volume_name(self, namespace: str) -> str:
         return f"{self.claim_name}-{namespace}"
+
+    @property
+    def volumes(self) -> list[tuple[str, str, str]]:
+        """``(pv_name, namespace, claim_name)`` of every PV and claim the store declares."""
+        return [(self.volume_name(ns), ns, self.claim_name) for ns, _ in self.consumers]
 
 
 @dataclass(frozen=True)
@@ -252,12 +257,6 @@ class ModelStore(pulumi.ComponentResource):
         return ("kubernetes", str(args.get("cluster_name") or "kubernetes"))
 
     @classmethod
-    def volumes(cls, name: str, args: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-        """``(pv_name, namespace, claim_name)`` of every PV and claim the store declares."""
-        c = cls.parse(name, args, warn=False).common
-        return [(c.volume_name(ns), ns, c.claim_name) for ns, _ in c.consumers]
-
-    @classmethod
     def validate(cls, resource_name: str, args: Any) -> None:
         """Check every input that needs no lookup; raises :class:`ModelStoreInputError`. Lets a
         program check all its stores before any registers."""
@@ -298,13 +297,7 @@ class ModelStore(pulumi.ComponentResource):
         cluster = self.join(spec, opts)
         facts = self.preflight(spec, cluster, opts)
         self.check_cluster(spec, cluster)
-        cluster.reserve_names(
-            resource_name,
-            [
-                (spec.common.volume_name(ns), ns, spec.common.claim_name)
-                for ns, _ in spec.common.consumers
-            ],
-        )
+        cluster.reserve_names(resource_name, spec.common.volumes)
 
         cluster.ensure_registered()
         super().__init__(f"modelstore:index:{type(self).__name__}", resource_name, None, opts)
@@ -441,8 +434,3 @@ def workload_mount(
 
 def _access(read_only: bool) -> str:
     return "read-only" if read_only else "read-write"
-
-
-def declared_fields(store_class: type[ModelStore]) -> list[str]:
-    """The field names a store class takes (for error messages and the config program)."""
-    return list(fields_of(store_class.args_type))
