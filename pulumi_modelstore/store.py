@@ -32,12 +32,22 @@ from .cluster import ClusterScope
 from .errors import ModelStoreInputError
 from .fields import Parser, outputs_of, renamed
 from .kube.volumes import static_volume
-from .kube.workload import WorkloadMount, hf_home_volume, reader_env
+from .kube.workload import (
+    HF_HOME_PATH,
+    HF_HOME_VOLUME,
+    WorkloadMount,
+    hf_home_volume,
+    reader_env,
+)
 
 DEFAULT_MOUNT_PATH = "/mnt/models"
 MANAGED_BY = "pulumi-modelstore"
 STORE_LABEL = "modelstore.pulumi.com/store"
 ACCESS_LABEL = "modelstore.pulumi.com/access"
+STORE_NAME = "store name"
+"""The field an error about the store's own name names."""
+CLAIM_NAME_DEFAULT = "claim_name (default: the store name)"
+"""The field an error about the claim named after the store names."""
 
 
 class ModelStoreArgs(TypedDict, total=False):
@@ -147,17 +157,29 @@ def parse_common(p: Parser) -> StoreCommon | None:
     name = p.store
     readers = tuple(p["readers"] or ())
     writers = tuple(p["writers"] or ())
+    p.check(lambda: v.name_is_label_value(name, STORE_NAME, STORE_LABEL))
     p.field_rule(_namespaces_are_labels, "readers")
     p.field_rule(_namespaces_are_labels, "writers")
     p.rule(_a_consumer_at_least, "readers", "writers")
     p.rule(_no_namespace_both_reader_and_writer, "readers", "writers")
-    if "claim_name" not in p:
+    if "claim_name" in p:
+        p.field_rule(v.dns_label, "claim_name")
+    else:
         p.set("claim_name", name)
-    p.field_rule(v.dns_label, "claim_name")
+        if p.ok(STORE_NAME):
+            p.check(lambda: _store_name_is_a_claim_name(name))
+        if not p.ok(STORE_NAME, CLAIM_NAME_DEFAULT):  # refused once, as the store's name
+            p.failed.add("claim_name")
+    p.rule(_claim_is_not_the_hf_home_volume, "claim_name", "readers")
+    p.rule(_volume_names_are_subdomains, "claim_name", "readers", "writers")
     if "mount_path" not in p:
         p.set("mount_path", DEFAULT_MOUNT_PATH)
-    p.field_rule(v.absolute_path, "mount_path")
-    if not p.ok("readers", "writers", "claim_name", "mount_path", "labels", "create_namespaces"):
+    p.field_rule(v.container_path, "mount_path")
+    p.rule(_mount_path_is_not_hf_home, "mount_path", "readers")
+    p.field_rule(v.label_map, "labels")
+    if not p.ok(
+        STORE_NAME, "readers", "writers", "claim_name", "mount_path", "labels", "create_namespaces"
+    ):
         return None
     return StoreCommon(
         name=name,
@@ -173,6 +195,56 @@ def parse_common(p: Parser) -> StoreCommon | None:
         },
         protect=p["protect"],
     )
+
+
+def _store_name_is_a_claim_name(store: str) -> None:
+    """The claim is named after the store unless ``claim_name`` is given."""
+    v.dns_label(store, CLAIM_NAME_DEFAULT, store)
+
+
+def _claim_is_not_the_hf_home_volume(store: str, claim_name: str, readers: Any) -> None:
+    """The claim names the pod volume (``mount_for``), and a reader's pod also gets the
+    ``hf-home`` emptyDir: two volumes of one name are refused (ValidateVolumes, k8s.io/kubernetes
+    pkg/apis/core/validation: field.Duplicate)."""
+    if readers and claim_name == HF_HOME_VOLUME:
+        raise ModelStoreInputError(
+            store,
+            "claim_name",
+            claim_name,
+            f"a name other than {HF_HOME_VOLUME} when the store has readers (their pods get an "
+            f"emptyDir volume of that name for HF_HOME)",
+        )
+
+
+def _volume_names_are_subdomains(
+    store: str, claim_name: str, readers: Sequence[str] | None, writers: Sequence[str] | None
+) -> None:
+    """Each PV is named ``<claim_name>-<namespace>``: ValidatePersistentVolumeName is
+    NameIsDNSSubdomain (k8s.io/kubernetes pkg/apis/core/validation). Two DNS labels and a '-'
+    always are one; checked all the same, as the name the API receives."""
+    for ns in (*(readers or ()), *(writers or ())):
+        v.dns_subdomain(
+            store, "PersistentVolume name (<claim_name>-<namespace>)", f"{claim_name}-{ns}"
+        )
+
+
+def _mount_path_is_not_hf_home(store: str, mount_path: str, readers: Any) -> None:
+    if readers:
+        mount_path_is_not_hf_home(store, "mount_path", mount_path)
+
+
+def mount_path_is_not_hf_home(store: str, field: str, mount_path: Any) -> None:
+    """A reader's container mounts the ``hf-home`` emptyDir at ``HF_HOME_PATH``: two mounts at
+    one path are refused (ValidateVolumeMounts, k8s.io/kubernetes pkg/apis/core/validation:
+    mountPath "must be unique")."""
+    if isinstance(mount_path, str) and v.same_path(mount_path, HF_HOME_PATH):
+        raise ModelStoreInputError(
+            store,
+            field,
+            mount_path,
+            f"a path other than {HF_HOME_PATH} for readers (their containers mount a writable "
+            f"emptyDir there for HF_HOME)",
+        )
 
 
 def _namespaces_are_labels(store: str, field: str, namespaces: Sequence[str]) -> None:
@@ -374,7 +446,13 @@ class ModelStore(pulumi.ComponentResource):
                 f"one of the store's consumer namespaces ({', '.join(modes)})",
             )
         path = mount_path or c.mount_path
-        v.absolute_path(c.name, "mount_path", path)
+        v.container_path(c.name, "mount_path", path)
+        if modes[namespace]:
+            mount_path_is_not_hf_home(c.name, "mount_path", path)
+        if sub_path:  # relative: a leading '/' is dropped (workload_mount)
+            v.sub_path(
+                c.name, "sub_path", sub_path.strip("/") if isinstance(sub_path, str) else sub_path
+            )
         return workload_mount(
             namespace=namespace,
             claim_name=c.claim_name,

@@ -790,7 +790,9 @@ def test_loader_mounts_and_env_are_kept_as_lists():
         cache(
             loader={
                 **LOADER,
-                "volumeMounts": [{"name": "scratch", "mountPath": "/scratch"}],
+                # A second mount of the seed volume (the pod's only volume: a mount of any
+                # other is refused, test_inputs_kube).
+                "volumeMounts": [{"name": "model", "mountPath": "/scratch"}],
                 "env": [{"name": "HF_HUB_ENABLE_HF_TRANSFER", "value": "1"}],
             }
         )
@@ -799,7 +801,7 @@ def test_loader_mounts_and_env_are_kept_as_lists():
     assert len(jobs) == 1
     (container,) = jobs[0]["inputs"]["spec"]["template"]["spec"]["containers"]
     assert container["volumeMounts"] == [
-        {"name": "scratch", "mountPath": "/scratch"},
+        {"name": "model", "mountPath": "/scratch"},
         {"name": "model", "mountPath": "/mnt/models"},
     ]
     assert container["env"] == [{"name": "HF_HUB_ENABLE_HF_TRANSFER", "value": "1"}]

@@ -25,9 +25,7 @@ allowed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from importlib import metadata as _metadata
 from typing import Any
 
@@ -36,6 +34,12 @@ import pulumi_kubernetes as k8s
 
 from .. import validation as v
 from ..errors import ModelStoreInputError
+
+# The one quantity rule lives in validation.py; its names stay importable from here.
+from ..validation import GIB as GIB
+from ..validation import SIZE_RULE as SIZE_RULE
+from ..validation import size_gib as size_gib
+from ..validation import storage_bytes
 from .volumes import SKIP_AWAIT
 
 SNAPSHOT_GROUP = "snapshot.storage.k8s.io"
@@ -44,52 +48,6 @@ DELETION_POLICIES = ("Retain", "Delete")
 ACCESS_MODES = ("ReadWriteOnce", "ReadWriteOncePod", "ReadWriteMany", "ReadOnlyMany")
 VOLUME_MODES = ("Filesystem", "Block")
 DEFAULT_SNAPSHOT_CLASS_ANNOTATION = "snapshot.storage.kubernetes.io/is-default-class"
-
-# A Kubernetes quantity (resource.Quantity): a signed decimal number and a suffix. For a storage
-# size the suffix is required: a bare "100" is 100 bytes, and "100m" is a tenth of a byte; both
-# are valid quantities and both are mistakes for a volume size.
-_QUANTITY = re.compile(
-    r"^(?P<number>[+-]?(?:\d+(?:\.\d*)?|\.\d+))"
-    r"(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E|[eE][+-]?\d+)?$"
-)
-_BINARY = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_DECIMAL = {"k": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
-SIZE_RULE = (
-    "a Kubernetes quantity with a unit, e.g. '100Gi' (binary Ki, Mi, Gi, Ti, Pi, Ei or decimal "
-    "k, M, G, T, P, E)"
-)
-GIB = 1024**3
-
-
-def storage_bytes(store: str, field: str, value: Any) -> int | None:
-    """The size in bytes of a storage quantity such as ``100Gi``, rounded up; None when the value
-    is still an Output. Refuses a size without a unit, a milli-unit, zero or a negative size."""
-    if v.is_output(value):
-        return None
-    match = _QUANTITY.match(value) if isinstance(value, str) else None
-    if match is None or match["suffix"] in (None, "m"):
-        raise ModelStoreInputError(store, field, value, SIZE_RULE)
-    try:
-        number = Decimal(match["number"])
-    except InvalidOperation as exc:  # pragma: no cover - the pattern admits only decimals
-        raise ModelStoreInputError(store, field, value, SIZE_RULE) from exc
-    suffix = match["suffix"]
-    if suffix in _BINARY:
-        size = number * (1024 ** _BINARY[suffix])
-    elif suffix in _DECIMAL:
-        size = number * (1000 ** _DECIMAL[suffix])
-    else:
-        size = number * (Decimal(10) ** int(suffix[1:]))
-    whole = int(size.to_integral_value(rounding=ROUND_CEILING))
-    if whole <= 0:
-        raise ModelStoreInputError(store, field, value, f"a positive size: {SIZE_RULE}")
-    return whole
-
-
-def size_gib(store: str, field: str, value: Any) -> int | None:
-    """A storage quantity in whole GiB, rounded up (how block storage drivers provision)."""
-    size = storage_bytes(store, field, value)
-    return None if size is None else -(-size // GIB)
 
 
 def snapshot_source(snapshot_name: pulumi.Input[str]) -> dict[str, Any]:
@@ -168,7 +126,7 @@ def volume_snapshot_class(
         "kind": "VolumeSnapshotClass",
         "metadata": {
             "name": name,
-            "labels": v.string_map(resource_name, "labels", labels),
+            "labels": v.label_map(resource_name, "labels", labels),
             "annotations": {DEFAULT_SNAPSHOT_CLASS_ANNOTATION: "true" if default else "false"},
         },
         "driver": driver,
@@ -196,7 +154,7 @@ def volume_snapshot(
     v.dns_label(resource_name, "namespace", namespace)
     v.dns_subdomain(resource_name, "claim_name", claim_name)
     v.dns_subdomain(resource_name, "snapshot_class_name", snapshot_class_name)
-    snapshot_labels = v.string_map(resource_name, "labels", labels)
+    snapshot_labels = v.label_map(resource_name, "labels", labels)
     return k8s.apiextensions.CustomResource(
         resource_name,
         api_version=SNAPSHOT_API_VERSION,
@@ -274,8 +232,8 @@ def volume_claim(
         volume_mode=volume_mode,
         data_source=data_source,
     )
-    claim_labels = v.string_map(resource_name, "labels", labels)
-    all_annotations = v.string_map(resource_name, "annotations", annotations)
+    claim_labels = v.label_map(resource_name, "labels", labels)
+    all_annotations = v.annotation_map(resource_name, "annotations", annotations)
     if v.flag(resource_name, "binding_waits_for_consumer", binding_waits_for_consumer):
         all_annotations[SKIP_AWAIT] = "true"
     claim_metadata: Any = {

@@ -8,6 +8,7 @@ import pulumi
 
 from .. import validation as v
 from ..cluster import ClusterScope, KubernetesCluster
+from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import Binding, ModelStore, ModelStoreArgs, Spec
 
@@ -26,6 +27,23 @@ class LocalModelStoreArgs(ModelStoreArgs, total=False):
     cluster_name: str
     """A name for the cluster's scope (its namespaces and PV names), for a program that serves
     two clusters, each with its own Kubernetes provider. Default: ``kubernetes``."""
+
+
+def node_name_is_a_label_value(store: str, field: str, node_name: Any) -> None:
+    """The node name is the value of the PV's node affinity on ``kubernetes.io/hostname``, and a
+    new PV's required node affinity values must be label values (ValidateNodeSelectorRequirement
+    with AllowInvalidLabelValueInRequiredNodeAffinity false, k8s.io/kubernetes
+    pkg/apis/core/validation/validation.go): a node name longer than 63 characters, valid as a
+    node's name, is refused there."""
+    if v.is_output(node_name) or v.is_label_value(node_name):
+        return
+    raise ModelStoreInputError(
+        store,
+        field,
+        node_name,
+        "a node name of at most 63 characters (it is the PV's node affinity value for "
+        "kubernetes.io/hostname, a label value)",
+    )
 
 
 class LocalModelStore(ModelStore, backend="local"):
@@ -47,11 +65,13 @@ class LocalModelStore(ModelStore, backend="local"):
 
     @classmethod
     def rules(cls, p: Parser) -> None:
-        if "host_path" not in p:
+        if "host_path" in p:
+            p.field_rule(v.host_path, "host_path")
+        else:  # named after the store: checked with the store's name (parse_common)
             p.set("host_path", f"/var/lib/modelstore/{p.store}")
-        p.field_rule(v.absolute_path, "host_path")
         p.field_rule(v.dns_subdomain, "node_name")
-        p.field_rule(v.positive_int, "capacity_gib")
+        p.field_rule(node_name_is_a_label_value, "node_name")
+        p.field_rule(v.capacity_gib, "capacity_gib")
         p.field_rule(v.dns_label, "cluster_name")
 
     def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> ClusterScope:

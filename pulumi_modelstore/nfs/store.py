@@ -206,7 +206,7 @@ class NfsModelStore(ModelStore, backend="nfs"):
         p.field_rule(sub_dir_is_relative, "sub_dir")
         p.field_rule(v.one_of, "nfs_version", NFS_VERSIONS)
         p.field_rule(options_are_not_managed, "extra_mount_options")
-        p.field_rule(v.positive_int, "capacity_gib")
+        p.field_rule(v.capacity_gib, "capacity_gib")
         p.field_rule(v.one_of, "driver_install", DRIVER_INSTALLS)
         p.field_rule(v.dns_label, "driver_namespace")
         p.field_rule(v.dns_label, "cluster_name")

@@ -20,12 +20,12 @@ from ...fields import Parser, fields_of, outputs_of, parse_args
 from ...kube.snapshots import (
     claim_spec,
     name_after,
-    size_gib,
     snapshot_source,
     volume_claim,
     volume_snapshot,
 )
-from ...store import MANAGED_BY, STORE_LABEL, workload_mount
+from ...kube.workload import HF_HOME_VOLUME
+from ...store import MANAGED_BY, STORE_LABEL, STORE_NAME, mount_path_is_not_hf_home, workload_mount
 from .classes import (
     GP3_FIELDS,
     Gp3VolumeArgs,
@@ -137,7 +137,7 @@ def namespace_is_set(store: str, namespace: Any) -> None:
 
 
 def volume_size_is_a_size(store: str, volume_size: Any) -> None:
-    size_gib(store, "volume_size", volume_size)
+    v.size_gib(store, "volume_size", volume_size)
 
 
 def exactly_one_source(
@@ -195,13 +195,61 @@ def merged_over_default(
     return copy.deepcopy({key: value for key, value in merged.items() if value is not None})
 
 
+LOADER_JOB_NAME = "loader Job name (<name>[-<model_revision>]-loader)"
+"""The field an error about the derived object names names: the Job's is the longest that must
+be a DNS label (the Job controller labels its pods ``job-name: <job name>``); the seed claim
+``<base>-seed``, the snapshot ``<base>``, the class ``<name>-gp3`` and the default claim
+template ``<base>`` are then DNS-1123 names too."""
+
+
 def loader_job_name_is_a_label(store: str, model_revision: Any) -> None:
     """The loader Job's name becomes a pod label value: a DNS label of at most 63 characters."""
-    v.dns_label(
-        store,
-        "loader Job name (<name>[-<model_revision>]-loader)",
-        f"{_base(store, model_revision)}-loader",
-    )
+    v.dns_label(store, LOADER_JOB_NAME, f"{_base(store, model_revision)}-loader")
+
+
+def loader_fits_its_pod(store: str, field_name: str, loader: Mapping[str, Any], path: Any) -> None:
+    """What the loader's pod spec takes from ``loader`` (k8s.io/kubernetes
+    pkg/apis/core/validation/validation.go): the container's name is a DNS label
+    (validateContainers); each of its volumeMounts names a volume of the pod, whose only volume
+    is the seed claim's ``model`` (ValidateVolumeMounts: NotFound), at a path no other mount
+    of the container uses, ``mount_path`` included ("must be unique")."""
+    v.dns_label(store, f"{field_name}.name", loader.get("name", "loader"))
+    seen = [path] if isinstance(path, str) else []
+    mounts = loader.get("volumeMounts")
+    for i, mount in enumerate(mounts if isinstance(mounts, list | tuple) else ()):
+        if not isinstance(mount, Mapping):
+            continue  # an Output (a list that is not of mappings is refused on its own)
+        volume = mount.get("name")
+        if not v.is_output(volume) and volume != MODEL_VOLUME:
+            raise ModelStoreInputError(
+                store,
+                f"{field_name}.volumeMounts[{i}].name",
+                volume,
+                f"{MODEL_VOLUME} (the loader pod's only volume, the seed claim)",
+            )
+        mount_path = mount.get("mountPath")
+        if isinstance(mount_path, str):
+            if any(v.same_path(mount_path, other) for other in seen):
+                raise ModelStoreInputError(
+                    store,
+                    f"{field_name}.volumeMounts[{i}].mountPath",
+                    mount_path,
+                    "a path no other mount of the loader uses (the model is at mount_path)",
+                )
+            seen.append(mount_path)
+
+
+def claim_template_is_not_hf_home(store: str, field_name: str, name: Any) -> None:
+    """The claim template names the replicas' model volume, and the replicas also get the
+    ``hf-home`` emptyDir: the StatefulSet controller would put the claim in its place."""
+    if name == HF_HOME_VOLUME:
+        raise ModelStoreInputError(
+            store,
+            field_name,
+            name,
+            f"a name other than {HF_HOME_VOLUME} (the replicas get an emptyDir volume of that "
+            "name for HF_HOME)",
+        )
 
 
 def no_class_fields_with_an_existing_class(store: str, field_name: str, value: Any) -> None:
@@ -225,6 +273,8 @@ def _base(store: str, model_revision: Any) -> str:
 def cache_rules(p: Parser) -> None:
     """Every rule of :class:`EbsModelCacheArgs`; derives ``base`` (the revision's object name)
     and, for the cache's own class, ``gp3``."""
+    # The cache's name is the value of its STORE_LABEL on every object it makes.
+    p.check(lambda: v.name_is_label_value(p.store, STORE_NAME, STORE_LABEL))
     p.rule(namespace_is_set, "namespace")
     p.field_rule(v.dns_label, "namespace")
     p.rule(volume_size_is_a_size, "volume_size")
@@ -237,11 +287,20 @@ def cache_rules(p: Parser) -> None:
     p.field_rule(v.dns_label, "model_revision")
     if p.ok("model_revision"):
         p.derived["base"] = _base(p.store, p["model_revision"])
-        p.rule(loader_job_name_is_a_label, "model_revision")
+        if p.ok(STORE_NAME):  # else the names made from it are refused with it, once
+            p.rule(loader_job_name_is_a_label, "model_revision")
         if "claim_template_name" not in p:
             p.set("claim_template_name", p.derived["base"])
-    checked(p, v.absolute_path, "mount_path")
+            if not p.ok(STORE_NAME, LOADER_JOB_NAME):  # refused above, as a derived name
+                p.failed.add("claim_template_name")
+    checked(p, v.container_path, "mount_path")
+    # The replicas mount the model as a store's readers do: not where HF_HOME's emptyDir is.
+    checked(p, mount_path_is_not_hf_home, "mount_path")
     checked(p, v.dns_label, "claim_template_name")
+    checked(p, claim_template_is_not_hf_home, "claim_template_name")
+    if p.ok("loader", "mount_path") and isinstance(p["loader"], Mapping):
+        p.check(lambda: loader_fits_its_pod(p.store, "loader", p["loader"], p["mount_path"]))
+    p.field_rule(v.label_map, "labels")
     if p["storage_class_name"] is not None:
         p.field_rule(v.dns_subdomain, "storage_class_name")
         for name in GP3_FIELDS:

@@ -24,7 +24,7 @@ import pulumi_kubernetes as k8s
 from ... import validation as v
 from ...errors import ModelStoreInputError
 from ...fields import NO_DEFAULT, Parser, fields_of
-from ...kube.snapshots import size_gib, volume_claim
+from ...kube.snapshots import volume_claim
 from .. import validation as aws_v
 from ..drivers import EBS_CSI
 
@@ -312,7 +312,7 @@ def check_gp3_size(store: str, gp3: Gp3Class, field_name: str, size: Any) -> Non
 def gp3_size_fits(store: str, iops: int, field_name: str, size: Any) -> None:
     """:func:`check_gp3_size` for a class of ``iops``. Not checked while ``size`` is an
     Output."""
-    gib = size_gib(store, field_name, size)
+    gib = v.size_gib(store, field_name, size)
     if gib is None:
         return
     low, high = GP3_SIZE_GIB
@@ -332,7 +332,7 @@ def check_io2_size(store: str, iops: int | None, field_name: str, size: Any) -> 
     """An io2 volume of ``size``: 4-65,536 GiB, and with ``iops`` at most 1,000 IOPS per GiB
     (the driver would silently cap IOPS to 1,000 per GiB instead). Not checked while ``size`` is
     an Output."""
-    gib = size_gib(store, field_name, size)
+    gib = v.size_gib(store, field_name, size)
     if gib is None:
         return
     low, high = IO2_SIZE_GIB
@@ -365,7 +365,7 @@ def gp3_storage_class(
     default = v.flag(resource_name, "is_default", is_default)
     metadata: Any = {
         "name": name,
-        "labels": v.string_map(resource_name, "labels", labels),
+        "labels": v.label_map(resource_name, "labels", labels),
         "annotations": {DEFAULT_CLASS_ANNOTATION: "true" if default else "false"},
     }
     return k8s.storage.v1.StorageClass(
@@ -404,7 +404,7 @@ def io2_multi_attach_storage_class(
     :func:`multi_attach_claim` given ``iops``) refuses a smaller claim.
     """
     v.dns_subdomain(resource_name, "name", name)
-    metadata: Any = {"name": name, "labels": v.string_map(resource_name, "labels", labels)}
+    metadata: Any = {"name": name, "labels": v.label_map(resource_name, "labels", labels)}
     return k8s.storage.v1.StorageClass(
         resource_name,
         metadata=metadata,

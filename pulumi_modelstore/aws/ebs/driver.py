@@ -51,6 +51,10 @@ from .classes import (
 )
 
 DRIVER_TYPE_TOKEN = "modelstore:index:EbsCsiDriver"
+COMPONENT_LABEL = "modelstore.pulumi.com/component"
+"""The label naming the driver component on every Kubernetes object it makes."""
+COMPONENT_NAME = "component name"
+"""The field an error about the component's own name names."""
 RENAMED_FIELDS = MappingProxyType({"driver": "driver_install"})
 """Old spelling -> new, accepted with a deprecation warning for one release."""
 IDENTITY_CHOICES = ("irsa", "pod-identity", "none")
@@ -303,6 +307,8 @@ def driver_rules(p: Parser) -> None:
     """Every rule of :class:`EbsCsiDriverArgs`; derives ``install`` (a ``DriverInstall``),
     ``gp3``, ``io2`` (None without ``multi_attach_iops``) and ``kms_key_arns`` (every key the
     driver may use)."""
+    # The component's name is the value of its COMPONENT_LABEL on every object it makes.
+    p.check(lambda: v.name_is_label_value(p.store, COMPONENT_NAME, COMPONENT_LABEL))
     install = _install(p)
     p.derived["install"] = install
     if "controller_service_account" in p:
@@ -330,6 +336,7 @@ def driver_rules(p: Parser) -> None:
     gp3_rules(p)
     io2_rules(p)
     checked(p, v.dns_subdomain, "multi_attach_storage_class_name")
+    p.field_rule(v.label_map, "labels")
     p.field_rule(kms_keys_are_arns, "kms_key_arns")
     p.rule(kms_keys_need_an_identity, "identity", "kms_key_arns", "kms_key_arn")
     for flag in (
@@ -449,7 +456,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
         labels = {
             **(values["labels"] or {}),
             "app.kubernetes.io/managed-by": MANAGED_BY,
-            "modelstore.pulumi.com/component": resource_name,
+            COMPONENT_LABEL: resource_name,
         }
         service_account = values["controller_service_account"]
 
