@@ -108,15 +108,23 @@ def test_one_mount_target_per_zone_each_after_every_nfs_rule():
 
 
 def test_subnets_sharing_a_zone_get_one_mount_target_in_the_first_by_id():
-    zones = {"subnet-0c": "a", "subnet-0a": "a", "subnet-0b": "b", "subnet-0d": "b"}
-    for order in (["subnet-0c", "subnet-0a", "subnet-0d", "subnet-0b"], sorted(zones)):
+    zones = {
+        "subnet-0000000c": "a",
+        "subnet-0000000a": "a",
+        "subnet-0000000b": "b",
+        "subnet-0000000d": "b",
+    }
+    for order in (
+        ["subnet-0000000c", "subnet-0000000a", "subnet-0000000d", "subnet-0000000b"],
+        sorted(zones),
+    ):
         p = plan(efs(subnet_ids=order), invokes=subnets_in(zones))
         targets = {
             t["urn"].rsplit("::", 1)[-1]: t["inputs"]["subnetId"] for t in p.by_type(MOUNT_TARGET)
         }
         assert targets == {
-            f"llama-mount-target-{REGION}a": "subnet-0a",
-            f"llama-mount-target-{REGION}b": "subnet-0b",
+            f"llama-mount-target-{REGION}a": "subnet-0000000a",
+            f"llama-mount-target-{REGION}b": "subnet-0000000b",
         }
 
 
@@ -157,8 +165,8 @@ def test_a_node_group_in_a_zone_outside_the_cluster_subnets_gets_a_mount_target(
     assert cluster_zones == {f"{REGION}{z}" for z in "abc"}
     invokes = {
         # One group in the cluster's subnets (deduped), one in a fourth zone.
-        **node_groups({"cpu": CLUSTER_SUBNETS[:2], "gpu": ["subnet-0d"]}),
-        **zones_with({"subnet-0d": "d"}),
+        **node_groups({"cpu": CLUSTER_SUBNETS[:2], "gpu": ["subnet-0000000d"]}),
+        **zones_with({"subnet-0000000d": "d"}),
     }
     p = plan(efs(), invokes=invokes)
     targets = {
@@ -167,28 +175,28 @@ def test_a_node_group_in_a_zone_outside_the_cluster_subnets_gets_a_mount_target(
     }
     assert targets == {
         **{plan_subnet_zone(s): s for s in CLUSTER_SUBNETS},
-        f"{REGION}d": "subnet-0d",
+        f"{REGION}d": "subnet-0000000d",
     }
     asked = [i["args"] for i in p.invokes if i["token"] == GET_NODE_GROUP]
     assert sorted(a["nodeGroupName"] for a in asked) == ["cpu", "gpu"]
     assert {a["clusterName"] for a in asked} == {CLUSTER}
     looked_up = [i["args"]["id"] for i in p.invokes if i["token"] == GET_SUBNET]
-    assert sorted(looked_up) == sorted([*CLUSTER_SUBNETS, "subnet-0d"])
+    assert sorted(looked_up) == sorted([*CLUSTER_SUBNETS, "subnet-0000000d"])
 
 
 def test_a_node_group_subnet_never_moves_a_cluster_subnets_mount_target():
-    # subnet-0 sorts before every placeholder subnet and sits in a zone the cluster covers.
+    # subnet-00000000 sorts before every placeholder subnet and sits in a zone the cluster covers.
     zone = plan_subnet_zone(CLUSTER_SUBNETS[0])[-1]
-    invokes = {**node_groups({"gpu": ["subnet-0"]}), **zones_with({"subnet-0": zone})}
+    invokes = {**node_groups({"gpu": ["subnet-00000000"]}), **zones_with({"subnet-00000000": zone})}
     p = plan(efs(), invokes=invokes)
     assert sorted(t["inputs"]["subnetId"] for t in p.by_type(MOUNT_TARGET)) == CLUSTER_SUBNETS
 
 
 def test_given_subnets_skip_the_node_group_lookup():
-    zones = {"subnet-0a": "a"}
-    p = plan(efs(subnet_ids=["subnet-0a"]), invokes=subnets_in(zones))
+    zones = {"subnet-0000000a": "a"}
+    p = plan(efs(subnet_ids=["subnet-0000000a"]), invokes=subnets_in(zones))
     assert not [i for i in p.invokes if i["token"] in (GET_NODE_GROUPS, GET_NODE_GROUP)]
-    assert [t["inputs"]["subnetId"] for t in p.by_type(MOUNT_TARGET)] == ["subnet-0a"]
+    assert [t["inputs"]["subnetId"] for t in p.by_type(MOUNT_TARGET)] == ["subnet-0000000a"]
 
 
 def test_node_groups_are_looked_up_before_anything_registers():
@@ -210,12 +218,12 @@ def test_existing_security_group_is_used_as_is():
 
 
 def test_explicit_cluster_facts_skip_the_cluster_lookup():
-    zones = {"subnet-0b": "a", "subnet-0c": "b"}
+    zones = {"subnet-0000000b": "a", "subnet-0000000c": "b"}
 
     def answer(args, config):
         return {
             "id": args["id"],
-            "vpcId": "vpc-0a",
+            "vpcId": "vpc-0000000a",
             "availabilityZone": f"eu-west-1{zones[args['id']]}",
         }
 
@@ -224,9 +232,9 @@ def test_explicit_cluster_facts_skip_the_cluster_lookup():
             "llama",
             {
                 "readers": ["inference"],
-                "vpc_id": "vpc-0a",
-                "cluster_subnet_ids": ["subnet-0c", "subnet-0b"],
-                "node_security_group_ids": ["sg-0c", "sg-0d"],
+                "vpc_id": "vpc-0000000a",
+                "cluster_subnet_ids": ["subnet-0000000c", "subnet-0000000b"],
+                "node_security_group_ids": ["sg-0000000c", "sg-0000000d"],
             },
         ),
         invokes={GET_SUBNET: answer},
@@ -234,10 +242,10 @@ def test_explicit_cluster_facts_skip_the_cluster_lookup():
     assert "aws:eks/getCluster:getCluster" not in {i["token"] for i in p.invokes}
     assert sorted(t["inputs"]["subnetId"] for t in p.by_type(MOUNT_TARGET)) == sorted(zones)
     assert sorted(r["inputs"]["referencedSecurityGroupId"] for r in p.by_type(INGRESS)) == [
-        "sg-0c",
-        "sg-0d",
+        "sg-0000000c",
+        "sg-0000000d",
     ]
-    assert p.by_type(SG)[0]["inputs"]["vpcId"] == "vpc-0a"
+    assert p.by_type(SG)[0]["inputs"]["vpcId"] == "vpc-0000000a"
 
 
 # -- the file system ----------------------------------------------------------------------------
@@ -648,11 +656,11 @@ def test_subnet_outside_the_cluster_vpc_fails_the_preview_before_anything_regist
         return {"id": args["id"], "vpcId": "vpc-0other", "availabilityZone": f"{REGION}a"}
 
     with pytest.raises(PlanError) as err:
-        plan(efs(subnet_ids=["subnet-0abc"]), invokes={GET_SUBNET: elsewhere})
+        plan(efs(subnet_ids=["subnet-00000abc"]), invokes={GET_SUBNET: elsewhere})
     vpc = plan_vpc_id({"aws:region": REGION})
     assert str(err.value) == (
         f"llama: subnet_ids must be a subnet in the cluster's VPC {vpc} (it is in vpc-0other), "
-        "got 'subnet-0abc'"
+        "got 'subnet-00000abc'"
     )
     assert registered(err) == NOTHING
 
@@ -702,7 +710,8 @@ BAD_INPUTS = [
     ),
     (
         {"throughput_mode": "provisioned", "provisioned_throughput_in_mibps": 0},
-        "llama: provisioned_throughput_in_mibps must be a positive number of MiB/s, got 0",
+        "llama: provisioned_throughput_in_mibps must be from 1 to 3414 MiB/s (EFS's limit; more "
+        "needs AWS Support to raise it), got 0",
     ),
     (
         {"provisioned_throughput_in_mibps": 128},
@@ -821,8 +830,8 @@ BAD_INPUTS = [
         "run, got []",
     ),
     (
-        {"subnet_ids": "subnet-0a"},
-        "llama: subnet_ids must be a list of strings, got 'subnet-0a'",
+        {"subnet_ids": "subnet-0000000a"},
+        "llama: subnet_ids must be a list of strings, got 'subnet-0000000a'",
     ),
     (
         {"driver_install": "kubectl"},
@@ -1253,11 +1262,11 @@ def test_two_stores_on_one_cluster_look_the_cluster_up_once():
 
 
 def test_two_stores_with_explicit_subnets_look_each_subnet_up_once():
-    zones = {"subnet-0a": "a", "subnet-0b": "b", "subnet-0c": "c"}
+    zones = {"subnet-0000000a": "a", "subnet-0000000b": "b", "subnet-0000000c": "c"}
     p = plan(
         stores(
-            ("llama", {"readers": ["a"], "subnet_ids": ["subnet-0a", "subnet-0b"]}),
-            ("mistral", {"readers": ["b"], "subnet_ids": ["subnet-0b", "subnet-0c"]}),
+            ("llama", {"readers": ["a"], "subnet_ids": ["subnet-0000000a", "subnet-0000000b"]}),
+            ("mistral", {"readers": ["b"], "subnet_ids": ["subnet-0000000b", "subnet-0000000c"]}),
         ),
         invokes=subnets_in(zones),
     )

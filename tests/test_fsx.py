@@ -201,16 +201,18 @@ def test_explicit_cluster_facts_skip_the_cluster_lookup():
             "llama",
             {
                 "readers": ["inference"],
-                "vpc_id": "vpc-0a",
-                "cluster_subnet_ids": ["subnet-0b"],
-                "node_security_group_ids": ["sg-0c"],
+                "vpc_id": "vpc-0000000a",
+                "cluster_subnet_ids": ["subnet-0000000b"],
+                "node_security_group_ids": ["sg-0000000c"],
                 "region": "eu-west-1",
             },
         ),
-        invokes={"aws:ec2/getSubnet:getSubnet": lambda a, c: {"id": a["id"], "vpcId": "vpc-0a"}},
+        invokes={
+            "aws:ec2/getSubnet:getSubnet": lambda a, c: {"id": a["id"], "vpcId": "vpc-0000000a"}
+        },
     )
     assert "aws:eks/getCluster:getCluster" not in {i["token"] for i in p.invokes}
-    assert p.by_type(FS)[0]["inputs"]["subnetIds"] == "subnet-0b"
+    assert p.by_type(FS)[0]["inputs"]["subnetIds"] == "subnet-0000000b"
     # region is the cluster's: the driver gets it for nodes where IMDS is blocked.
     assert p.by_type(RELEASE)[0]["inputs"]["values"]["controller"]["region"] == "eu-west-1"
     assert "aws:index/getRegion:getRegion" not in {i["token"] for i in p.invokes}
@@ -258,11 +260,13 @@ def test_subnet_outside_the_cluster_vpc_fails_the_preview_before_anything_regist
         return {"id": args["id"], "vpcId": "vpc-0other"}
 
     with pytest.raises(PlanError) as err:
-        plan(fsx(subnet_ids=["subnet-0abc"]), invokes={"aws:ec2/getSubnet:getSubnet": elsewhere})
+        plan(
+            fsx(subnet_ids=["subnet-00000abc"]), invokes={"aws:ec2/getSubnet:getSubnet": elsewhere}
+        )
     vpc = f"vpc-{digest('vpc', 'us-west-2')}"
     assert str(err.value) == (
         f"llama: subnet_ids must be a subnet in the cluster's VPC {vpc} (it is in vpc-0other), "
-        "got 'subnet-0abc'"
+        "got 'subnet-00000abc'"
     )
     # Nothing registered: the cluster's scope registers only with its first store.
     assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
@@ -327,9 +331,9 @@ BAD_INPUTS = [
         "got 'PERSISTENT_3'",
     ),
     (
-        {"subnet_ids": ["subnet-0a", "subnet-0b"]},
+        {"subnet_ids": ["subnet-0000000a", "subnet-0000000b"]},
         "llama: subnet_ids must be a list of exactly one subnet (a Lustre file system lives in "
-        "one AZ), got ['subnet-0a', 'subnet-0b']",
+        "one AZ), got ['subnet-0000000a', 'subnet-0000000b']",
     ),
     (
         {"subnet_ids": []},
@@ -442,8 +446,8 @@ BAD_INPUTS = [
         "llama: node_security_group_ids must be a non-empty list of ids, got []",
     ),
     (
-        {"cluster_subnet_ids": "subnet-0abc"},
-        "llama: cluster_subnet_ids must be a list of strings, got 'subnet-0abc'",
+        {"cluster_subnet_ids": "subnet-00000abc"},
+        "llama: cluster_subnet_ids must be a list of strings, got 'subnet-00000abc'",
     ),
     (
         {"cluster_name": None},

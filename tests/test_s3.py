@@ -1033,7 +1033,10 @@ BAD_INPUTS = [
         {"tags": {"team": 7}},
         "llama: tags must be a mapping of strings to strings, got {'team': 7}",
     ),
-    ({"uid": -1}, "llama: uid must be a whole number from 0 (a Linux id), got -1"),
+    (
+        {"uid": -1},
+        "llama: uid must be a whole number from 0 to 4294967295 (a 32-bit Linux id), got -1",
+    ),
     (
         {"allow_other": False, "gid": 1000},
         "llama: gid must be unset when allow_other is False, got 1000",

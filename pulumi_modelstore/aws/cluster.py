@@ -10,9 +10,10 @@ from typing import Any, TypedDict
 import pulumi
 import pulumi_aws as aws
 
-from ..cluster import ClusterScope
+from ..cluster import ClusterScope, _registry
 from ..errors import ModelStoreInputError
 from ..validation import is_output, string_list
+from . import validation as aws_v
 
 
 @dataclass(frozen=True)
@@ -100,16 +101,25 @@ def _check_given_facts(
     store: str, vpc_id: Any, subnet_ids: Any, node_sgs: Any, region: Any, oidc_issuer: Any
 ) -> None:
     """Explicit cluster facts: a string where one id is meant, a non-empty list of ids where
-    several are (no node group means no rule admits the nodes: mounts would hang silently)."""
+    several are (no node group means no rule admits the nodes: mounts would hang silently),
+    each id and the region in the form AWS gives them (``aws/validation.py``)."""
     for field, value in (("vpc_id", vpc_id), ("region", region), ("oidc_issuer", oidc_issuer)):
         if value is not None and not is_output(value) and not isinstance(value, str):
             raise ModelStoreInputError(store, field, value, "a string")
-    for field, ids in (("cluster_subnet_ids", subnet_ids), ("node_security_group_ids", node_sgs)):
+    if vpc_id is not None:
+        aws_v.resource_id(store, "vpc_id", vpc_id, "vpc")
+    if region is not None:
+        aws_v.region(store, "region", region)
+    for field, ids, prefix in (
+        ("cluster_subnet_ids", subnet_ids, "subnet"),
+        ("node_security_group_ids", node_sgs, "sg"),
+    ):
         if ids is None or is_output(ids):
             continue
         string_list(store, field, ids)
         if not list(ids):
             raise ModelStoreInputError(store, field, list(ids), "a non-empty list of ids")
+        aws_v.resource_ids(store, field, ids, prefix)
 
 
 def cluster_named_or_described(
@@ -181,6 +191,7 @@ class EksCluster(ClusterScope):
         from ..fields import Parser  # the scope parses with the stores' field machinery
 
         p = Parser(store or resource_name, EksClusterArgs, args)
+        p.field_rule(aws_v.eks_cluster_name, "cluster_name")
         p.check(
             lambda: _check_given_facts(
                 p.store,
@@ -202,6 +213,9 @@ class EksCluster(ClusterScope):
         self._given: dict[str, Any] = given
         self._invoke_opts = invoke_options(opts)
         self._facts: EksClusterFacts | None = None
+        self._listed: dict[str, str] = {}
+        """Subnet id -> the field a store listed it in (``subnet_ids``), for the offline
+        plan's answers (:func:`declared_clusters`)."""
 
     @staticmethod
     def name_for(args: Mapping[str, Any]) -> str:
@@ -279,19 +293,48 @@ class EksCluster(ClusterScope):
             ("subnet", subnet_id), lambda: aws.ec2.get_subnet(id=subnet_id, opts=self._invoke_opts)
         )
 
-    def check_subnet_in_vpc(self, store: str, field: str, subnet_id: Any) -> None:
-        """Preflight: the subnet must be in the cluster's VPC, or the nodes cannot reach it."""
+    def given(self, field: str) -> bool:
+        """Whether a store (or the program) gave the cluster fact ``field``, rather than the
+        lookup finding it."""
+        return self._given.get(field) is not None
+
+    def subnets_field(self) -> str | None:
+        """The field the cluster's subnets came from: ``cluster_subnet_ids`` when given, None
+        when looked up."""
+        return "cluster_subnet_ids" if self.given("cluster_subnet_ids") else None
+
+    def check_subnet_in_vpc(self, store: str, field: str | None, subnet_id: Any) -> None:
+        """Preflight: the subnet must be in the cluster's VPC, or the nodes cannot reach it.
+        ``field``: where the user gave the subnet (``subnet_ids``, ``cluster_subnet_ids``);
+        None when the cluster's lookup found it. The error names what the user gave: the
+        subnet's field, else ``vpc_id`` when that was given, else the cluster."""
         vpc_id = self.facts(store).vpc_id
         if is_output(subnet_id) or is_output(vpc_id):
             return
+        if field == "subnet_ids":
+            self._listed.setdefault(subnet_id, field)
         subnet = self.subnet(subnet_id)
-        if subnet.vpc_id != vpc_id:
+        if subnet.vpc_id == vpc_id:
+            return
+        where = f"(it is in {subnet.vpc_id})"
+        if field is not None:
+            raise ModelStoreInputError(
+                store, field, subnet_id, f"a subnet in the cluster's VPC {vpc_id} {where}"
+            )
+        if self.given("vpc_id"):
             raise ModelStoreInputError(
                 store,
-                field,
-                subnet_id,
-                f"a subnet in the cluster's VPC {vpc_id} (it is in {subnet.vpc_id})",
+                "vpc_id",
+                vpc_id,
+                f"the VPC of the cluster's subnets (the cluster's subnet {subnet_id} is in "
+                f"{subnet.vpc_id})",
             )
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            self.name,
+            f"a cluster whose subnet {subnet_id} is in its VPC {vpc_id} {where}",
+        )
 
     def node_group_subnets(self) -> list[str]:
         """The subnets of the cluster's EKS managed node groups, sorted and deduped; looked up
@@ -330,6 +373,48 @@ class EksCluster(ClusterScope):
             ("identity", kind, field),
             lambda: resolve_identity(store, kind, cluster, None, field, self._invoke_opts),
         )
+
+
+@dataclass(frozen=True)
+class DeclaredCluster:
+    """What a program declared about one EKS cluster: the facts its stores gave, and the
+    subnets they listed."""
+
+    name: str | None
+    vpc_id: str | None
+    region: str | None
+    subnets: frozenset[str]
+    """The subnets the program listed (``cluster_subnet_ids``, stores' ``subnet_ids``)."""
+
+
+def declared_clusters() -> list[DeclaredCluster]:
+    """The EKS clusters of this program run and what it declared about each, so the offline
+    plan's placeholder answers agree with it (a subnet the program listed is in the VPC it
+    gave). Only plain strings; facts still Outputs are left out. Empty when no program is
+    running (the last run's scopes stay on its monitor)."""
+    from pulumi.runtime.settings import get_root_resource
+
+    if get_root_resource() is None:
+        return []
+
+    def plain(value: Any) -> str | None:
+        return value if isinstance(value, str) else None
+
+    found: list[DeclaredCluster] = []
+    for scope in list(_registry().values()):
+        if not isinstance(scope, EksCluster):
+            continue
+        given = scope._given
+        listed = {s for s in given.get("cluster_subnet_ids") or () if isinstance(s, str)}
+        found.append(
+            DeclaredCluster(
+                name=plain(given.get("cluster_name")),
+                vpc_id=plain(given.get("vpc_id")),
+                region=plain(given.get("region")),
+                subnets=frozenset(listed | set(scope._listed)),
+            )
+        )
+    return found
 
 
 def _name_only(name: Any) -> EksClusterFacts:

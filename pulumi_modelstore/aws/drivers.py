@@ -19,6 +19,7 @@ from .. import validation as v
 from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..kube.drivers import CsiDriverChart, helm_release
+from . import validation as aws_v
 from .identity import ServiceAccountRole
 
 # Checked against kubernetes-sigs/aws-fsx-csi-driver charts/aws-fsx-csi-driver/Chart.yaml.
@@ -139,9 +140,10 @@ def parse_driver_install(
     3. ``driver_namespace`` is a DNS-1123 label;
     4. ``check(driver, driver_namespace as given)``: the component's own fields that hinge on
        the install (its service accounts, its driver version), in their place in its order;
-    5. with ``check_cluster_name``, :func:`require_addon_cluster` (components whose cluster check
+    5. ``eks_addon_version`` is an add-on version (``v1.2.3-eksbuild.1``);
+    6. with ``check_cluster_name``, :func:`require_addon_cluster` (components whose cluster check
        covers more, or comes elsewhere in their order, pass False and make their own);
-    6. ``eks_addon_configuration`` is a mapping.
+    7. ``eks_addon_configuration`` is a mapping.
     """
     field = "driver" if "driver" in args and "driver_install" not in args else "driver_install"
     driver = args.get(field) or "helm"
@@ -153,6 +155,7 @@ def parse_driver_install(
     v.dns_label(store, "driver_namespace", namespace)
     if check is not None:
         check(driver, namespace)
+    aws_v.eks_addon_version(store, "eks_addon_version", args.get("eks_addon_version"))
     if check_cluster_name:
         require_addon_cluster(store, args, driver)
     configuration = args.get("eks_addon_configuration")

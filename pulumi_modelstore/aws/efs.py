@@ -21,6 +21,7 @@ from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import Binding, Spec
+from . import names
 from . import validation as aws_v
 from .cluster import EksCluster, EksClusterFacts
 from .drivers import (
@@ -62,6 +63,14 @@ PRIMARY_STORAGE_CLASS_TRANSITIONS = ("AFTER_1_ACCESS",)
 MAX_POSIX_ID = 4294967295
 # EFS limits an access point's root directory path to 100 characters.
 MAX_ROOT_DIRECTORY_LENGTH = 100
+# CreateAccessPoint RootDirectory Path (botocore efs/2015-02-01 shape Path: 1-100 characters,
+# ^(\/|(\/(?!\.)+[^$#<>;`|&?{}^*/\n]+){1,4})$): at most four directories below '/', none
+# starting with '.', none empty (no '//', no trailing '/'), without $ # < > ; ` | & ? { } ^ *.
+MAX_ROOT_DIRECTORY_LEVELS = 4
+_ROOT_DIRECTORY_SEGMENT = re.compile(r"^[^.$#<>;`|&?{}^*/\n][^$#<>;`|&?{}^*/\n]*$")
+# CreateFileSystem ProvisionedThroughputInMibps: "Valid values are 1-3414 MiBps, with the upper
+# limit depending on Region" (botocore efs/2015-02-01; shape ProvisionedThroughputInMibps min 1).
+PROVISIONED_MIBPS = (1, 3414)
 _PERMISSIONS = re.compile(r"^0?[0-7]{3}$")
 
 # The chart's node service account (charts/aws-efs-csi-driver/values.yaml) and the one the EKS
@@ -115,8 +124,8 @@ class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
     ``provisioned_throughput_in_mibps``) or ``bursting`` (earns credits by size: a small store
     starves model loads). Default: ``elastic``."""
     provisioned_throughput_in_mibps: float
-    """Throughput in MiB/s for ``throughput_mode: provisioned``; required there, refused
-    otherwise. Default: unset."""
+    """Throughput in MiB/s for ``throughput_mode: provisioned``, 1 to 3414 (EFS's limit, lower
+    in some Regions); required there, refused otherwise. Default: unset."""
     performance_mode: str
     """``generalPurpose`` (the only mode elastic throughput supports) or ``maxIO``. Default:
     ``generalPurpose``."""
@@ -146,7 +155,8 @@ class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
     to 4294967295. Default: ``1000``."""
     root_directory: str
     """The directory (on the file system) each access point exposes as the volume's root; EFS
-    creates it on first use, owned by ``posix_uid``/``posix_gid``. Default: ``/models``."""
+    creates it on first use, owned by ``posix_uid``/``posix_gid``. At most four levels below
+    ``/`` and 100 characters, without a trailing ``/``. Default: ``/models``."""
     root_directory_permissions: str
     """Octal mode EFS gives the root directory when it creates it (the owner writes, everyone
     reads). Default: ``0755``."""
@@ -184,8 +194,14 @@ def provisioned_throughput_fits_mode(store: str, mode: str, mibps: Any) -> None:
             raise ModelStoreInputError(
                 store, field, None, "a throughput in MiB/s when throughput_mode is provisioned"
             )
-        if not v.is_output(mibps) and mibps <= 0:
-            raise ModelStoreInputError(store, field, mibps, "a positive number of MiB/s")
+        low, high = PROVISIONED_MIBPS
+        if not v.is_output(mibps) and not low <= mibps <= high:
+            raise ModelStoreInputError(
+                store,
+                field,
+                mibps,
+                f"from {low} to {high} MiB/s (EFS's limit; more needs AWS Support to raise it)",
+            )
     elif mibps is not None:
         raise ModelStoreInputError(
             store, field, mibps, f"unset unless throughput_mode is provisioned (it is {mode})"
@@ -237,6 +253,22 @@ def root_directory_below_root(store: str, field: str, value: Any) -> None:
             "<Output>" if v.is_output(value) else value,
             f"a plain directory below '/' of at most {MAX_ROOT_DIRECTORY_LENGTH} characters "
             "('/' itself is root's, and pods could not write to it)",
+        )
+
+
+def root_directory_fits_efs(store: str, field: str, value: Any) -> None:
+    """The path as CreateAccessPoint takes it (see ``_ROOT_DIRECTORY_SEGMENT``)."""
+    segments = value.split("/")[1:]
+    if len(segments) > MAX_ROOT_DIRECTORY_LEVELS or not all(
+        _ROOT_DIRECTORY_SEGMENT.match(s) for s in segments
+    ):
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            f"at most {MAX_ROOT_DIRECTORY_LEVELS} directories below '/' (e.g. /models/llama), "
+            "without a trailing '/' or '//', none starting with '.', and none of $ # < > ; ` | "
+            "& ? { } ^ * (EFS access point paths)",
         )
 
 
@@ -444,6 +476,8 @@ def mount_target_subnets(
     groups' subnets only add zones the cluster's subnets do not cover, so a new node group
     never moves (replaces) an existing mount target."""
     given: list[Any] = list(subnet_ids if subnet_ids is not None else facts.subnet_ids)
+    # Where the subnets come from, for an error to name what the user gave (None: a lookup).
+    field = "subnet_ids" if subnet_ids is not None else cluster.subnets_field()
     extra = cluster.node_group_subnets() if subnet_ids is None else []
     if not given and not extra:
         raise ModelStoreInputError(
@@ -456,18 +490,22 @@ def mount_target_subnets(
     if any(v.is_output(s) for s in given):
         raise ModelStoreInputError(
             store,
-            "cluster_subnet_ids",
+            field or "cluster_subnet_ids",
             "<Output>",
             "plain subnet ids, so their availability zones can be looked up before deploy",
         )
     by_zone: dict[str, str] = {}
     ordered = sorted(set(given))
     for subnet_id in [*ordered, *sorted(set(extra) - set(ordered))]:
-        cluster.check_subnet_in_vpc(store, "subnet_ids", subnet_id)
+        where = field if subnet_id in ordered else None  # a node group's: looked up
+        cluster.check_subnet_in_vpc(store, where, subnet_id)
         zone = cluster.subnet(subnet_id).availability_zone
         if not zone:
             raise ModelStoreInputError(
-                store, "subnet_ids", subnet_id, "a subnet whose availability zone AWS reports"
+                store,
+                where or "subnet_ids",
+                subnet_id,
+                "a subnet whose availability zone AWS reports",
             )
         by_zone.setdefault(zone, subnet_id)
     return sorted(by_zone.items())
@@ -591,6 +629,7 @@ class EfsModelStore(AwsModelStore, backend="efs"):
         p.field_rule(posix_id, "posix_gid")
         p.field_rule(v.absolute_path, "root_directory")
         p.field_rule(root_directory_below_root, "root_directory")
+        p.field_rule(root_directory_fits_efs, "root_directory")
         p.field_rule(octal_permissions, "root_directory_permissions")
         p.rule(identity_needs_iam_authorization, "identity", "iam_authorization")
         if p.ok("identity", "iam_authorization") and p["iam_authorization"] and not p["identity"]:
@@ -618,6 +657,22 @@ class EfsModelStore(AwsModelStore, backend="efs"):
         )
         p.field_rule(subnets_known_before_deploy, "subnet_ids")
         p.field_rule(aws_v.kms_key_arn, "kms_key_arn", "the provider refuses a key id or an alias")
+        p.field_rule(aws_v.resource_ids, "subnet_ids", "subnet")
+        p.field_rule(aws_v.resource_id, "security_group_id", "sg")
+        cls.fact_rules(p)
+        cls.aws_rules(p)
+        if p["security_group_id"] is None:  # the store's own group is named after it
+            p.check(lambda: names.store_name_fits_security_group(p.store))
+        if p["iam_authorization"] is True:  # <store>-efs-node-policy on the node role
+            p.check(lambda: names.store_name_fits_iam(p.store, "its policy on the EFS node role"))
+
+    @classmethod
+    def longest_name_tag(cls, p: Parser) -> str:
+        """Each access point's ``Name`` is ``<store>-<namespace>``."""
+        namespaces = [*(p["readers"] or ()), *(p["writers"] or ())]
+        if not p.ok("readers", "writers") or not namespaces:
+            return p.store
+        return f"{p.store}-{max(namespaces, key=len)}"
 
     # ---- 2. preflight --------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import Binding, Spec
+from . import names
 from . import validation as aws_v
 from .cluster import EksCluster
 from .drivers import FSX_CSI, DriverInstall, parse_driver_install
@@ -35,6 +36,9 @@ DRIVE_CACHE_TYPES = ("NONE", "READ")
 COMPRESSION_TYPES = ("LZ4", "NONE")
 LUSTRE_VERSIONS = ("2.15", "2.12", "2.10")
 IMPORT_EVENTS = ("NEW", "CHANGED", "DELETED")
+# CreateDataRepositoryAssociation ImportedFileChunkSize: shape Megabytes, 1-512,000 MiB
+# (botocore fsx/2018-03-01 service-2.json).
+CHUNK_SIZE_MIB = (1, 512000)
 # MB/s per TiB of storage, by (deployment type, storage type).
 THROUGHPUT_MBPS_PER_TIB: dict[tuple[str, str], tuple[int, ...]] = {
     ("PERSISTENT_1", "SSD"): (50, 100, 200),
@@ -95,7 +99,8 @@ class FsxLustreModelStoreArgs(AwsModelStoreArgs, total=False):
     """S3 events imported automatically (NEW, CHANGED, DELETED). Default:
     ``["NEW", "CHANGED", "DELETED"]``."""
     imported_file_chunk_size_mib: int
-    """Stripe size for imported files, in MiB. Default: the service's (1024)."""
+    """Stripe size for imported files, in MiB, 1 to 512000; only with ``data_repository_path``.
+    Default: the service's (1024)."""
     extra_mount_options: Sequence[str]
     """Mount options added to the store's own ``flock`` on every PV (repeats dropped). Default:
     none. (Formerly ``mount_options``, still accepted with a deprecation warning; its options
@@ -249,6 +254,26 @@ def import_events_are_known(store: str, field: str, events: Sequence[Any]) -> No
         v.one_of(store, field, event, IMPORT_EVENTS)
 
 
+def chunk_size_in_range(store: str, field: str, mib: Any) -> None:
+    low, high = CHUNK_SIZE_MIB
+    if not v.is_output(mib) and not low <= mib <= high:
+        raise ModelStoreInputError(
+            store, field, mib, f"a whole number of MiB from {low} to {high} (FSx's limit)"
+        )
+
+
+def chunk_size_needs_data_repository(store: str, mib: Any, repository: Any) -> None:
+    """The chunk size is the data repository association's: without one it would be dropped."""
+    if mib is not None and repository is None:
+        raise ModelStoreInputError(
+            store,
+            "imported_file_chunk_size_mib",
+            mib,
+            "unset unless data_repository_path is set (it is the data repository "
+            "association's chunk size for imported files)",
+        )
+
+
 def one_subnet(store: str, field: str, subnet_ids: Any) -> None:
     if not v.is_output(subnet_ids) and len(list(subnet_ids)) != 1:
         raise ModelStoreInputError(
@@ -381,8 +406,18 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
         p.field_rule(v.absolute_path, "file_system_path")
         p.field_rule(import_events_are_known, "auto_import_events")
         p.field_rule(v.positive_int, "imported_file_chunk_size_mib")
+        p.field_rule(chunk_size_in_range, "imported_file_chunk_size_mib")
+        p.rule(
+            chunk_size_needs_data_repository,
+            "imported_file_chunk_size_mib",
+            "data_repository_path",
+        )
         p.derived["install"] = p.rule(driver_install_is_known, *_INSTALL_FIELDS)
         p.field_rule(one_subnet, "subnet_ids")
+        p.field_rule(aws_v.resource_ids, "subnet_ids", "subnet")
+        p.field_rule(aws_v.resource_id, "security_group_id", "sg")
+        if p["security_group_id"] is None:  # the store's own group is named after it
+            p.check(lambda: names.store_name_fits_security_group(p.store))
 
     def preflight(
         self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
@@ -391,6 +426,8 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
         name = spec.common.name
         facts = cluster.facts(name)
         given = spec.args.get("subnet_ids")
+        # Where the subnet comes from, for an error to name what the user gave.
+        field = "subnet_ids" if given is not None else cluster.subnets_field()
         if v.is_output(given):
             subnet_id: Any = given.apply(lambda ids: ids[0])
         else:
@@ -403,7 +440,7 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
                     "a list of exactly one subnet (the cluster reported none)",
                 )
             subnet_id = subnets[0]
-        cluster.check_subnet_in_vpc(name, "subnet_ids", subnet_id)
+        cluster.check_subnet_in_vpc(name, field, subnet_id)
         return _Preflight(
             subnet_id=subnet_id,
             vpc_id=facts.vpc_id,

@@ -18,6 +18,7 @@ import pulumi_aws as aws
 
 from ..errors import ModelStoreInputError
 from .cluster import EksClusterFacts, invoke_options
+from .names import POLICY_NAME_MAX, ROLE_DESCRIPTION_MAX, ROLE_NAME_MAX, physical_name, shortened
 
 IDENTITIES = ("irsa", "pod-identity")
 IRSA_AUDIENCE = "sts.amazonaws.com"
@@ -196,10 +197,13 @@ def service_account_role(
         )
         return pulumi.ResourceOptions(parent=parent, aliases=aliases, **extra)
 
+    # Auto-named unless that would pass IAM's limits (names.physical_name): role names 64
+    # characters, inline policy names 128, role descriptions 1000.
     role = aws.iam.Role(
         f"{resource_name}-role",
+        name=physical_name(f"{resource_name}-role", ROLE_NAME_MAX),
         assume_role_policy=json.dumps(trust_policy_for(facts, accounts)),
-        description=description,
+        description=shortened(description, ROLE_DESCRIPTION_MAX),
         tags=dict(tags),
         opts=opts("role"),
     )
@@ -207,6 +211,7 @@ def service_account_role(
     if policy is not None:
         role_policy = aws.iam.RolePolicy(
             f"{resource_name}-policy",
+            name=physical_name(f"{resource_name}-policy", POLICY_NAME_MAX),
             role=role.id,
             policy=pulumi.Output.json_dumps(policy),
             opts=opts("policy"),
@@ -246,6 +251,7 @@ def attach_policy(
     role): each store adds only its own permission, and removing the store removes only it."""
     return aws.iam.RolePolicy(
         resource_name,
+        name=physical_name(resource_name, POLICY_NAME_MAX),
         role=role.role.id,
         policy=pulumi.Output.json_dumps(policy),
         opts=pulumi.ResourceOptions(parent=parent),

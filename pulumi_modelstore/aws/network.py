@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 import pulumi
 import pulumi_aws as aws
 
+from .names import SECURITY_GROUP_NAME_MAX, SECURITY_GROUP_TEXT_MAX, physical_name, shortened
+
 
 def security_group(
     resource_name: str,
@@ -18,10 +20,13 @@ def security_group(
     tags: Mapping[str, str],
     parent: pulumi.Resource,
 ) -> aws.ec2.SecurityGroup:
+    """A security group, auto-named after ``resource_name`` where that fits EC2's 255
+    characters (``names.physical_name``), its description cut to EC2's 255."""
     return aws.ec2.SecurityGroup(
         resource_name,
+        name=physical_name(resource_name, SECURITY_GROUP_NAME_MAX),
         vpc_id=vpc_id,
-        description=description,
+        description=shortened(description, SECURITY_GROUP_TEXT_MAX),
         tags=dict(tags),
         opts=pulumi.ResourceOptions(parent=parent),
     )
@@ -59,7 +64,9 @@ def tcp_rule(
         ip_protocol="tcp",
         from_port=ports[0],
         to_port=ports[1],
-        description=description,
+        # EC2 security group rule descriptions: up to 255 characters (AuthorizeSecurityGroup
+        # Ingress IpRange/UserIdGroupPair Description in botocore ec2/2016-11-15).
+        description=shortened(description, SECURITY_GROUP_TEXT_MAX),
         tags=dict(tags),
         opts=pulumi.ResourceOptions(parent=parent),
     )

@@ -41,6 +41,7 @@ from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
 from ..kube.drivers import CsiDriverChart
 from ..store import Binding, Spec
+from . import names
 from . import validation as aws_v
 from .cluster import EksCluster
 from .drivers import MOUNTPOINT_S3_CSI, DriverInstall, parse_driver_install
@@ -101,8 +102,9 @@ _RESERVED_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
 _RESERVED_BUCKET_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
 _QUANTITY = re.compile(r"^[1-9][0-9]*(Mi|Gi|Ti|M|G|T)$")
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
-_ADDON_VERSION = re.compile(r"^v(\d+\.\d+\.\d+)-eksbuild\.\d+$")
-_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
+# Mountpoint's --uid/--gid are u32 (awslabs/mountpoint-s3 mountpoint-s3/src/cli.rs: `uid:
+# Option<u32>`, `gid: Option<u32>`): a 32-bit Linux id.
+MAX_LINUX_ID = 4294967295
 
 
 class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
@@ -174,11 +176,11 @@ class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     ``uid``/``gid``. False leaves the mount to root containers only (the driver then adds
     ``allow-root``). Default: ``True``."""
     uid: int
-    """Owner user id of files and directories as pods see them (Mountpoint ``uid``). Needs
-    ``allow_other``. Default: ``1000``."""
+    """Owner user id of files and directories as pods see them (Mountpoint ``uid``), 0 to
+    4294967295. Needs ``allow_other``. Default: ``1000``."""
     gid: int
-    """Owner group id (Mountpoint ``gid``); set it to the pods' fsGroup if they use one. Needs
-    ``allow_other``. Default: ``1000``."""
+    """Owner group id (Mountpoint ``gid``), 0 to 4294967295; set it to the pods' fsGroup if
+    they use one. Needs ``allow_other``. Default: ``1000``."""
     cache: str
     """Mountpoint's local data cache (the PV's ``cache`` attribute): ``emptyDir`` (on the
     node's disk, one per Mountpoint pod, so replicas restarting on a node read the weights from
@@ -262,10 +264,8 @@ def valid_prefix(store: str, value: Any) -> None:
 
 
 def valid_region(store: str, field: str, value: Any) -> None:
-    if v.is_output(value):
-        return
-    if not isinstance(value, str) or not _REGION.match(value):
-        raise ModelStoreInputError(store, field, value, "an AWS region code such as us-west-2")
+    """The bucket's (or the cluster's) region: a region code (``aws/validation.py``)."""
+    aws_v.region(store, field, value)
 
 
 def valid_authentication_source(store: str, value: Any) -> None:
@@ -333,8 +333,10 @@ def _id_needs_allow_other(store: str, field: str, value: Any, allow_other: bool)
 
 
 def linux_id(store: str, field: str, value: int) -> None:
-    if value < 0:
-        raise ModelStoreInputError(store, field, value, "a whole number from 0 (a Linux id)")
+    if not 0 <= value <= MAX_LINUX_ID:
+        raise ModelStoreInputError(
+            store, field, value, f"a whole number from 0 to {MAX_LINUX_ID} (a 32-bit Linux id)"
+        )
 
 
 def cache_size_needs_cache(store: str, size: Any, cache: str) -> None:
@@ -396,7 +398,7 @@ def driver_version_of(store: str, values: Mapping[str, Any], driver: str) -> str
     """The driver version: given, else the add-on's (for the add-on), else the pinned chart's."""
     addon_version = values.get("eks_addon_version")
     if addon_version is not None and driver == "eks-addon":
-        match = _ADDON_VERSION.match(str(addon_version))
+        match = aws_v.ADDON_VERSION.match(str(addon_version))
         if not match:
             raise ModelStoreInputError(
                 store,
@@ -458,6 +460,16 @@ def cluster_name_when_needed(
             cluster_name,
             "the EKS cluster's name (needed for its IAM roles and driver add-on)",
         )
+
+
+def store_name_fits_derived_names(store: str, bucket_name: Any, authentication_source: str) -> None:
+    """The store name carries a new bucket's name and the IAM names the store makes: its pod
+    roles (``<store>-pod-<namespace>-role``) or its policy on the driver's role
+    (``<store>-driver-policy``). Their length is ``names.physical_name``'s."""
+    if bucket_name is None:
+        names.store_name_fits_bucket(store)
+    what = "its pod roles" if authentication_source == "pod" else "its policy on the driver's role"
+    names.store_name_fits_iam(store, what)
 
 
 # ---- the driver's node identity, shared per cluster ------------------------------------------
@@ -684,6 +696,9 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
             p.rule(
                 cluster_name_when_needed, "cluster_name", "authentication_source", "driver_install"
             )
+        cls.fact_rules(p)
+        cls.aws_rules(p)
+        p.rule(store_name_fits_derived_names, "bucket_name", "authentication_source")
 
     @staticmethod
     def _install_rules(p: Parser) -> None:
@@ -967,6 +982,8 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
         kms_key_arn = spec.args.get("kms_key_arn")
         bucket = aws.s3.Bucket(
             f"{name}-bucket",
+            # Auto-named (lowercased, -<7 hex>) unless that passes S3's 63 characters.
+            bucket=names.physical_name(f"{name}-bucket", names.BUCKET_NAME_MAX, lower=True),
             region=region,
             # With protection off the user asked `pulumi destroy` to delete the data: a bucket
             # with objects (and versions) cannot be deleted otherwise.

@@ -13,18 +13,23 @@ from ..cluster import ClusterScope
 from ..fields import Parser
 from ..kube.drivers import CsiDriverChart
 from ..store import ModelStore, ModelStoreArgs, Spec
+from . import names
+from . import validation as aws_v
 from .cluster import EksCluster, EksClusterArgs, _check_given_facts, cluster_named_or_described
 from .drivers import DriverInstall, DriverInstallArgs, describe_install, install_driver
 from .identity import ServiceAccountRole
-from .tags import cluster_tags, store_tags
+from .tags import STORE_TAG_KEYS, cluster_tags, store_tags
 
 
 class AwsModelStoreArgs(ModelStoreArgs, EksClusterArgs, DriverInstallArgs, total=False):
     """Fields every AWS store takes: the contract's, the cluster's, the driver install's."""
 
     tags: Mapping[str, str]
-    """Tags merged onto every AWS resource of the store. Default: none besides ``Name`` and
-    the store's own keys (``modelstore.pulumi.com/store``, ``app.kubernetes.io/managed-by``)."""
+    """Tags merged onto every AWS resource of the store: at most 47 (AWS allows 50 per resource
+    and the store adds its own three), keys of 1 to 128 characters not starting with ``aws:``,
+    values of at most 256, both of letters, digits, spaces and ``_ . : / = + - @``. Default:
+    none besides ``Name`` and the store's own keys (``modelstore.pulumi.com/store``,
+    ``app.kubernetes.io/managed-by``)."""
 
 
 class AwsModelStore(ModelStore):
@@ -54,15 +59,9 @@ class AwsModelStore(ModelStore):
     @classmethod
     def rules(cls, p: Parser) -> None:
         """The cluster's facts, checked before anything registers (the scope checks them
-        again when it is made; a store's ``validate()`` finds them here)."""
-        p.rule(
-            _check_given_facts,
-            "vpc_id",
-            "cluster_subnet_ids",
-            "node_security_group_ids",
-            "region",
-            "oidc_issuer",
-        )
+        again when it is made; a store's ``validate()`` finds them here), then what every AWS
+        store checks (:meth:`aws_rules`)."""
+        cls.fact_rules(p)
         p.rule(
             cluster_named_or_described,
             "cluster",
@@ -71,6 +70,34 @@ class AwsModelStore(ModelStore):
             "cluster_subnet_ids",
             "node_security_group_ids",
         )
+        cls.aws_rules(p)
+
+    @staticmethod
+    def fact_rules(p: Parser) -> None:
+        """The explicit cluster facts: types, non-empty lists, ids and the region as AWS
+        writes them (``cluster._check_given_facts``)."""
+        p.rule(
+            _check_given_facts,
+            "vpc_id",
+            "cluster_subnet_ids",
+            "node_security_group_ids",
+            "region",
+            "oidc_issuer",
+        )
+
+    @classmethod
+    def aws_rules(cls, p: Parser) -> None:
+        """What every AWS store sends AWS whatever its backend: the EKS cluster's name, the
+        tags (with the store's own, at most 50 a resource) and the store name they carry."""
+        p.field_rule(aws_v.eks_cluster_name, "cluster_name")
+        p.field_rule(store_tags_fit, "tags")
+        p.check(lambda: names.store_name_fits_tags(p.store, cls.longest_name_tag(p)))
+
+    @classmethod
+    def longest_name_tag(cls, p: Parser) -> str:
+        """The longest ``Name`` tag the store puts on a resource (the store's name; a backend
+        naming resources per consumer namespace says so)."""
+        return p.store
 
     def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> EksCluster:
         return EksCluster.join(spec.common.name, spec.args, opts)
@@ -108,3 +135,9 @@ class AwsModelStore(ModelStore):
             tags=cluster_tags(spec.args.get("tags") or {}),
             depends_on=depends_on,
         )
+
+
+def store_tags_fit(store: str, field: str, tags: Mapping[str, str]) -> None:
+    """The user's tags as every resource of the store gets them: with ``Name`` and the store's
+    own keys (``tags.store_tags``), at most 50 (``aws/validation.py`` ``tags``)."""
+    aws_v.tags(store, field, tags, STORE_TAG_KEYS, "the store")

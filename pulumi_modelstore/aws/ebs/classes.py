@@ -13,6 +13,7 @@ botocore's EC2 model; ratios from the EBS volume types guide; the driver's
 # lazily loaded modules (about half a second of every plan's start-up).
 
 import math
+import re
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,31 @@ FS_TYPES = ("ext4", "xfs")
 RECLAIM_POLICIES = ("Delete", "Retain")
 
 DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
+
+# The tags the EBS CSI driver puts on every volume it creates, besides a class's and its extra
+# tags (kubernetes-sigs/aws-ebs-csi-driver pkg/driver/controller.go CreateVolume: CSIVolumeName
+# and ebs.csi.aws.com/cluster always; with the external-provisioner's --extra-create-metadata,
+# on in the chart and the add-on, the kubernetes.io/created-for/ pvc name and namespace and pv
+# name; with --k8s-tag-cluster-id, kubernetes.io/cluster/<id>, Name and KubernetesCluster).
+# They count towards EC2's 50 tags per volume.
+DRIVER_VOLUME_TAGS = (
+    "CSIVolumeName",
+    "ebs.csi.aws.com/cluster",
+    "kubernetes.io/created-for/pvc/name",
+    "kubernetes.io/created-for/pvc/namespace",
+    "kubernetes.io/created-for/pv/name",
+    "kubernetes.io/cluster/<cluster>",
+    "Name",
+    "KubernetesCluster",
+)
+# Keys the driver refuses in a class's tagSpecification_<n> and in its extra tags (pkg/driver/
+# validation.go validateExtraTags: CSIVolumeName, ebs.csi.aws.com/cluster and
+# CSIVolumeSnapshotName are its own, and the kubernetes.io and aws: prefixes are reserved).
+RESERVED_VOLUME_TAG_KEYS = ("CSIVolumeName", "CSIVolumeSnapshotName", "ebs.csi.aws.com/cluster")
+RESERVED_VOLUME_TAG_PREFIXES = ("kubernetes.io", "aws:")
+# The driver renders a tag value as a Go text/template ({{ .PVCName }}, docs/tagging.md) before
+# it checks it: only the text around the actions is checked here.
+_TEMPLATE_ACTION = re.compile(r"\{\{.*?\}\}", re.S)
 
 KMS_ALIAS_NOTE = "the driver and its IAM policy need the key's ARN, not an alias"
 """Why a KMS key id or alias is refused (:func:`pulumi_modelstore.validation.kms_key_arn`)."""
@@ -154,7 +180,11 @@ class Gp3VolumeArgs(TypedDict, total=False):
     fs_type: str
     """File system of gp3 volumes, ``ext4`` or ``xfs``. Default: ``ext4``."""
     volume_tags: Mapping[str, str]
-    """Tags on every volume of the class. Default: none beyond the driver's own."""
+    """Tags on every volume of the class: AWS tags (see ``tags``), at most 42 beside the
+    driver's own 8, no key the driver keeps (``CSIVolumeName``, ``CSIVolumeSnapshotName``,
+    ``ebs.csi.aws.com/cluster``, ``kubernetes.io...``) and no ``=`` in a key; a value may hold
+    the driver's template actions (``{{ .PVCName }}``). Default: none beyond the driver's
+    own."""
 
 
 class StorageClassArgs(Gp3VolumeArgs, total=False):
@@ -212,12 +242,47 @@ def kms_key_is_an_arn(store: str, field_name: str, key: Any) -> None:
     aws_v.kms_key_arn(store, field_name, key, alias_note=KMS_ALIAS_NOTE)
 
 
+def driver_tag(store: str, field_name: str, key: str, value: Any) -> None:
+    """One tag the EBS CSI driver puts on volumes (a class's ``tagSpecification_<n>``, its extra
+    tags): an AWS tag (``aws/validation.py``), not a key the driver keeps for itself, and a key
+    without ``=`` (the driver splits ``key=value`` at the first one; docs/tagging.md). A value
+    may hold template actions (``{{ .PVCName }}``), filled in by the driver."""
+    aws_v.tag_key(store, field_name, key)
+    if key in RESERVED_VOLUME_TAG_KEYS or key.startswith(RESERVED_VOLUME_TAG_PREFIXES):
+        raise ModelStoreInputError(
+            store,
+            field_name,
+            key,
+            f"keys other than {', '.join(RESERVED_VOLUME_TAG_KEYS)} and those starting with "
+            f"{' or '.join(RESERVED_VOLUME_TAG_PREFIXES)} (the EBS CSI driver keeps them)",
+        )
+    if "=" in key:
+        raise ModelStoreInputError(
+            store,
+            field_name,
+            key,
+            "keys without '=' (the EBS CSI driver reads each tag as key=value)",
+        )
+    literal = _TEMPLATE_ACTION.sub("", value) if isinstance(value, str) else None
+    aws_v.tag_value(store, field_name, value, literal=literal)
+
+
+def volume_tags_fit(store: str, field_name: str, tags: Mapping[str, Any]) -> None:
+    """A class's volume tags: each a tag the driver takes (:func:`driver_tag`), and with the
+    driver's own at most 50 on each volume."""
+    for key, value in tags.items():
+        driver_tag(store, field_name, key, value)
+    aws_v.tag_count(store, field_name, tags, DRIVER_VOLUME_TAGS, "the EBS CSI driver")
+
+
 def _volume_rules(p: Parser) -> None:
-    """The rules both classes share: encryption, its key, the reclaim policy."""
+    """The rules both classes share: encryption, its key, the reclaim policy, the tags."""
     checked(p, v.flag, "encrypted")
     p.rule(kms_key_only_when_encrypted, "encrypted", "kms_key_arn")
     p.field_rule(kms_key_is_an_arn, "kms_key_arn")
     checked(p, v.one_of, "reclaim_policy", RECLAIM_POLICIES)
+    if "volume_tags" in p.fields:
+        p.field_rule(volume_tags_fit, "volume_tags")
 
 
 def _value(p: Parser, name: str) -> Any:

@@ -26,6 +26,8 @@ from ...fields import Parser, outputs_of, parse_args
 from ...kube.drivers import helm_release
 from ...kube.snapshots import DELETION_POLICIES, name_after, volume_snapshot_class
 from ...store import MANAGED_BY
+from .. import names
+from .. import validation as aws_v
 from ..cluster import EksClusterFacts, invoke_options, resolve_cluster
 from ..drivers import (
     DRIVER_INSTALLS,
@@ -38,10 +40,13 @@ from ..drivers import (
 )
 from ..identity import IdentityFacts, ServiceAccountRole, resolve_identity, service_account_role
 from ..policies import ebs_csi_driver_policy
+from ..tags import CLUSTER_TAG_KEYS
 from .classes import (
+    DRIVER_VOLUME_TAGS,
     Gp3VolumeArgs,
     Io2MultiAttachClass,
     checked,
+    driver_tag,
     gp3_rules,
     gp3_storage_class,
     io2_multi_attach_storage_class,
@@ -220,8 +225,10 @@ class EbsCsiDriverArgs(DriverInstallArgs, Gp3VolumeArgs, total=False):
     """Labels merged onto every Kubernetes object. Default: the library's own only."""
     tags: Mapping[str, str]
     """Tags on every AWS resource (role, add-ons, pod identity association) and, with Helm,
-    on every volume and snapshot the driver creates (``controller.extraVolumeTags``).
-    Default: the library's own only."""
+    on every volume and snapshot the driver creates (``controller.extraVolumeTags``): AWS tags
+    (keys of 1 to 128 characters not starting with ``aws:``, values of at most 256), with Helm
+    also tags the driver takes (as ``volume_tags``) and at most 50 on each volume with the
+    driver's own and ``volume_tags``. Default: the library's own only."""
 
 
 INSTALL_FIELDS = (
@@ -282,6 +289,54 @@ def kms_keys_need_an_identity(
             identity,
             "irsa or pod-identity when KMS keys are given (grants go on the controller's role)",
         )
+
+
+def tags_fit(store: str, field_name: str, tags: Mapping[str, Any]) -> None:
+    """The component's tags on its AWS resources (role, add-ons, association), with its own
+    ``app.kubernetes.io/managed-by``: AWS tags, at most 50 (``aws/validation.py``)."""
+    aws_v.tags(store, field_name, tags, CLUSTER_TAG_KEYS, "the component")
+
+
+def extra_volume_tags_fit(store: str, driver_install: Any, tags: Any, volume_tags: Any) -> None:
+    """With Helm the tags are also the driver's extra tags (``controller.extraVolumeTags``) on
+    every volume and snapshot it creates: tags the driver takes (``classes.driver_tag``), and
+    with the driver's own and the class's ``volume_tags`` at most 50 on each volume."""
+    if driver_install != "helm" or not tags:
+        return
+    for key, value in tags.items():
+        driver_tag(store, "tags", key, value)
+    others = set(DRIVER_VOLUME_TAGS) | set(volume_tags or {})
+    allowed = aws_v.TAGS_PER_RESOURCE - len(others - set(tags))
+    if len(tags) > allowed:
+        classes = f" and the {len(volume_tags)} of volume_tags" if volume_tags else ""
+        raise ModelStoreInputError(
+            store,
+            "tags",
+            len(tags),
+            f"at most {allowed} tags (with Helm they go on every volume the driver creates, "
+            f"with the driver's own {len(DRIVER_VOLUME_TAGS)}{classes}: AWS allows "
+            f"{aws_v.TAGS_PER_RESOURCE} per volume)",
+        )
+
+
+def snapshot_tags_fit(store: str, field_name: str, parameters: Mapping[str, Any]) -> None:
+    """The snapshot class's ``tagSpecification_<n>`` parameters are tags on every snapshot, as
+    ``key=value`` (docs/tagging.md "Snapshot Tagging"): each a tag the driver takes."""
+    for name, value in parameters.items():
+        if not name.startswith("tagSpecification") or v.is_output(value):
+            continue
+        key, equals, text = value.partition("=")
+        if not equals:
+            raise ModelStoreInputError(
+                store, f"{field_name}.{name}", value, "a tag as key=value (e.g. team=ml)"
+            )
+        driver_tag(store, f"{field_name}.{name}", key, text)
+
+
+def role_name_fits_iam(store: str, identity: Any) -> None:
+    """The controller's role and policy are named after the component (``<name>-controller``)."""
+    if identity in ("irsa", "pod-identity"):
+        names.store_name_fits_iam(store, "the controller's role", field="name")
 
 
 def _install(p: Parser) -> DriverInstall | None:
@@ -351,6 +406,14 @@ def driver_rules(p: Parser) -> None:
         if p["kms_key_arn"] is not None and p["kms_key_arn"] not in keys:
             keys.append(p["kms_key_arn"])
         p.derived["kms_key_arns"] = tuple(keys)
+    # What reaches AWS: the cluster's name, its region, the tags, the names derived from the
+    # component's.
+    p.field_rule(aws_v.eks_cluster_name, "cluster_name")
+    p.field_rule(aws_v.region, "region")
+    p.field_rule(tags_fit, "tags")
+    p.rule(extra_volume_tags_fit, "driver_install", "tags", "volume_tags")
+    p.field_rule(snapshot_tags_fit, "snapshot_class_parameters")
+    p.rule(role_name_fits_iam, "identity")
 
 
 def _driver_cluster(

@@ -28,13 +28,50 @@ def aws_region(config: Mapping[str, str], args: Mapping[str, Any] | None = None)
 
 
 def plan_vpc_id(config: Mapping[str, str]) -> str:
-    """The one VPC every placeholder cluster and subnet lives in."""
+    """The one VPC every placeholder cluster and subnet lives in, unless the program gave its
+    cluster's VPC (:func:`_declared`)."""
     return f"vpc-{digest('vpc', aws_region(config))}"
 
 
+def _cluster_subnets(name: str) -> list[str]:
+    """The placeholder subnets of the cluster ``name`` (and of its managed node group)."""
+    return [f"subnet-{digest('subnet', name, str(i))}" for i in range(3)]
+
+
+def _declared() -> list[Any]:
+    """What the program declared about its EKS clusters (``aws.cluster.declared_clusters``):
+    explicit facts plan offline, so the answers agree with them. Empty outside a program."""
+    try:
+        from ...aws.cluster import declared_clusters
+
+        return declared_clusters()
+    except Exception:  # no program running (a handler called directly): nothing declared
+        return []
+
+
+def _declared_for_cluster(name: str) -> Any:
+    return next((d for d in _declared() if d.name == name), None)
+
+
+def _declared_for_subnet(subnet_id: str) -> Any:
+    """The declared cluster a subnet belongs to: one the program listed it for, or one whose
+    lookup (by name) answers it; only those that gave their VPC matter."""
+    for declared in _declared():
+        if declared.vpc_id is None:
+            continue
+        if subnet_id in declared.subnets or (
+            declared.name is not None and subnet_id in _cluster_subnets(declared.name)
+        ):
+            return declared
+    return None
+
+
 def _eks_cluster(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+    """A cluster in the placeholder VPC, or in the VPC (and region, with the subnets) the
+    program gave for it: what a lookup fills in agrees with what was given."""
     name = str(args.get("name", "cluster"))
-    region = aws_region(config, args)
+    declared = _declared_for_cluster(name)
+    region = (declared and declared.region) or aws_region(config, args)
     oidc = digest("oidc", name, length=32).upper()
     return {
         "id": name,
@@ -49,8 +86,8 @@ def _eks_cluster(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str
             {"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{oidc}"}]}
         ],
         "vpcConfig": {
-            "vpcId": plan_vpc_id(config),
-            "subnetIds": [f"subnet-{digest('subnet', name, str(i))}" for i in range(3)],
+            "vpcId": (declared and declared.vpc_id) or plan_vpc_id(config),
+            "subnetIds": _cluster_subnets(name),
             "securityGroupIds": [],
             "clusterSecurityGroupId": f"sg-{digest('cluster-sg', name)}",
             "endpointPrivateAccess": True,
@@ -62,13 +99,16 @@ def _eks_cluster(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str
 
 
 def _subnet(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+    """A subnet in the placeholder VPC; one the program listed for a cluster whose VPC (and
+    region) it gave is in that VPC (and region)."""
     subnet_id = str(args.get("id", "subnet-unknown"))
-    region = aws_region(config, args)
+    declared = _declared_for_subnet(subnet_id)
+    region = (declared and declared.region) or aws_region(config, args)
     zone = "abc"[int(digest("az", subnet_id, length=2), 16) % 3]
     return {
         "id": subnet_id,
         "arn": f"arn:aws:ec2:{region}:{ACCOUNT_ID}:subnet/{subnet_id}",
-        "vpcId": plan_vpc_id(config),
+        "vpcId": (declared and declared.vpc_id) or plan_vpc_id(config),
         "availabilityZone": f"{region}{zone}",
         "cidrBlock": "10.0.0.0/19",
         "state": "available",
@@ -324,7 +364,7 @@ def _eks_node_group(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[
         "arn": f"arn:aws:eks:{region}:{ACCOUNT_ID}:nodegroup/{cluster}/{group}/"
         f"{digest('nodegroup', cluster, group, length=8)}",
         "nodeRoleArn": f"arn:aws:iam::{ACCOUNT_ID}:role/{cluster}-nodes",
-        "subnetIds": [f"subnet-{digest('subnet', cluster, str(i))}" for i in range(3)],
+        "subnetIds": _cluster_subnets(cluster),
         "status": "ACTIVE",
         "region": region,
         "tags": {},

@@ -1,0 +1,147 @@
+"""Names AWS resources get from a store's (or a cluster's) name, kept within each API's limits.
+
+Pulumi auto-names what the library does not name: the AWS provider (pulumi-terraform-bridge
+``tfbridge.AutoName``, ``Randlen: 7`` with separator ``-``) appends ``-`` and 7 random hex
+digits to the resource name, lowercased for S3 buckets (``AutoNameTransform("bucket", 63,
+strings.ToLower)``), and ``resource.NewUniqueName`` fails the deploy when that is longer than
+the API allows ("name '...' plus 7 random chars is longer than maximum length"). So where the
+auto-name would not fit, :func:`physical_name` gives the resource an explicit name instead: the
+resource name cut to fit, ``-`` and 8 hex digits of a hash of the project, stack and full
+resource name, the same on every run (and different per stack, as IAM role names are unique per
+account and bucket names globally). Where the auto-name fits, nothing changes.
+
+Characters cannot be shortened away: a store name the derived names cannot carry is refused
+before anything registers (the ``store_name_*`` rules), naming the store name.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pulumi
+
+from ..errors import ModelStoreInputError
+from . import validation as aws_v
+
+AUTONAME_SUFFIX = 8
+"""``-`` and 7 random hex digits (pulumi-terraform-bridge ``AutoName``: ``Randlen: 7``)."""
+
+# IAM CreateRole RoleName: roleNameType, 1-64 characters of [\w+=,.@-] (botocore
+# iam/2010-05-08 service-2.json). PutRolePolicy PolicyName: policyNameType, 1-128, same pattern.
+ROLE_NAME_MAX = 64
+POLICY_NAME_MAX = 128
+_IAM_NAME = re.compile(r"^[\w+=,.@-]+$", re.ASCII)
+# EC2 CreateSecurityGroup GroupName: up to 255 characters of a-z, A-Z, 0-9, spaces and
+# ._-:/()#,@[]+=&;{}!$*, not starting with sg- (botocore ec2/2016-11-15 CreateSecurityGroupRequest;
+# the same characters for its Description).
+SECURITY_GROUP_NAME_MAX = 255
+SECURITY_GROUP_TEXT_MAX = 255
+_SECURITY_GROUP_TEXT = re.compile(r"^[a-zA-Z0-9 ._\-:/()#,@\[\]+=&;{}!$*]*$")
+# S3 CreateBucket general purpose bucket names: 3-63 lowercase letters, digits, '.' and '-',
+# starting and ending with a letter or digit, no '..', not starting with xn--, sthree- or
+# amzn-s3-demo- ("Bucket naming rules", docs.aws.amazon.com/AmazonS3/latest/userguide/
+# bucketnamingrules.html).
+BUCKET_NAME_MAX = 63
+_BUCKET_HEAD = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
+_RESERVED_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+# IAM CreateRole Description: roleDescriptionType, at most 1000 characters.
+ROLE_DESCRIPTION_MAX = 1000
+
+
+def autoname_fits(resource_name: str, limit: int) -> bool:
+    """Whether Pulumi's auto-name for ``resource_name`` is at most ``limit`` characters."""
+    return len(resource_name) + AUTONAME_SUFFIX <= limit
+
+
+def physical_name(resource_name: str, limit: int, *, lower: bool = False) -> str | None:
+    """None where the provider's auto-name fits ``limit`` (it names the resource, as before);
+    else an explicit name of at most ``limit`` characters, the same on every run of the stack
+    (see the module docstring). ``lower``: the API takes lowercase only (S3 buckets)."""
+    base = resource_name.lower() if lower else resource_name
+    if autoname_fits(base, limit):
+        return None
+    seed = f"{pulumi.get_project()}/{pulumi.get_stack()}/{resource_name}"
+    digest = hashlib.sha256(seed.encode()).hexdigest()[:8]
+    head = base[: limit - 1 - len(digest)].rstrip("-.")
+    return f"{head}-{digest}"
+
+
+def shortened(text: str, limit: int) -> str:
+    """A description cut to the API's ``limit`` (a description names nothing: cutting it is
+    harmless, where a name would have to stay unique)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# ---- store names the derived names must be able to carry -------------------------------------
+
+STORE_NAME = "store name"
+
+
+def store_name_fits_iam(store: str, what: str, field: str = STORE_NAME) -> None:
+    """IAM names (roles, inline policies) carry the store name: IAM's characters only."""
+    if not _IAM_NAME.match(store):
+        raise ModelStoreInputError(
+            store,
+            field,
+            store,
+            f"letters, digits and _ + = , . @ - only (IAM names {what} after it)",
+        )
+
+
+def store_name_fits_security_group(store: str) -> None:
+    """The security group's name and description carry the store name."""
+    if store.casefold().startswith("sg-"):
+        raise ModelStoreInputError(
+            store,
+            STORE_NAME,
+            store,
+            "a name not starting with sg- (EC2 refuses security group names starting with sg-, "
+            "and the store's group is named after it; or give security_group_id)",
+        )
+    if not _SECURITY_GROUP_TEXT.match(store):
+        raise ModelStoreInputError(
+            store,
+            STORE_NAME,
+            store,
+            "letters, digits, spaces and . _ - : / ( ) # , @ [ ] + = & ; { } ! $ * only (EC2's "
+            "characters for the security group named after the store; or give "
+            "security_group_id)",
+        )
+
+
+def store_name_fits_bucket(store: str) -> None:
+    """A new bucket is auto-named after the store, lowercased: the store name must be a valid
+    start of a bucket name (its length is handled by :func:`physical_name`)."""
+    head = store.lower()
+    if not _BUCKET_HEAD.match(head) or ".." in head or head.startswith(_RESERVED_BUCKET_PREFIXES):
+        raise ModelStoreInputError(
+            store,
+            STORE_NAME,
+            store,
+            "letters, digits, '.' and '-' only, starting with a letter or digit, without '..' "
+            "and not starting with xn--, sthree- or amzn-s3-demo- (the store's new bucket is "
+            "named after it; or give bucket_name)",
+        )
+
+
+def store_name_fits_tags(store: str, longest_name_tag: str) -> None:
+    """The store name is a tag value (``Name``, ``modelstore.pulumi.com/store``) on every AWS
+    resource of the store; ``longest_name_tag`` is the longest ``Name`` the store derives."""
+    if not aws_v.tag_text_ok(store):
+        raise ModelStoreInputError(
+            store,
+            STORE_NAME,
+            store,
+            f"{aws_v.TAG_CHARS} only (it is the value of the store's AWS tags)",
+        )
+    if len(longest_name_tag) > aws_v.TAG_VALUE_MAX:
+        most = aws_v.TAG_VALUE_MAX - (len(longest_name_tag) - len(store))
+        raise ModelStoreInputError(
+            store,
+            STORE_NAME,
+            store,
+            f"at most {most} characters (its resources' Name tags, up to "
+            f"{len(longest_name_tag) - len(store)} characters longer, are AWS tag values of at "
+            f"most {aws_v.TAG_VALUE_MAX})",
+        )
