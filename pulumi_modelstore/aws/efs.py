@@ -20,7 +20,7 @@ from .. import validation as v
 from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
-from ..store import Binding, Spec
+from ..store import STORE_NAME, Binding, Spec
 from . import names
 from . import validation as aws_v
 from .cluster import EksCluster, EksClusterFacts
@@ -661,18 +661,8 @@ class EfsModelStore(AwsModelStore, backend="efs"):
         p.field_rule(aws_v.resource_id, "security_group_id", "sg")
         cls.fact_rules(p)
         cls.aws_rules(p)
-        if p["security_group_id"] is None:  # the store's own group is named after it
+        if p["security_group_id"] is None and p.ok(STORE_NAME):  # its group is named after it
             p.check(lambda: names.store_name_fits_security_group(p.store))
-        if p["iam_authorization"] is True:  # <store>-efs-node-policy on the node role
-            p.check(lambda: names.store_name_fits_iam(p.store, "its policy on the EFS node role"))
-
-    @classmethod
-    def longest_name_tag(cls, p: Parser) -> str:
-        """Each access point's ``Name`` is ``<store>-<namespace>``."""
-        namespaces = [*(p["readers"] or ()), *(p["writers"] or ())]
-        if not p.ok("readers", "writers") or not namespaces:
-            return p.store
-        return f"{p.store}-{max(namespaces, key=len)}"
 
     # ---- 2. preflight --------------------------------------------------------------------------
 

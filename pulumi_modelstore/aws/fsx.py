@@ -17,7 +17,7 @@ from .. import validation as v
 from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
-from ..store import Binding, Spec
+from ..store import STORE_NAME, Binding, Spec
 from . import names
 from . import validation as aws_v
 from .cluster import EksCluster
@@ -416,7 +416,7 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
         p.field_rule(one_subnet, "subnet_ids")
         p.field_rule(aws_v.resource_ids, "subnet_ids", "subnet")
         p.field_rule(aws_v.resource_id, "security_group_id", "sg")
-        if p["security_group_id"] is None:  # the store's own group is named after it
+        if p["security_group_id"] is None and p.ok(STORE_NAME):  # its group is named after it
             p.check(lambda: names.store_name_fits_security_group(p.store))
 
     def preflight(

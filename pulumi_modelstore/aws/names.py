@@ -22,7 +22,6 @@ import re
 import pulumi
 
 from ..errors import ModelStoreInputError
-from . import validation as aws_v
 
 AUTONAME_SUFFIX = 8
 """``-`` and 7 random hex digits (pulumi-terraform-bridge ``AutoName``: ``Randlen: 7``)."""
@@ -31,13 +30,11 @@ AUTONAME_SUFFIX = 8
 # iam/2010-05-08 service-2.json). PutRolePolicy PolicyName: policyNameType, 1-128, same pattern.
 ROLE_NAME_MAX = 64
 POLICY_NAME_MAX = 128
-_IAM_NAME = re.compile(r"^[\w+=,.@-]+$", re.ASCII)
 # EC2 CreateSecurityGroup GroupName: up to 255 characters of a-z, A-Z, 0-9, spaces and
 # ._-:/()#,@[]+=&;{}!$*, not starting with sg- (botocore ec2/2016-11-15 CreateSecurityGroupRequest;
 # the same characters for its Description).
 SECURITY_GROUP_NAME_MAX = 255
 SECURITY_GROUP_TEXT_MAX = 255
-_SECURITY_GROUP_TEXT = re.compile(r"^[a-zA-Z0-9 ._\-:/()#,@\[\]+=&;{}!$*]*$")
 # S3 CreateBucket general purpose bucket names: 3-63 lowercase letters, digits, '.' and '-',
 # starting and ending with a letter or digit, no '..', not starting with xn--, sthree- or
 # amzn-s3-demo- ("Bucket naming rules", docs.aws.amazon.com/AmazonS3/latest/userguide/
@@ -76,17 +73,10 @@ def shortened(text: str, limit: int) -> str:
 # ---- store names the derived names must be able to carry -------------------------------------
 
 STORE_NAME = "store name"
-
-
-def store_name_fits_iam(store: str, what: str, field: str = STORE_NAME) -> None:
-    """IAM names (roles, inline policies) carry the store name: IAM's characters only."""
-    if not _IAM_NAME.match(store):
-        raise ModelStoreInputError(
-            store,
-            field,
-            store,
-            f"letters, digits and _ + = , . @ - only (IAM names {what} after it)",
-        )
+# The characters of a store name need no AWS check of their own: the store name is a Kubernetes
+# label value first (store.py, refused there once), whose characters IAM names, EC2 security group
+# names and AWS tag values all accept, and whose 63 characters fit every derived name (length is
+# physical_name's). Only a bucket (lowercase, no '_') and the sg- prefix ask more.
 
 
 def store_name_fits_security_group(store: str) -> None:
@@ -98,15 +88,6 @@ def store_name_fits_security_group(store: str) -> None:
             store,
             "a name not starting with sg- (EC2 refuses security group names starting with sg-, "
             "and the store's group is named after it; or give security_group_id)",
-        )
-    if not _SECURITY_GROUP_TEXT.match(store):
-        raise ModelStoreInputError(
-            store,
-            STORE_NAME,
-            store,
-            "letters, digits, spaces and . _ - : / ( ) # , @ [ ] + = & ; { } ! $ * only (EC2's "
-            "characters for the security group named after the store; or give "
-            "security_group_id)",
         )
 
 
@@ -122,26 +103,4 @@ def store_name_fits_bucket(store: str) -> None:
             "letters, digits, '.' and '-' only, starting with a letter or digit, without '..' "
             "and not starting with xn--, sthree- or amzn-s3-demo- (the store's new bucket is "
             "named after it; or give bucket_name)",
-        )
-
-
-def store_name_fits_tags(store: str, longest_name_tag: str) -> None:
-    """The store name is a tag value (``Name``, ``modelstore.pulumi.com/store``) on every AWS
-    resource of the store; ``longest_name_tag`` is the longest ``Name`` the store derives."""
-    if not aws_v.tag_text_ok(store):
-        raise ModelStoreInputError(
-            store,
-            STORE_NAME,
-            store,
-            f"{aws_v.TAG_CHARS} only (it is the value of the store's AWS tags)",
-        )
-    if len(longest_name_tag) > aws_v.TAG_VALUE_MAX:
-        most = aws_v.TAG_VALUE_MAX - (len(longest_name_tag) - len(store))
-        raise ModelStoreInputError(
-            store,
-            STORE_NAME,
-            store,
-            f"at most {most} characters (its resources' Name tags, up to "
-            f"{len(longest_name_tag) - len(store)} characters longer, are AWS tag values of at "
-            f"most {aws_v.TAG_VALUE_MAX})",
         )

@@ -40,7 +40,7 @@ from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
 from ..kube.drivers import CsiDriverChart
-from ..store import Binding, Spec
+from ..store import STORE_NAME, Binding, Spec
 from . import names
 from . import validation as aws_v
 from .cluster import EksCluster
@@ -462,14 +462,10 @@ def cluster_name_when_needed(
         )
 
 
-def store_name_fits_derived_names(store: str, bucket_name: Any, authentication_source: str) -> None:
-    """The store name carries a new bucket's name and the IAM names the store makes: its pod
-    roles (``<store>-pod-<namespace>-role``) or its policy on the driver's role
-    (``<store>-driver-policy``). Their length is ``names.physical_name``'s."""
+def store_name_fits_bucket(store: str, bucket_name: Any) -> None:
+    """A new bucket is named after the store (its length is ``names.physical_name``'s)."""
     if bucket_name is None:
         names.store_name_fits_bucket(store)
-    what = "its pod roles" if authentication_source == "pod" else "its policy on the driver's role"
-    names.store_name_fits_iam(store, what)
 
 
 # ---- the driver's node identity, shared per cluster ------------------------------------------
@@ -698,7 +694,8 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
             )
         cls.fact_rules(p)
         cls.aws_rules(p)
-        p.rule(store_name_fits_derived_names, "bucket_name", "authentication_source")
+        if p.ok(STORE_NAME):  # else refused once already, as a Kubernetes label value
+            p.rule(store_name_fits_bucket, "bucket_name")
 
     @staticmethod
     def _install_rules(p: Parser) -> None:

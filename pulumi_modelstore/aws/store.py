@@ -13,7 +13,6 @@ from ..cluster import ClusterScope
 from ..fields import Parser
 from ..kube.drivers import CsiDriverChart
 from ..store import ModelStore, ModelStoreArgs, Spec
-from . import names
 from . import validation as aws_v
 from .cluster import EksCluster, EksClusterArgs, _check_given_facts, cluster_named_or_described
 from .drivers import DriverInstall, DriverInstallArgs, describe_install, install_driver
@@ -87,17 +86,11 @@ class AwsModelStore(ModelStore):
 
     @classmethod
     def aws_rules(cls, p: Parser) -> None:
-        """What every AWS store sends AWS whatever its backend: the EKS cluster's name, the
-        tags (with the store's own, at most 50 a resource) and the store name they carry."""
+        """What every AWS store sends AWS whatever its backend: the EKS cluster's name and the
+        tags (with the store's own, at most 50 a resource). The store name they carry is a
+        Kubernetes label value already (store.py), which AWS tag values accept."""
         p.field_rule(aws_v.eks_cluster_name, "cluster_name")
         p.field_rule(store_tags_fit, "tags")
-        p.check(lambda: names.store_name_fits_tags(p.store, cls.longest_name_tag(p)))
-
-    @classmethod
-    def longest_name_tag(cls, p: Parser) -> str:
-        """The longest ``Name`` tag the store puts on a resource (the store's name; a backend
-        naming resources per consumer namespace says so)."""
-        return p.store
 
     def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> EksCluster:
         return EksCluster.join(spec.common.name, spec.args, opts)

@@ -26,7 +26,6 @@ from ...fields import Parser, outputs_of, parse_args
 from ...kube.drivers import helm_release
 from ...kube.snapshots import DELETION_POLICIES, name_after, volume_snapshot_class
 from ...store import MANAGED_BY
-from .. import names
 from .. import validation as aws_v
 from ..cluster import EksClusterFacts, invoke_options, resolve_cluster
 from ..drivers import (
@@ -333,12 +332,6 @@ def snapshot_tags_fit(store: str, field_name: str, parameters: Mapping[str, Any]
         driver_tag(store, f"{field_name}.{name}", key, text)
 
 
-def role_name_fits_iam(store: str, identity: Any) -> None:
-    """The controller's role and policy are named after the component (``<name>-controller``)."""
-    if identity in ("irsa", "pod-identity"):
-        names.store_name_fits_iam(store, "the controller's role", field="name")
-
-
 def _install(p: Parser) -> DriverInstall | None:
     """The driver install (``drivers.parse_driver_install``, the one parser of these fields)."""
     if not p.ok(*INSTALL_FIELDS):
@@ -413,7 +406,6 @@ def driver_rules(p: Parser) -> None:
     p.field_rule(tags_fit, "tags")
     p.rule(extra_volume_tags_fit, "driver_install", "tags", "volume_tags")
     p.field_rule(snapshot_tags_fit, "snapshot_class_parameters")
-    p.rule(role_name_fits_iam, "identity")
 
 
 def _driver_cluster(
