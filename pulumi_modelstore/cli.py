@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 from .plan.engine import PlanError, plan_directory
@@ -38,10 +41,40 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _program_output_to_stderr() -> Iterator[None]:
+    """While the program runs, whatever it writes to standard output (``print``, a
+    subprocess, a C library writing to descriptor 1) goes to standard error: standard output
+    carries the rendered plan alone, so ``modelstore plan --format json | jq`` always works."""
+    for stream in (sys.stdout, sys.__stdout__):
+        with contextlib.suppress(Exception):
+            stream.flush()  # type: ignore[union-attr]
+    try:
+        saved = os.dup(1)
+    except OSError:  # no descriptor 1 (closed by the caller): nothing to keep clean
+        saved = None
+    if saved is not None:
+        sys.stderr.flush()
+        os.dup2(2, 1)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved is not None:
+            for stream in (sys.__stdout__, sys.stderr):
+                with contextlib.suppress(Exception):
+                    stream.flush()  # type: ignore[union-attr]
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        plan = plan_directory(args.cwd, args.stack, fill_outputs=args.fill_outputs)
+        with _program_output_to_stderr():
+            plan = plan_directory(
+                args.cwd, args.stack, fill_outputs=args.fill_outputs, echo=sys.stderr
+            )
     except ProjectError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -53,7 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     text = render(plan, args.format)
     if args.out:
-        Path(args.out).write_text(text)
+        try:
+            Path(args.out).write_text(text)
+        except OSError as exc:
+            print(f"error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
     else:
         sys.stdout.write(text)
     return 0

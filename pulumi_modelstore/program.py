@@ -14,6 +14,7 @@ Field names are the backend's argument names (``storage_capacity_gib``); camelCa
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -23,6 +24,7 @@ import pulumi
 from . import aws, local, nfs  # noqa: F401  (importing a backend registers it: `backend=`)
 from .cluster import NameBook
 from .errors import ModelStoreInputError
+from .fields import fields_of
 from .store import ModelStore
 
 # Backend name -> store class: every backend registers itself (`backend=`) when its module is
@@ -34,15 +36,34 @@ def snake_case(key: str) -> str:
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
 
 
-def store_args(name: str, backend: Any, fields: Mapping[str, Any]) -> dict[str, Any]:
+def spellings(store_class: type[ModelStore]) -> dict[str, str]:
+    """Every spelling the config program takes for ``store_class``'s fields -> the field: the
+    declared name, its camelCase, and the same for a deprecated name (the store warns of it and
+    moves it to its new one). Nothing else is translated: ``CLAIM_NAME`` reaches the parser as
+    written and is refused there, listing the names."""
+    names = [*fields_of(store_class.args_type), *store_class.renamed_fields]
+    return {**{_camel(n): n for n in names}, **{n: n for n in names}}
+
+
+def _camel(name: str) -> str:
+    """As ``fields.Field.camel``, for deprecated names too (they have no Field)."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def store_args(
+    name: str, store_class: type[ModelStore], fields: Mapping[Any, Any]
+) -> dict[Any, Any]:
     """A store's config fields as its argument names: camelCase spellings map to the field
-    they spell; one field given in both spellings is refused."""
-    args: dict[str, Any] = {}
-    spelled: dict[str, str] = {}
+    they spell; one field given in both spellings is refused. ``backend`` is the config
+    program's own key."""
+    names = spellings(store_class)
+    args: dict[Any, Any] = {}
+    spelled: dict[Any, Any] = {}
     for key, value in fields.items():
         if key == "backend":
             continue
-        field = snake_case(key) if isinstance(key, str) else key
+        field = names.get(key, key) if isinstance(key, str) else key
         if field in args:
             raise ModelStoreInputError(
                 name,
@@ -54,24 +75,27 @@ def store_args(name: str, backend: Any, fields: Mapping[str, Any]) -> dict[str, 
     return args
 
 
+STORES_ALLOWED = "a mapping of store names to their fields, with at least one store"
+FIELDS_ALLOWED = "a mapping of field names to values"  # the words the Parser uses for `args`
+
+
 def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
     """Build every store in ``stores`` (the value of ``modelstore:stores``) and export its
     outputs. Every store's input is checked before the first one registers anything (its
-    fields, and the PV and claim names across the stores of each cluster), and every problem
-    of every store is reported at once; checks that need a lookup (the cluster, a subnet, the
-    OIDC provider) run as each store is built."""
+    name, backend and fields, and the PV and claim names across the stores of each cluster),
+    and every problem of every store is reported at once; checks that need a lookup (the
+    cluster, a subnet, the OIDC provider) run as each store is built."""
     if not isinstance(stores, Mapping) or not stores:
-        raise ModelStoreInputError(
-            None, "modelstore:stores", stores, "a mapping of store name to its fields"
-        )
+        raise ModelStoreInputError(None, "modelstore:stores", stores, STORES_ALLOWED)
     errors: list[ModelStoreInputError] = []
     plans: list[tuple[str, type[ModelStore], dict[str, Any], list[tuple[str, str, str]]]] = []
     for name, fields in stores.items():
         try:
+            _a_store_name(name)
             if not isinstance(fields, Mapping):
-                raise ModelStoreInputError(name, "store", fields, "a mapping of fields")
+                raise ModelStoreInputError(name, "fields", fields, FIELDS_ALLOWED)
             backend = fields.get("backend")
-            if backend not in BACKENDS:
+            if not isinstance(backend, str) or backend not in BACKENDS:
                 raise ModelStoreInputError(
                     name, "backend", backend, f"one of {', '.join(sorted(BACKENDS))}"
                 )
@@ -92,6 +116,14 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
     return built
 
 
+def _a_store_name(name: Any) -> None:
+    """A store's name is its resource name and its outputs' key (``pulumi.export``): a
+    non-empty string. What Kubernetes asks of it as the default claim name, the contract
+    checks."""
+    if not isinstance(name, str) or not name:
+        raise ModelStoreInputError("modelstore:stores", "store name", name, "a non-empty string")
+
+
 def _names_unique_per_cluster(
     plans: list[tuple[str, type[ModelStore], dict[str, Any], list[tuple[str, str, str]]]],
 ) -> None:
@@ -104,5 +136,14 @@ def _names_unique_per_cluster(
 
 
 def main() -> dict[str, ModelStore]:
-    config = pulumi.Config("modelstore")
-    return build_stores(config.require_object("stores"))
+    """The program: ``modelstore:stores`` of the stack's config, built."""
+    raw = pulumi.Config("modelstore").get("stores")
+    if raw is None:
+        raise ModelStoreInputError(
+            None, "modelstore:stores", None, f"set in the stack's config: {STORES_ALLOWED}"
+        )
+    try:
+        stores = json.loads(raw)  # structured config reaches a program as JSON
+    except ValueError:
+        stores = raw  # a plain string: refused, as written
+    return build_stores(stores)

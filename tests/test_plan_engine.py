@@ -3,18 +3,26 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
 from pulumi_modelstore.cli import main
-from pulumi_modelstore.plan.engine import UNKNOWN, PlanError, plan_directory, plan_program
+from pulumi_modelstore.plan.engine import (
+    UNKNOWN,
+    PlanError,
+    Program,
+    plan_directory,
+    plan_program,
+)
 from pulumi_modelstore.plan.render import FORMATS, render
-from tests.conftest import ROOT
+from tests.conftest import ROOT, STACKS, all_programs
 
 STEP_STATE_KEYS = {
     "type",
@@ -363,3 +371,171 @@ def test_importing_the_program_leaves_the_provider_sdks_lazy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = json.loads(out.stdout)
     assert not [m for m in loaded if m.startswith(("pulumi_kubernetes.core", "pulumi_aws.fsx"))]
+
+
+# ---- standard output carries the plan alone --------------------------------------------------
+
+PRINTING_PROGRAM = """
+import os, subprocess, sys
+import pulumi
+import pulumi_kubernetes as k8s
+print("from print")
+sys.stdout.write("from sys.stdout\\n")
+os.write(1, b"from descriptor 1\\n")
+subprocess.run([sys.executable, "-c", "print('from a subprocess')"], check=True)
+pulumi.log.info("an info")
+pulumi.log.warn("a warning")
+k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"})
+pulumi.export("answer", 42)
+"""
+PRINTED = [
+    "from print",
+    "from sys.stdout",
+    "from descriptor 1",
+    "from a subprocess",
+    "info: an info",
+    "warning: a warning",
+]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_what_the_program_prints_goes_to_stderr_in_every_format(tmp_path, capfd, fmt):
+    directory = project(tmp_path, PRINTING_PROGRAM, "config: {}\n")
+    assert main(["plan", "--cwd", str(directory), "--format", fmt]) == 0
+    out, err = capfd.readouterr()
+    assert out == render(plan_directory(directory), fmt)  # the rendered plan, nothing else
+    capfd.readouterr()
+    assert err.splitlines() == PRINTED
+    if fmt == "json":
+        doc = json.loads(out)
+        assert doc["outputs"] == {"answer": 42}
+        assert doc["diagnostics"] == [
+            {"severity": "info", "message": "an info"},
+            {"severity": "warning", "message": "a warning"},
+        ]
+
+
+def test_json_from_a_printing_program_pipes_to_a_json_reader(tmp_path):
+    """`modelstore plan --format json | jq`: the command as a process, standard output read
+    whole as one JSON document."""
+    directory = project(tmp_path, PRINTING_PROGRAM, "config: {}\n")
+    command = ["-m", "pulumi_modelstore.cli", "plan", "--cwd", str(directory), "--format", "json"]
+    result = subprocess.run(
+        [sys.executable, *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["outputs"] == {"answer": 42}
+    assert result.stderr.splitlines() == PRINTED
+
+
+def test_what_a_failing_program_printed_goes_to_stderr_before_its_error(tmp_path, capfd):
+    directory = project(tmp_path, "print('working')\nraise ValueError('broken')\n", "config: {}\n")
+    assert main(["plan", "--cwd", str(directory), "--format", "json"]) == 1
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "working\nerror: broken\n")
+
+
+def test_a_program_that_exits_is_a_one_line_error(tmp_path, capsys):
+    directory = project(tmp_path, "import sys\nsys.exit(3)\n", "config: {}\n")
+    assert run_cli(capsys, "--cwd", str(directory)) == (
+        1,
+        "",
+        "error: the program exited with code 3 before its plan was complete\n",
+    )
+    (directory / "__main__.py").write_text("import sys\nsys.exit('fatal: no cluster')\n")
+    assert run_cli(capsys, "--cwd", str(directory)) == (
+        1,
+        "",
+        "error: the program exited: fatal: no cluster\n",
+    )
+
+
+def test_an_out_path_that_cannot_be_written_is_a_one_line_error(tmp_path, capsys):
+    out = tmp_path / "missing" / "plan.json"
+    assert run_cli(capsys, "--cwd", str(ROOT), "--stack", "local", "--out", str(out)) == (
+        1,
+        "",
+        f"error: cannot write {out}: No such file or directory\n",
+    )
+
+
+# ---- no stray output ---------------------------------------------------------------------------
+# The mock monitor's calls run in the plan loop's executor threads, each needing an event loop:
+# pulumi.runtime.mocks made one per thread and nobody closed it, so the garbage collector
+# finalised it later, now and then after its self-pipe sockets, printing "Exception ignored in
+# BaseEventLoop.__del__ ... ValueError: Invalid file descriptor: -1" after a successful plan. A
+# loop left open is also a ResourceWarning ("unclosed event loop"), which is what makes these
+# tests certain rather than lucky: ResourceWarnings are shown (-W always::ResourceWarning), so
+# one loop left open anywhere fails them, whether or not the collector happens to trip on it.
+
+
+def _plans_that_fail() -> list[Program]:
+    def bad_input():
+        from pulumi_modelstore.aws import FsxLustreModelStore
+
+        FsxLustreModelStore("llama", {"cluster_name": "c", "readers": ["inference"], "x": 1})
+
+    def no_placeholder():
+        import pulumi_aws as aws
+
+        aws.ec2.get_vpc(id="vpc-0abc")
+
+    return [bad_input, no_placeholder]
+
+
+def test_many_plans_in_one_process_leave_no_event_loop_open(monkeypatch):
+    import gc
+    import threading
+    import warnings
+
+    unraisable: list[Any] = []
+    monkeypatch.setattr(sys, "unraisablehook", unraisable.append)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        for _ in range(2):
+            for _, directory, stack in all_programs():
+                plan_directory(directory, stack)
+            for program in _plans_that_fail():
+                with pytest.raises(PlanError):
+                    plan_program(program)
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+    assert [f"{u.exc_type.__name__}: {u.exc_value}" for u in unraisable] == []
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("modelstore-plan")]
+
+
+def _clean_run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-W", "always::ResourceWarning", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def test_every_program_planned_in_one_cli_process_leaves_stderr_empty():
+    """Every stack and example, twice each, through the CLI's main in one process, then the
+    interpreter's exit: standard error stays empty."""
+    calls = [
+        ["plan", "--cwd", str(directory), "--stack", stack, "--format", fmt]
+        for _, directory, stack in all_programs()
+        for fmt in ("json", "tree")
+    ]
+    code = (
+        "import json, sys; from pulumi_modelstore.cli import main\n"
+        f"for argv in json.loads({json.dumps(json.dumps(calls))}):\n"
+        "    assert main(argv) == 0, argv\n"
+    )
+    result = _clean_run("-c", code)
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_each_stack_planned_by_the_cli_command_leaves_stderr_empty(stack):
+    result = _clean_run("-m", "pulumi_modelstore.cli", "plan", "--cwd", str(ROOT), "--stack", stack)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.splitlines()[0] == f"+ pulumi:pulumi:Stack  modelstore-{stack}"

@@ -11,6 +11,7 @@ placeholders.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import os
@@ -20,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from google.protobuf import json_format
 from pulumi.runtime import config as pulumi_config
@@ -262,15 +263,52 @@ def _alias(alias: Any) -> Any:
 
 
 class _Diagnostics(logging.Handler):
-    def __init__(self) -> None:
+    """The program's ``pulumi.log`` messages (info and above), kept for the plan and, with
+    ``echo``, written there as they come (``warning: <message>``)."""
+
+    def __init__(self, echo: TextIO | None = None) -> None:
         super().__init__(logging.DEBUG)
         self.items: list[dict[str, str]] = []
+        self.echo = echo
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.levelno >= logging.INFO:
-            self.items.append(
-                {"severity": record.levelname.lower(), "message": record.getMessage()}
-            )
+            item = {"severity": record.levelname.lower(), "message": record.getMessage()}
+            self.items.append(item)
+            if self.echo is not None:
+                self.echo.write(f"{item['severity']}: {item['message']}\n")
+                self.echo.flush()
+
+
+class _WorkerPool(concurrent.futures.ThreadPoolExecutor):
+    """The plan loop's default executor, which runs every monitor call of the SDK
+    (``run_in_executor(None, ...)``). The mock monitor needs an event loop in the thread that
+    calls it (``pulumi.runtime.mocks`` calls ``_ensure_event_loop``, which makes one and never
+    closes it): each worker gets its loop here when it starts, and :meth:`close` closes them
+    once the workers have stopped. A loop left open is finalised by the garbage collector
+    whenever it runs, in a thread that has gone, after its self-pipe sockets (they sit in one
+    reference cycle, finalised in no set order): "Exception ignored in BaseEventLoop.__del__
+    ... ValueError: Invalid file descriptor: -1" on stderr, now and then, at the end of a
+    successful plan."""
+
+    def __init__(self) -> None:
+        self._loops: list[asyncio.AbstractEventLoop] = []
+        self._loops_lock = threading.Lock()
+        super().__init__(thread_name_prefix="modelstore-plan", initializer=self._give_loop)
+
+    def _give_loop(self) -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        with self._loops_lock:
+            self._loops.append(loop)
+
+    def close(self) -> None:
+        """Wait for the workers to stop, then close their loops."""
+        self.shutdown(wait=True)
+        with self._loops_lock:
+            loops, self._loops = self._loops, []
+        for loop in loops:
+            loop.close()
 
 
 Program = Callable[[], Any]
@@ -285,14 +323,17 @@ def plan_program(
     secret_keys: list[str] | None = None,
     fill_outputs: bool = False,
     invoke_overrides: Mapping[str, placeholders.InvokeHandler] | None = None,
+    echo: TextIO | None = None,
 ) -> Plan:
     """Run ``program`` (a callable that declares resources) as a preview and return the plan.
 
-    Raises :class:`PlanError` with the program's own message when it fails."""
+    The program's ``pulumi.log`` messages are kept in ``Plan.diagnostics`` and, with ``echo``,
+    written there as they come, a line each. Raises :class:`PlanError` with the program's own
+    message when it fails."""
     config = dict(config or {})
     plan_mocks = PlanMocks(config, fill_outputs, invoke_overrides)
     monitor = RecordingMonitor(plan_mocks)
-    diagnostics = _Diagnostics()
+    diagnostics = _Diagnostics(echo)
     logger = logging.getLogger(f"modelstore.plan.{id(monitor)}")
     logger.propagate = False
     logger.setLevel(logging.DEBUG)
@@ -315,13 +356,18 @@ def plan_program(
     pulumi_config.set_all_config(config, secret_keys or [])
 
     loop = asyncio.new_event_loop()
+    workers = _WorkerPool()
+    loop.set_default_executor(workers)
     asyncio.set_event_loop(loop)
     try:
         loop.run_until_complete(run_in_stack(program))
     except Exception as exc:
         raise PlanError(_one_line(exc), exc, [r["urn"] for r in monitor.records]) from exc
+    except SystemExit as exc:  # sys.exit() in the program: its plan is not whole
+        raise PlanError(_exited(exc), exc, [r["urn"] for r in monitor.records]) from exc
     finally:
         loop.close()
+        workers.close()
         asyncio.set_event_loop(None)
         settings.ROOT.set(None)
         logger.removeHandler(diagnostics)
@@ -347,8 +393,10 @@ def plan_directory(
     *,
     fill_outputs: bool = False,
     invoke_overrides: Mapping[str, placeholders.InvokeHandler] | None = None,
+    echo: TextIO | None = None,
 ) -> Plan:
-    """Plan the Pulumi project in ``directory`` for ``stack`` (default: its default stack)."""
+    """Plan the Pulumi project in ``directory`` for ``stack`` (default: its default stack);
+    ``echo`` as for :func:`plan_program`."""
     project = load_project(directory)
     stack = stack or project.default_stack()
     config, secret_keys = project.stack_config(stack)
@@ -361,6 +409,7 @@ def plan_directory(
             secret_keys=secret_keys,
             fill_outputs=fill_outputs,
             invoke_overrides=invoke_overrides,
+            echo=echo,
         )
 
 
@@ -385,6 +434,12 @@ def _program_context(project: Project) -> Iterator[None]:
     finally:
         os.chdir(old_cwd)
         sys.path[:] = old_path
+
+
+def _exited(exc: SystemExit) -> str:
+    if isinstance(exc.code, str):
+        return _one_line(Exception(f"the program exited: {exc.code}"))
+    return f"the program exited with code {exc.code or 0} before its plan was complete"
 
 
 def _one_line(exc: BaseException) -> str:

@@ -64,7 +64,9 @@ def _children(plan: Plan) -> dict[str, list[dict[str, Any]]]:
 
 
 def to_tree(plan: Plan) -> str:
-    """Components and their children, one line each, in dependency order."""
+    """Components and their children, one line each, in dependency order. The program's log
+    messages are not among them: ``modelstore plan`` writes them to standard error as they
+    come (the JSON keeps them as ``diagnostics``, as ``pulumi preview --json`` does)."""
     children = _children(plan)
     ops = {"create": "+", "read": ">", "import": "="}
     lines: list[str] = []
@@ -98,8 +100,6 @@ def to_tree(plan: Plan) -> str:
         lines.append("Outputs:")
         for key, value in sorted(plan.outputs.items()):
             lines.append(f"  {key}: {json.dumps(_shown(value), sort_keys=True)}")
-    for diag in plan.diagnostics:
-        lines.append(f"{diag['severity']}: {diag['message']}")
     summary = ", ".join(f"{n} to {op}" for op, n in change_summary(plan).items())
     lines.append(f"Resources: {summary}")
     return "\n".join(lines) + "\n"
