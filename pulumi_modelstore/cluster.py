@@ -25,6 +25,7 @@ import pulumi_kubernetes as k8s
 from pulumi.runtime import settings
 
 from .errors import ModelStoreInputError
+from .fields import Parser
 
 T = TypeVar("T")
 _REGISTRY_ATTRIBUTE = "_modelstore_cluster_scopes"
@@ -322,6 +323,7 @@ class KubernetesCluster(ClusterScope):
         *,
         store: str | None = None,
     ) -> None:
+        Parser(store or resource_name, KubernetesClusterArgs, args).finish()  # it takes none
         super().__init__(
             "modelstore:index:KubernetesCluster",
             resource_name,

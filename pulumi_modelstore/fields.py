@@ -215,18 +215,14 @@ class Parser:
         """Values the rules derive from the fields (a parsed driver install, a KMS ARN's
         region...), for the later steps."""
         if not isinstance(raw, Mapping):
-            self._refuse(
-                ModelStoreInputError(store, "args", raw, "a mapping of field names to values")
-            )
-            return
+            # Nothing else can be read: no rule may run on fields that were never given.
+            raise ModelStoreInputError(store, "args", raw, "a mapping of field names to values")
         for key, value in raw.items():
             field = self.fields.get(key) if isinstance(key, str) else None
             if field is None:
-                self._refuse(
-                    ModelStoreInputError(
-                        store, "field name", key, f"one of {', '.join(sorted(self.fields))}"
-                    )
-                )
+                known = ", ".join(sorted(self.fields))
+                allowed = f"one of {known}" if known else "none: this component takes no fields"
+                self._refuse(ModelStoreInputError(store, "field name", key, allowed))
                 continue
             self.given[key] = value
             # An explicit null (YAML `~`) is not the default: `backup: ~` is not False.

@@ -150,3 +150,14 @@ def test_an_explicit_scope_is_joined_as_given():
     (scope,) = p.by_type(SCOPE)
     assert scope["urn"].endswith("::laptop")
     assert p.by_type(NAMESPACE)[0]["parent"] == scope["urn"]
+
+
+def test_a_kubernetes_cluster_takes_no_fields():
+    from pulumi_modelstore.cluster import KubernetesCluster
+
+    with pytest.raises(PlanError) as err:
+        plan(lambda: KubernetesCluster("laptop", {"context": "kind"}))  # type: ignore[typeddict-unknown-key]
+    assert str(err.value) == (
+        "laptop: field name must be none: this component takes no fields, got 'context'"
+    )
+    assert len(err.value.registered) == 1

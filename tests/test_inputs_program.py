@@ -540,28 +540,16 @@ def _components() -> dict[str, Callable[[str, Any], Any]]:
     }
 
 
-# Parser (fields.py) records "args must be a mapping" and goes on: with no values, defaults
-# are not filled in, so rules that read them crash (FSx, EFS, the EBS pair: a TypeError or
-# KeyError, not a line) or add lines about fields never given (readers, cluster_name). The
-# fix belongs in fields.py (not this helper's file): raise at once. KubernetesCluster
-# (cluster.py) reads no args at all.
-_PARSER_GOES_ON = pytest.mark.xfail(
-    strict=True,
-    reason="fields.Parser must raise at once on args that are not a mapping (fields.py)",
-)
-_NO_ARGS_READ = pytest.mark.xfail(
-    strict=True, reason="KubernetesCluster does not read its args (cluster.py)"
-)
 ARGS: list[Any] = [
-    pytest.param("LocalModelStore", "models", marks=_PARSER_GOES_ON, id="LocalModelStore"),
-    pytest.param("NfsModelStore", ["server", "nas"], marks=_PARSER_GOES_ON, id="NfsModelStore"),
-    pytest.param("FsxLustreModelStore", 1200, marks=_PARSER_GOES_ON, id="FsxLustreModelStore"),
-    pytest.param("EfsModelStore", None, marks=_PARSER_GOES_ON, id="EfsModelStore"),
-    pytest.param("MountpointS3ModelStore", "s3://models", marks=_PARSER_GOES_ON, id="MountpointS3"),
-    pytest.param("EbsCsiDriver", True, marks=_PARSER_GOES_ON, id="EbsCsiDriver"),
-    pytest.param("EbsModelCache", "gp3", marks=_PARSER_GOES_ON, id="EbsModelCache"),
+    pytest.param("LocalModelStore", "models", id="LocalModelStore"),
+    pytest.param("NfsModelStore", ["server", "nas"], id="NfsModelStore"),
+    pytest.param("FsxLustreModelStore", 1200, id="FsxLustreModelStore"),
+    pytest.param("EfsModelStore", None, id="EfsModelStore"),
+    pytest.param("MountpointS3ModelStore", "s3://models", id="MountpointS3"),
+    pytest.param("EbsCsiDriver", True, id="EbsCsiDriver"),
+    pytest.param("EbsModelCache", "gp3", id="EbsModelCache"),
     pytest.param("EksCluster", "prod-eks", id="EksCluster"),
-    pytest.param("KubernetesCluster", "kind", marks=_NO_ARGS_READ, id="KubernetesCluster"),
+    pytest.param("KubernetesCluster", "kind", id="KubernetesCluster"),
 ]
 
 
