@@ -747,3 +747,27 @@ def test_the_object_check_finds_what_the_api_server_refuses():
         },
     }
     assert len(_problems(bad)) == 9
+
+
+@pytest.mark.parametrize(
+    ("backend", "args", "field"),
+    [
+        ("mountpoint-s3", {"cache_size": "10Gi\n"}, "cache_size"),
+        ("mountpoint-s3", {"region": "us-west-2\n"}, "region"),
+        (
+            "fsx-lustre",
+            {
+                "kms_key_arn": "arn:aws:kms:us-west-2:123456789012:key/"
+                "0123abcd-0123-4abc-8def-0123456789ab\n"
+            },
+            "kms_key_arn",
+        ),
+        ("nfs", {"server": "nas01\n"}, "server"),
+    ],
+)
+def test_a_trailing_newline_is_not_a_valid_value(backend, args, field):
+    # Python's `$` also matches before a final newline: every pattern is matched whole.
+    base = {"readers": ["inference"], **MINIMAL[backend]}
+    with pytest.raises(ModelStoreInputError) as err:
+        BACKENDS[backend].validate("llama", {**base, **args})
+    assert f"llama: {field} must be" in str(err.value)

@@ -260,7 +260,7 @@ def root_directory_fits_efs(store: str, field: str, value: Any) -> None:
     """The path as CreateAccessPoint takes it (see ``_ROOT_DIRECTORY_SEGMENT``)."""
     segments = value.split("/")[1:]
     if len(segments) > MAX_ROOT_DIRECTORY_LEVELS or not all(
-        _ROOT_DIRECTORY_SEGMENT.match(s) for s in segments
+        _ROOT_DIRECTORY_SEGMENT.fullmatch(s) for s in segments
     ):
         raise ModelStoreInputError(
             store,
@@ -273,7 +273,7 @@ def root_directory_fits_efs(store: str, field: str, value: Any) -> None:
 
 
 def octal_permissions(store: str, field: str, value: Any) -> None:
-    if v.is_output(value) or not _PERMISSIONS.match(value):
+    if v.is_output(value) or not _PERMISSIONS.fullmatch(value):
         raise ModelStoreInputError(store, field, value, "an octal mode such as '0755'")
 
 

@@ -231,7 +231,7 @@ def valid_bucket_name(store: str, field: str, value: Any) -> None:
         return
     ok = (
         isinstance(value, str)
-        and bool(_BUCKET_CHARS.match(value))
+        and bool(_BUCKET_CHARS.fullmatch(value))
         and ".." not in value
         and not value.startswith(_RESERVED_BUCKET_PREFIXES)
         and not value.endswith(_RESERVED_BUCKET_SUFFIXES)
@@ -345,7 +345,7 @@ def cache_size_needs_cache(store: str, size: Any, cache: str) -> None:
 
 
 def valid_cache_size(store: str, field: str, value: str) -> None:
-    if not _QUANTITY.match(value):
+    if not _QUANTITY.fullmatch(value):
         raise ModelStoreInputError(
             store,
             field,
@@ -410,7 +410,7 @@ def driver_version_of(store: str, values: Mapping[str, Any], driver: str) -> str
     else:
         default = MOUNTPOINT_S3_CSI.version
     version = values.get("driver_version", default)
-    if not isinstance(version, str) or not _VERSION.match(version):
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
         raise ModelStoreInputError(
             store, "driver_version", version, "a driver version such as 2.7.0"
         )

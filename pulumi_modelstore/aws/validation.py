@@ -31,7 +31,7 @@ def s3_uri(store: str, field: str, value: Any) -> tuple[str, str] | None:
     if not isinstance(value, str) or not value.startswith("s3://"):
         raise ModelStoreInputError(store, field, value, allowed)
     bucket, _, prefix = value[len("s3://") :].partition("/")
-    if not _S3_BUCKET.match(bucket) or ".." in bucket or "//" in prefix:
+    if not _S3_BUCKET.fullmatch(bucket) or ".." in bucket or "//" in prefix:
         raise ModelStoreInputError(store, field, value, allowed)
     if len(value) > S3_PATH_MAX:
         raise ModelStoreInputError(
@@ -56,7 +56,7 @@ def kms_key_arn(
     says why for the field at hand."""
     if is_output(value):
         return
-    if not isinstance(value, str) or not _KMS_KEY_ARN.match(value):
+    if not isinstance(value, str) or not _KMS_KEY_ARN.fullmatch(value):
         raise ModelStoreInputError(
             store,
             field,
@@ -164,7 +164,7 @@ REGION_RULE = "an AWS region code such as us-west-2"
 def region(store: str, field: str, value: Any) -> None:
     if is_output(value):
         return
-    if not isinstance(value, str) or not _REGION.match(value):
+    if not isinstance(value, str) or not _REGION.fullmatch(value):
         raise ModelStoreInputError(store, field, value, REGION_RULE)
 
 
@@ -216,7 +216,7 @@ _EKS_CLUSTER_NAME = re.compile(r"^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$")
 def eks_cluster_name(store: str, field: str, value: Any) -> None:
     if is_output(value) or value is None:
         return
-    if not isinstance(value, str) or not _EKS_CLUSTER_NAME.match(value):
+    if not isinstance(value, str) or not _EKS_CLUSTER_NAME.fullmatch(value):
         raise ModelStoreInputError(
             store,
             field,
@@ -234,7 +234,7 @@ ADDON_VERSION = re.compile(r"^v(\d+\.\d+\.\d+)-eksbuild\.\d+$")
 def eks_addon_version(store: str, field: str, value: Any) -> None:
     if is_output(value) or value is None:
         return
-    if not isinstance(value, str) or not ADDON_VERSION.match(value):
+    if not isinstance(value, str) or not ADDON_VERSION.fullmatch(value):
         raise ModelStoreInputError(
             store, field, value, "an add-on version such as v1.2.3-eksbuild.1"
         )

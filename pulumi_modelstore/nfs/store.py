@@ -94,7 +94,7 @@ class NfsModelStoreArgs(ModelStoreArgs, total=False):
 def server_is_a_host(store: str, server: Any) -> None:
     if v.is_output(server):
         return
-    if isinstance(server, str) and (_HOSTNAME.match(server) or _is_ip(server)):
+    if isinstance(server, str) and (_HOSTNAME.fullmatch(server) or _is_ip(server)):
         return
     raise ModelStoreInputError(
         store,
