@@ -95,7 +95,8 @@ def store_name_fits_bucket(store: str) -> None:
     """A new bucket is auto-named after the store, lowercased: the store name must be a valid
     start of a bucket name (its length is handled by :func:`physical_name`)."""
     head = store.lower()
-    if not _BUCKET_HEAD.fullmatch(head) or ".." in head or head.startswith(_RESERVED_BUCKET_PREFIXES):
+    reserved = head.startswith(_RESERVED_BUCKET_PREFIXES)
+    if not _BUCKET_HEAD.fullmatch(head) or ".." in head or reserved:
         raise ModelStoreInputError(
             store,
             STORE_NAME,
