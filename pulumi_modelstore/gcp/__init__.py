@@ -1,0 +1,5 @@
+"""GCP stores on GKE: the cluster scope, Cloud Storage FUSE and Hyperdisk ML stores."""
+
+from .cluster import GkeCluster, GkeClusterArgs, cluster_settings, node_pool_settings
+
+__all__ = ["GkeCluster", "GkeClusterArgs", "cluster_settings", "node_pool_settings"]

@@ -1,0 +1,277 @@
+"""What belongs to one GKE cluster, shared by the model stores on it: its facts from
+``gcp.container.get_cluster`` (and the project number from ``gcp.organizations.get_project``),
+looked up once, and the preflight checks that fail a preview instead of a pod mount.
+
+FACTS (GCP, Cloud Storage FUSE and Hyperdisk ML): the GCS FUSE add-on is off by default on
+Standard clusters (on for Autopilot); workload identity needs the pool ``<project>.svc.id.goog``
+and node pools on ``GKE_METADATA``; ``get_cluster`` returns these as lists, and its
+``location`` may be a zone while a bucket's location must be a region.
+"""
+
+# No `from __future__ import annotations`: the component analyzer reads these annotations.
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+import pulumi
+import pulumi_gcp as gcp
+
+from ..cluster import ClusterScope, provider_of, providers_only
+from ..errors import ModelStoreInputError
+from ..fields import Parser
+from ..validation import is_output
+
+GKE_METADATA = "GKE_METADATA"
+# A zone is its region plus "-<letter>" (us-central1-a); a region has no such suffix.
+_ZONE = re.compile(r"([a-z]+-[a-z]+\d+)-[a-z]")
+
+
+class GkeClusterArgs(TypedDict, total=False):
+    """The GKE cluster a store serves. The GCP stores take these fields too; stores naming one
+    cluster share one :class:`GkeCluster`."""
+
+    cluster_name: str
+    """The GKE cluster whose nodes mount the stores; its facts (project number, location,
+    workload pool, add-ons, node pools, Autopilot) are looked up once before deploy. Required
+    unless ``cluster`` is given."""
+    location: str
+    """The cluster's location, a region (regional cluster) or a zone (zonal). Required unless
+    ``cluster`` is given."""
+    project: str
+    """The cluster's project id. Default: the provider's project (``gcp:project``)."""
+
+
+@dataclass(frozen=True)
+class GkeClusterFacts:
+    """What the GCP stores need to know of their cluster, checked before deploy."""
+
+    name: str
+    project: str
+    project_number: str
+    location: str
+    region: str
+    """The cluster's region: its location, or the region of its zone."""
+    workload_pool: str | None
+    gcs_fuse_csi: bool
+    pd_csi: bool
+    autopilot: bool
+    node_pool_metadata_modes: dict[str, str]
+    """Node pool name -> its workload metadata mode (empty on Autopilot: GKE manages it)."""
+
+
+def region_of(location: str) -> str:
+    """``us-central1-a`` -> ``us-central1``; a region is its own region."""
+    match = _ZONE.fullmatch(location)
+    return match.group(1) if match else location
+
+
+def _first(items: Any) -> Any:
+    return items[0] if items else None
+
+
+def _enabled(addons: Any, attribute: str) -> bool:
+    config = _first(getattr(addons, attribute, None) or [])
+    return bool(getattr(config, "enabled", False))
+
+
+class GkeCluster(ClusterScope):
+    """What belongs to one GKE cluster, shared by the model stores on it: its facts (looked up
+    once), namespaces, the PV and claim names in use. Stores make it on first use from
+    ``cluster_name`` and ``location``; a program may make it itself and pass it as ``cluster``."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: GkeClusterArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        store: str | None = None,
+    ) -> None:
+        p = Parser(store or resource_name, GkeClusterArgs, args)
+        p.check(lambda: cluster_named(p.store, p["cluster_name"], p["location"]))
+        given = p.finish()
+        super().__init__(
+            "modelstore:index:GkeCluster",
+            resource_name,
+            opts,
+            key=("gke", resource_name),
+            store=store,
+        )
+        self._given: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+        provider = provider_of(opts, "gcp")
+        self._invoke_opts = pulumi.InvokeOptions(provider=provider) if provider else None
+        self._facts: GkeClusterFacts | None = None
+
+    @classmethod
+    def join(
+        cls, store: str, args: Mapping[str, Any], opts: pulumi.ResourceOptions | None
+    ) -> "GkeCluster":
+        """The scope of the cluster ``args`` name (``cluster``, else ``cluster_name``), made on
+        first use; a store naming it with another location or project is refused."""
+        given_scope = args.get("cluster")
+        if given_scope is not None:
+            if not isinstance(given_scope, GkeCluster):
+                raise ModelStoreInputError(
+                    store, "cluster", type(given_scope).__name__, "a GkeCluster"
+                )
+            given_scope.check_joins(store, opts)
+            return given_scope
+        cluster_named(store, args.get("cluster_name"), args.get("location"))
+        name = str(args["cluster_name"])
+        found = cls.find(("gke", name))
+        if found is None:
+            facts = {k: args[k] for k in GkeClusterArgs.__annotations__ if args.get(k) is not None}
+            return cls(name, facts, providers_only(opts), store=store)  # type: ignore[arg-type]
+        assert isinstance(found, GkeCluster)
+        found.check_joins(store, opts)
+        for field in ("location", "project"):
+            value, have = args.get(field), found._given.get(field)
+            if value is not None and have is not None and value != have:
+                found.agree(("gke", field), store, field, value, f"the cluster's {field}:")
+        return found
+
+    @property
+    def name(self) -> str:
+        return str(self._given["cluster_name"])
+
+    def facts(self, store: str) -> GkeClusterFacts:
+        """The cluster's facts, looked up once (``store`` is named if a lookup fails)."""
+        if self._facts is None:
+            self._facts = self._look_up(store)
+        return self._facts
+
+    def _look_up(self, store: str) -> GkeClusterFacts:
+        o = self._invoke_opts
+        try:
+            cluster = gcp.container.get_cluster(
+                name=self.name,
+                location=self._given["location"],
+                project=self._given.get("project"),
+                opts=o,
+            )
+        except Exception as exc:  # the data source's own words say why (not found, denied)
+            raise ModelStoreInputError(
+                store,
+                "cluster_name",
+                self.name,
+                f"a GKE cluster in {self._given['location']} ({' '.join(str(exc).split())[:200]})",
+            ) from exc
+        project = cluster.project or self._given.get("project") or ""
+        number = self.lookup(
+            ("project-number", project),
+            lambda: gcp.organizations.get_project(project_id=project or None, opts=o).number,
+        )
+        addons = _first(cluster.addons_configs)
+        identity = _first(cluster.workload_identity_configs)
+        modes: dict[str, str] = {}
+        for pool in cluster.node_pools or []:
+            node_config = _first(getattr(pool, "node_configs", None) or [])
+            metadata = _first(getattr(node_config, "workload_metadata_configs", None) or [])
+            modes[str(pool.name)] = str(getattr(metadata, "mode", "") or "")
+        location = cluster.location or self._given["location"]
+        return GkeClusterFacts(
+            name=self.name,
+            project=project,
+            project_number=str(number),
+            location=location,
+            region=region_of(location),
+            workload_pool=getattr(identity, "workload_pool", None) or None,
+            gcs_fuse_csi=_enabled(addons, "gcs_fuse_csi_driver_configs"),
+            pd_csi=_enabled(addons, "gce_persistent_disk_csi_driver_configs"),
+            autopilot=bool(cluster.enable_autopilot),
+            node_pool_metadata_modes={} if cluster.enable_autopilot else modes,
+        )
+
+
+def cluster_named(store: str, cluster_name: Any, location: Any) -> None:
+    """A GCP store names its cluster and the cluster's location (a cluster name is unique only
+    within a location), or joins a scope given as ``cluster``."""
+    if not cluster_name or is_output(cluster_name):
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            "<Output>" if is_output(cluster_name) else cluster_name,
+            "the GKE cluster's name, a plain string so it can be looked up before deploy (or "
+            "give cluster)",
+        )
+    if not location or is_output(location):
+        raise ModelStoreInputError(
+            store,
+            "location",
+            "<Output>" if is_output(location) else location,
+            "the GKE cluster's region or zone, a plain string (a cluster name is unique only "
+            "within its location)",
+        )
+
+
+# ---- preflight: one named check per fact a store depends on ----------------------------------
+
+
+def require_workload_pool(store: str, facts: GkeClusterFacts) -> None:
+    """Workload identity: without a pool no pod gets a Google identity, so no mount authorizes."""
+    if not facts.workload_pool:
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            facts.name,
+            f"a cluster with workload identity (workload pool {facts.project}.svc.id.goog; "
+            "see gcp.cluster_settings)",
+        )
+
+
+def require_gcs_fuse_addon(store: str, facts: GkeClusterFacts) -> None:
+    """The Cloud Storage FUSE CSI driver is a GKE add-on, off by default on Standard clusters."""
+    if not facts.gcs_fuse_csi:
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            facts.name,
+            "a cluster with the GCS FUSE CSI driver add-on enabled "
+            "(addons_config.gcs_fuse_csi_driver_config.enabled; see gcp.cluster_settings)",
+        )
+
+
+def require_pd_csi_addon(store: str, facts: GkeClusterFacts) -> None:
+    """Hyperdisk ML volumes come from the Compute Engine persistent disk CSI driver add-on."""
+    if not facts.pd_csi:
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            facts.name,
+            "a cluster with the Compute Engine persistent disk CSI driver add-on enabled "
+            "(addons_config.gce_persistent_disk_csi_driver_config.enabled)",
+        )
+
+
+def require_gke_metadata(store: str, facts: GkeClusterFacts) -> None:
+    """Pods on a node pool without the GKE metadata server get the node's identity, not
+    their service account's: every workload-identity mount there is denied."""
+    wrong = sorted(p for p, mode in facts.node_pool_metadata_modes.items() if mode != GKE_METADATA)
+    if wrong:
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            facts.name,
+            f"a cluster whose node pools run the GKE metadata server "
+            f"(workload_metadata_config.mode {GKE_METADATA}; not on: {', '.join(wrong)})",
+        )
+
+
+def cluster_settings(project: str) -> dict[str, Any]:
+    """What a platform stack merges into its own ``gcp.container.Cluster`` args for model
+    stores: workload identity and the two CSI driver add-ons."""
+    return {
+        "workload_identity_config": {"workload_pool": f"{project}.svc.id.goog"},
+        "addons_config": {
+            "gcs_fuse_csi_driver_config": {"enabled": True},
+            "gce_persistent_disk_csi_driver_config": {"enabled": True},
+        },
+    }
+
+
+def node_pool_settings() -> dict[str, Any]:
+    """What a platform stack merges into each ``gcp.container.NodePool``'s args: the GKE
+    metadata server, so pods get their own service account's identity."""
+    return {"node_config": {"workload_metadata_config": {"mode": GKE_METADATA}}}

@@ -1,0 +1,59 @@
+"""What every GCP store shares on the skeleton: the GKE cluster scope it joins and GCP labels."""
+
+# No `from __future__ import annotations`: the component analyzer reads these annotations.
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+
+from ..fields import Parser
+from ..store import MANAGED_BY, STORE_NAME, ModelStore, ModelStoreArgs, Spec
+from . import validation as gcp_v
+from .cluster import GkeCluster, GkeClusterArgs, cluster_named
+
+# The labels the store puts on its GCP resources (GCP label keys take no '/' or '.').
+STORE_LABEL_KEY = "modelstore-store"
+MANAGED_BY_LABEL_KEY = "managed-by"
+OWN_LABELS = 2
+
+
+class GcpModelStoreArgs(ModelStoreArgs, GkeClusterArgs, total=False):
+    """Fields every GCP store takes: the contract's and the cluster's."""
+
+    resource_labels: Mapping[str, str]
+    """GCP labels merged onto every GCP resource of the store (the bucket...). Default: none
+    besides the store's own ``modelstore-store`` and ``managed-by``."""
+
+
+class GcpModelStore(ModelStore):
+    """Base of the GCP stores: joins the :class:`GkeCluster` its ``cluster_name`` and
+    ``location`` (or ``cluster``) name."""
+
+    args_type = GcpModelStoreArgs
+
+    @classmethod
+    def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
+        return ("gke", str(args.get("cluster_name") or "gke"))
+
+    @classmethod
+    def gcp_rules(cls, p: Parser) -> None:
+        """The cluster named (or given), and the GCP labels: the user's, and the store name
+        the store's own label carries (a GCP label value: lowercase only)."""
+        if p["cluster"] is None:
+            p.check(lambda: cluster_named(p.store, p["cluster_name"], p["location"]))
+        p.field_rule(gcp_v.resource_labels, "resource_labels", OWN_LABELS)
+        if p.ok(STORE_NAME):  # else refused once already, as a Kubernetes label value
+            p.check(lambda: gcp_v.label_value(p.store, STORE_NAME, p.store))
+
+    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> GkeCluster:
+        return GkeCluster.join(spec.common.name, spec.args, opts)
+
+    @staticmethod
+    def labels(spec: Spec[Any]) -> dict[str, str]:
+        """GCP labels for the store's resources: the user's, then the store's own."""
+        return {
+            **(spec.args.get("resource_labels") or {}),
+            STORE_LABEL_KEY: spec.common.name,
+            MANAGED_BY_LABEL_KEY: MANAGED_BY,
+        }

@@ -1,0 +1,86 @@
+"""GCP placeholders: data source answers (a GKE cluster with workload identity, both CSI
+add-ons and GKE_METADATA node pools; a project and its number; the Cloud Storage service
+agent) and the outputs of created GCP resources. Tests answer otherwise through overrides."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from . import INVOKES, Created, digest, outputs_of
+
+DEFAULT_GCP_PROJECT = "acme-ml"
+
+
+def gcp_project(config: Mapping[str, str], args: Mapping[str, Any] | None = None) -> str:
+    for key in ("project", "projectId"):
+        if args and args.get(key):
+            return str(args[key])
+    return config.get("gcp:project") or DEFAULT_GCP_PROJECT
+
+
+def project_number(project: str) -> str:
+    return str(int(digest("project-number", project, length=10), 16) % 10**12).rjust(12, "1")
+
+
+def _gke_cluster(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+    name = str(args.get("name", "cluster"))
+    project = gcp_project(config, args)
+    location = str(args.get("location") or config.get("gcp:region") or "us-central1")
+    return {
+        "id": f"projects/{project}/locations/{location}/clusters/{name}",
+        "name": name,
+        "project": project,
+        "location": location,
+        "enableAutopilot": False,
+        "workloadIdentityConfigs": [{"workloadPool": f"{project}.svc.id.goog"}],
+        "addonsConfigs": [
+            {
+                "gcsFuseCsiDriverConfigs": [{"enabled": True}],
+                "gcePersistentDiskCsiDriverConfigs": [{"enabled": True}],
+            }
+        ],
+        "nodePools": [
+            {
+                "name": f"{name}-gpu",
+                "nodeConfigs": [{"workloadMetadataConfigs": [{"mode": "GKE_METADATA"}]}],
+            }
+        ],
+    }
+
+
+def _project(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+    project = gcp_project(config, args)
+    return {"id": f"projects/{project}", "projectId": project, "number": project_number(project)}
+
+
+def _storage_service_account(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+    number = project_number(gcp_project(config, args))
+    email = f"service-{number}@gs-project-accounts.iam.gserviceaccount.com"
+    return {"id": email, "emailAddress": email, "member": f"serviceAccount:{email}"}
+
+
+INVOKES.update(
+    {
+        "gcp:container/getCluster:getCluster": _gke_cluster,
+        "gcp:organizations/getProject:getProject": _project,
+        "gcp:storage/getProjectServiceAccount:getProjectServiceAccount": _storage_service_account,
+    }
+)
+
+
+@outputs_of("gcp:storage/bucket:Bucket")
+def _bucket(r: Created) -> dict[str, Any]:
+    name = r.autoname(r.inputs.get("name")).lower()
+    return {
+        "name": name,
+        "url": f"gs://{name}",
+        "selfLink": f"https://www.googleapis.com/storage/v1/b/{name}",
+    }
+
+
+@outputs_of("gcp:serviceaccount/account:Account")
+def _service_account(r: Created) -> dict[str, Any]:
+    account = r.inputs.get("accountId") or r.name
+    email = f"{account}@{gcp_project(r.config, r.inputs)}.iam.gserviceaccount.com"
+    return {"email": email, "member": f"serviceAccount:{email}", "uniqueId": r.hexid("sa", 21)}
