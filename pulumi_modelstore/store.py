@@ -26,6 +26,7 @@ from types import MappingProxyType
 from typing import Any, Generic, TypedDict, TypeVar
 
 import pulumi
+import pulumi_kubernetes as k8s
 
 from . import validation as v
 from .cluster import ClusterScope
@@ -150,6 +151,14 @@ class Binding:
     """Labels for the consumer pods' template metadata."""
     pod_security_context: Mapping[str, Any] = field(default_factory=dict)
     """Pod securityContext fields the mount needs (e.g. ``fsGroupChangePolicy``)."""
+    claim: Callable[[str, bool], Mapping[str, Any]] | None = None
+    """For a backend whose volumes are provisioned, not static (a StorageClass and a data
+    source): ``claim(namespace, read_only)`` gives the claim's spec fields besides its size
+    (``storageClassName``, ``accessModes``, ``dataSourceRef``...). The base then makes the
+    claim alone, with no PersistentVolume, and ``source``/``mount_options`` go unused."""
+    claim_annotations: Mapping[str, str] = field(default_factory=dict)
+    """Annotations on each provisioned claim (e.g. ``pulumi.com/skipAwait`` where it binds
+    only later)."""
 
 
 def parse_common(p: Parser) -> StoreCommon | None:
@@ -410,6 +419,9 @@ class ModelStore(pulumi.ComponentResource):
                 namespace = cluster.namespace(ns, self, c.name)
                 self.namespaces[ns] = namespace
                 deps.append(namespace)
+            if binding.claim is not None:
+                self.claims[ns] = self._provisioned_claim(c, ns, read_only, binding, deps)
+                continue
             pv, pvc = static_volume(
                 c.name,
                 pv_name=self.volume_name(ns),
@@ -427,8 +439,38 @@ class ModelStore(pulumi.ComponentResource):
             self.persistent_volumes[ns] = pv
             self.claims[ns] = pvc
         self.claim_names = pulumi.Output.from_input({ns: c.claim_name for ns, _ in c.consumers})
+        # A provisioned claim's volume is named by its provisioner: no static PV name to give.
         self.volume_names = pulumi.Output.from_input(
-            {ns: self.volume_name(ns) for ns, _ in c.consumers}
+            {ns: self.volume_name(ns) for ns in self.persistent_volumes}
+        )
+
+    def _provisioned_claim(
+        self,
+        c: StoreCommon,
+        namespace: str,
+        read_only: bool,
+        binding: Binding,
+        depends_on: Sequence[pulumi.Resource],
+    ) -> Any:
+        """A claim provisioned from a StorageClass (``Binding.claim``), no static PV."""
+        assert binding.claim is not None
+        spec: Any = {
+            "volumeMode": "Filesystem",
+            "resources": {"requests": {"storage": binding.capacity}},
+            **binding.claim(namespace, read_only),
+        }
+        metadata: Any = {
+            "name": c.claim_name,
+            "namespace": namespace,
+            "labels": {**c.labels, ACCESS_LABEL: _access(read_only)},
+        }
+        if binding.claim_annotations:
+            metadata["annotations"] = dict(binding.claim_annotations)
+        return k8s.core.v1.PersistentVolumeClaim(
+            f"{c.name}-pvc-{namespace}",
+            metadata=metadata,
+            spec=spec,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
         )
 
     def mount_for(
