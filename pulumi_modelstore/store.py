@@ -159,6 +159,10 @@ class Binding:
     claim_annotations: Mapping[str, str] = field(default_factory=dict)
     """Annotations on each provisioned claim (e.g. ``pulumi.com/skipAwait`` where it binds
     only later)."""
+    storage_class_name: str = ""
+    """The static PV's and its claim's ``storageClassName`` (the same on both, so they bind).
+    Default ``""``: no class. A driver that reads the class (GCS FUSE's profiles) gets a name
+    that no provisioner serves."""
 
 
 def parse_common(p: Parser) -> StoreCommon | None:
@@ -433,6 +437,7 @@ class ModelStore(pulumi.ComponentResource):
                 mount_options=binding.mount_options,
                 labels={**c.labels, ACCESS_LABEL: _access(read_only)},
                 node_affinity=binding.node_affinity,
+                storage_class_name=binding.storage_class_name,
                 parent=self,
                 depends_on=deps,
             )

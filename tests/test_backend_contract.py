@@ -24,6 +24,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "fsx-lustre": {"cluster_name": CLUSTER},
     "efs": {"cluster_name": CLUSTER},
     "mountpoint-s3": {"cluster_name": CLUSTER},
+    "gcs-fuse": {"cluster_name": CLUSTER, "location": "us-central1"},
     "nfs": {"server": "nas01.example.internal", "share": "/exports/models"},
 }
 # The resources that hold the data, per backend: protected and retained by default.
@@ -33,6 +34,7 @@ DATA_BEARING: dict[str, tuple[str, ...]] = {
     "fsx-lustre": ("aws:fsx/lustreFileSystem:LustreFileSystem",),
     "efs": ("aws:efs/fileSystem:FileSystem",),
     "mountpoint-s3": ("aws:s3/bucket:Bucket",),
+    "gcs-fuse": ("gcp:storage/bucket:Bucket",),
 }
 NAMES = sorted(BACKENDS)
 

@@ -73,6 +73,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "fsx-lustre": {"cluster_name": CLUSTER},
     "efs": {"cluster_name": CLUSTER},
     "mountpoint-s3": {"cluster_name": CLUSTER},
+    "gcs-fuse": {"cluster_name": "ml-gke", "location": "us-central1"},
 }
 LOADER = {"image": "python:3.12-slim", "command": ["python", "-c", "print('load')"]}
 
@@ -189,6 +190,22 @@ BAD_INPUTS: list[Row] = [
         "nfs",
         store("nfs", claim_name="hf-home", writers=["loader"]),
         f"llama: claim_name must be {HF_HOME_CLAIM}, got 'hf-home'",
+    ),
+    # -- gcs-fuse -----------------------------------------------------------------------------
+    (
+        "gcs-fuse",
+        store("gcs-fuse", labels={"team": "ML team"}),
+        f"llama: labels['team'] must be {LABEL_VALUE}, got 'ML team'",
+    ),
+    (
+        "gcs-fuse",
+        store("gcs-fuse", service_account_name="Model_Reader"),
+        f"llama: service_account_name must be {DNS_SUBDOMAIN}, got 'Model_Reader'",
+    ),
+    (
+        "gcs-fuse",
+        store("gcs-fuse", storage_class_name="Models"),
+        f"llama: storage_class_name must be {DNS_SUBDOMAIN}, got 'Models'",
     ),
     # -- fsx-lustre ---------------------------------------------------------------------------
     (
@@ -763,6 +780,9 @@ def test_the_object_check_finds_what_the_api_server_refuses():
             "kms_key_arn",
         ),
         ("nfs", {"server": "nas01\n"}, "server"),
+        ("gcs-fuse", {"bucket_name": "acme-models\n"}, "bucket_name"),
+        ("gcs-fuse", {"bucket_region": "us-central1\n"}, "bucket_region"),
+        ("gcs-fuse", {"sidecar_resources": {"cpu-limit": "2\n"}}, "sidecar_resources"),
     ],
 )
 def test_a_trailing_newline_is_not_a_valid_value(backend, args, field):

@@ -1,5 +1,13 @@
 """GCP stores on GKE: the cluster scope, Cloud Storage FUSE and Hyperdisk ML stores."""
 
 from .cluster import GkeCluster, GkeClusterArgs, cluster_settings, node_pool_settings
+from .gcsfuse import GcsFuseModelStore, GcsFuseModelStoreArgs
 
-__all__ = ["GkeCluster", "GkeClusterArgs", "cluster_settings", "node_pool_settings"]
+__all__ = [
+    "GcsFuseModelStore",
+    "GcsFuseModelStoreArgs",
+    "GkeCluster",
+    "GkeClusterArgs",
+    "cluster_settings",
+    "node_pool_settings",
+]

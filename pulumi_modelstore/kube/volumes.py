@@ -26,18 +26,19 @@ def static_volume(
     node_affinity: Mapping[str, Any] | None,
     parent: pulumi.Resource,
     depends_on: Sequence[pulumi.Resource],
+    storage_class_name: str = "",
 ) -> tuple[k8s.core.v1.PersistentVolume, k8s.core.v1.PersistentVolumeClaim]:
     """One PV pre-bound to one PVC.
 
     The PV carries ``claimRef`` so no other claim can take it, reclaim policy Retain so deleting
-    the claim never deletes data, and ``storageClassName: ""`` on both sides so no provisioner
-    steps in. The PVC names the PV in ``volumeName``.
+    the claim never deletes data, and ``storageClassName: ""`` (or ``storage_class_name``) on
+    both sides so no provisioner steps in. The PVC names the PV in ``volumeName``.
     """
     pv_spec: Any = {
         "capacity": {"storage": capacity},
         "accessModes": [access_mode],
         "persistentVolumeReclaimPolicy": "Retain",
-        "storageClassName": "",
+        "storageClassName": storage_class_name,
         "volumeMode": "Filesystem",
         "claimRef": {"namespace": namespace, "name": claim_name},
         **source,
@@ -56,7 +57,7 @@ def static_volume(
     pvc_metadata: Any = {"name": claim_name, "namespace": namespace, "labels": dict(labels)}
     pvc_spec: Any = {
         "accessModes": [access_mode],
-        "storageClassName": "",
+        "storageClassName": storage_class_name,
         "volumeName": pv_name,
         "volumeMode": "Filesystem",
         "resources": {"requests": {"storage": capacity}},

@@ -84,3 +84,13 @@ def _service_account(r: Created) -> dict[str, Any]:
     account = r.inputs.get("accountId") or r.name
     email = f"{account}@{gcp_project(r.config, r.inputs)}.iam.gserviceaccount.com"
     return {"email": email, "member": f"serviceAccount:{email}", "uniqueId": r.hexid("sa", 21)}
+
+
+@outputs_of(
+    "gcp:storage/bucketIAMMember:BucketIAMMember",
+    "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember",
+    "gcp:serviceaccount/iAMMember:IAMMember",
+)
+def _iam_member(r: Created) -> dict[str, Any]:
+    """IAM member resources: the policy's etag after the change."""
+    return {"etag": f"BwY{r.hexid('etag', 9)}="}

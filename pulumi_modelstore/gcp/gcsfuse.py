@@ -1,0 +1,696 @@
+"""Cloud Storage FUSE model store on GKE: a hardened bucket (or an existing one), a Kubernetes
+service account per consumer namespace with bucket-level IAM for its workload identity, and a
+static PV/PVC per consumer namespace on the GKE Cloud Storage FUSE CSI driver, in one graph.
+
+Upstream facts this module encodes (GoogleCloudPlatform/gcs-fuse-csi-driver, main, 2026):
+- the driver strips everything after the first ``:`` of a volume handle (pkg/util/util.go
+  ``ParseVolumeID``, ``volumeIDRegEx = :.*$``), so ``<bucket>:<pv name>`` is the bucket to the
+  driver and unique per PV to kubelet;
+- a read-only publish adds the ``ro`` mount option itself (pkg/csi_driver/utils.go
+  ``parseRequestArguments``): ``csi.readOnly`` on a reader's PV is enough;
+- flags the sidecar drops (pkg/sidecar_mounter/sidecar_mounter_config.go ``DisallowedFlags``):
+  log-file, log-format, o, cache-dir, temp-dir, config-file, foreground, key-file, token-url,
+  reuse-token-from-url, prometheus-port, kernel-params-file and
+  file-system:kernel-params-file; ``app-name`` is rewritten by the driver;
+- volume attributes ``skipCSIBucketAccessCheck`` (pkg/csi_driver/utils.go) and
+  ``gcsfuseMetadataPrefetchOnMount`` (pkg/webhook/sidecar_spec.go);
+- pod template annotations ``gke-gcsfuse/volumes`` and ``gke-gcsfuse/{cpu,memory,
+  ephemeral-storage}-{limit,request}`` (pkg/webhook/mutatingwebhook.go);
+- gcsfuse config keys (GoogleCloudPlatform/gcsfuse cfg/params.yaml): ``read:enable-buffered-
+  read``, ``metadata-cache:ttl-secs``, ``metadata-cache:stat-cache-max-size-mb``,
+  ``metadata-cache:type-cache-max-size-mb``, ``file-cache:max-size-mb``,
+  ``file-cache:cache-file-for-range-read``, ``file-cache:enable-parallel-downloads``.
+"""
+
+# No `from __future__ import annotations`: the component analyzer reads these annotations.
+# Signatures naming a provider SDK class quote it (keeps the SDK's modules lazily loaded).
+
+import hashlib
+import ipaddress
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from .. import validation as v
+from ..cluster import ClusterScope
+from ..errors import ModelStoreInputError
+from ..fields import Parser
+from ..store import STORE_NAME, Binding, Spec
+from .cluster import (
+    GkeCluster,
+    GkeClusterFacts,
+    require_gcs_fuse_addon,
+    require_gke_metadata,
+    require_workload_pool,
+)
+from .store import GcpModelStore, GcpModelStoreArgs
+
+DRIVER = "gcsfuse.csi.storage.gke.io"
+# Cloud Storage has no size: Kubernetes requires a capacity on PV and claim and the driver
+# ignores it. Kept small so the claims do not eat into a `requests.storage` quota.
+NOMINAL_CAPACITY = "1Gi"
+STORAGE_CLASS_NAME = "modelstore-gcsfuse"
+MANAGED_CLASS_PREFIX = "gcsfusecsi-"
+IDENTITIES = ("direct", "google-service-account")
+TUNINGS = ("serving", "file-cache", "none")
+READER_ROLE = "roles/storage.objectViewer"
+WRITER_ROLE = "roles/storage.objectUser"
+KMS_ROLE = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
+WORKLOAD_IDENTITY_USER = "roles/iam.workloadIdentityUser"
+GSA_ANNOTATION = "iam.gke.io/gcp-service-account"
+VOLUMES_ANNOTATION = "gke-gcsfuse/volumes"
+SIDECAR_ANNOTATION = "gke-gcsfuse/"
+# Soft delete: 0 (off) or 7 to 90 days (cloud.google.com/storage/docs/soft-delete).
+SOFT_DELETE_MIN, SOFT_DELETE_MAX = 7 * 86400, 90 * 86400
+
+# gcsfuse flags (as `key=value` or config-file style `section:key:value`) for each tuning of
+# the readers' PVs, and the volume attributes that go with them.
+_METADATA_CACHES = (
+    "metadata-cache:ttl-secs:-1",
+    "metadata-cache:stat-cache-max-size-mb:-1",
+    "metadata-cache:type-cache-max-size-mb:-1",
+)
+TUNING_MOUNT_OPTIONS: Mapping[str, tuple[str, ...]] = {
+    "serving": ("read:enable-buffered-read:true", "read_ahead_kb=131072", *_METADATA_CACHES),
+    "file-cache": (
+        "file-cache:max-size-mb:-1",
+        "file-cache:cache-file-for-range-read:true",
+        "file-cache:enable-parallel-downloads:true",
+        *_METADATA_CACHES,
+    ),
+    "none": (),
+}
+TUNING_ATTRIBUTES: Mapping[str, Mapping[str, str]] = {
+    "serving": {"gcsfuseMetadataPrefetchOnMount": "true", "skipCSIBucketAccessCheck": "true"},
+    "file-cache": {"skipCSIBucketAccessCheck": "true"},
+    "none": {},
+}
+# What the sidecar drops with only a warning (DisallowedFlags), and what the driver rewrites.
+DROPPED_FLAGS = (
+    "log-file",
+    "log-format",
+    "cache-dir",
+    "temp-dir",
+    "config-file",
+    "foreground",
+    "key-file",
+    "token-url",
+    "reuse-token-from-url",
+    "prometheus-port",
+    "kernel-params-file",
+    "file-system:kernel-params-file",
+    "o",
+    "app-name",
+)
+# Mount options the store sets itself.
+MANAGED_FLAGS = ("only-dir", "ro", "rw")
+# The sidecar's resource annotations a store may set (gke-gcsfuse/<key>).
+SIDECAR_KEYS = (
+    *(f"{r}-{k}" for r in ("cpu", "memory", "ephemeral-storage") for k in ("limit", "request")),
+    "metadata-prefetch-memory-limit",
+    "metadata-prefetch-memory-request",
+)
+# Standard: "0" removes a limit, so gcsfuse takes what the GPU node has (an OOM-killed gcsfuse
+# leaves "Transport endpoint is not connected" until the pod restarts).
+STANDARD_SIDECAR = {"cpu-limit": "0", "memory-limit": "0", "ephemeral-storage-limit": "0"}
+# Autopilot refuses "0" and sets requests to the limits: explicit values sized for serving
+# (buffered reads hold up to 40 blocks of 16 MiB in memory; the file cache counts against
+# ephemeral storage, so raise ephemeral-storage-limit to the model's size with it).
+AUTOPILOT_SIDECAR = {"cpu-limit": "2", "memory-limit": "4Gi", "ephemeral-storage-limit": "10Gi"}
+
+BUCKET_NAME_RULE = (
+    "a valid Cloud Storage bucket name (3-63 lowercase letters, digits, '-', '_' and '.', "
+    "starting and ending with a letter or digit, not starting with 'goog', without 'google', "
+    "not an IP address)"
+)
+_BUCKET_CHARS = re.compile(r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]")
+_KMS_KEY = re.compile(r"projects/[^/]+/locations/([^/]+)/keyRings/[^/]+/cryptoKeys/[^/]+")
+_REGION = re.compile(r"[a-z]+-[a-z]+\d+")
+_QUANTITY = re.compile(r"(0|[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?)")
+# Pulumi's auto-name adds '-' and 7 characters to the resource name.
+AUTONAME_SUFFIX = 8
+
+
+class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
+    """Arguments of :class:`GcsFuseModelStore`. ``cluster_name`` and ``location`` (or
+    ``cluster``) are required; everything else has a default."""
+
+    bucket_name: str
+    """An existing bucket to serve from, by name: the store then creates no bucket resources
+    and leaves its settings alone (it still grants each consumer bucket-level IAM on it).
+    Default: a new bucket, auto-named after the store (``<store>-bucket-<random>``), in the
+    cluster's region, with uniform bucket-level access, public access prevention enforced,
+    versioning and soft delete on, protected unless ``protect`` is False."""
+    bucket_region: str
+    """The new bucket's region. Default: the cluster's region (a zonal cluster's zone's
+    region). Another region costs inter-region egress and latency at every read: it is refused
+    unless ``allow_other_region`` is True."""
+    allow_other_region: bool
+    """Allow ``bucket_region`` to differ from the cluster's region. Default: ``False``."""
+    kms_key_name: str
+    """A Cloud KMS key (``projects/P/locations/L/keyRings/R/cryptoKeys/K``, in the bucket's
+    region) as the new bucket's default encryption key (CMEK). The store grants the project's
+    Cloud Storage service agent ``roles/cloudkms.cryptoKeyEncrypterDecrypter`` on it before
+    the bucket exists. Default: Google-managed encryption."""
+    soft_delete_retention_seconds: int
+    """How long Cloud Storage keeps deleted and overwritten objects recoverable: 0 (off) or
+    604800 to 7776000 (7 to 90 days). A cost: soft-deleted bytes are billed at the bucket's
+    storage rate for the whole retention, so replacing a 100 GB model keeps paying for the old
+    100 GB for this long (on top of the noncurrent versions that versioning keeps).
+    Default: ``604800``."""
+    hierarchical_namespace: bool
+    """Create the new bucket with a hierarchical namespace (real folders: faster listings and
+    atomic directory renames; needs uniform bucket-level access, which the store always turns
+    on, and can only be chosen at creation). Default: ``False``."""
+    prefix: str
+    """Serve only this folder of the bucket (gcsfuse ``only-dir``), a relative path without a
+    leading '/'. Default: the whole bucket."""
+    identity: str
+    """How pods get access: ``direct`` - bucket-level IAM for the Kubernetes service
+    account's own workload identity principal (``principal://iam.googleapis.com/projects/
+    <NUMBER>/locations/global/workloadIdentityPools/<PROJECT>.svc.id.goog/subject/ns/<NS>/sa/
+    <KSA>``), no Google service account; or ``google-service-account`` - the legacy path, a
+    Google service account per namespace that the KSA impersonates
+    (``roles/iam.workloadIdentityUser``, annotation ``iam.gke.io/gcp-service-account``),
+    marked deprecated by the driver. Default: ``direct``."""
+    service_account_name: str
+    """The Kubernetes service account consumer pods run as, in every consumer namespace.
+    Default: named ``<claim_name>-gcs``."""
+    create_service_account: bool
+    """Create that service account in every consumer namespace. False takes existing ones by
+    name (the IAM grants name them all the same). Default: ``True``."""
+    storage_class_name: str
+    """The ``storageClassName`` on every PV and its claim (the same on both, so they bind; no
+    StorageClass of that name needs to exist). Not one of GKE's managed ``gcsfusecsi-*``
+    classes. Default: ``modelstore-gcsfuse``."""
+    tuning: str
+    """The readers' gcsfuse tuning. ``serving`` (Google's current guidance for immutable model
+    files; GKE 1.34.0 or later, for buffered reads): buffered reads
+    (``read:enable-buffered-read:true``), kernel read-ahead 128 MiB (``read_ahead_kb=131072``,
+    GKE 1.32.2), unlimited metadata caches with metadata prefetch on mount (GKE 1.32.1), no
+    file cache, and ``skipCSIBucketAccessCheck`` (halves the token exchanges per mount).
+    ``file-cache``: the older recipe for local SSD nodes or GKE before 1.34 (1.29.6 / 1.30.2 or
+    later, for parallel downloads): an unlimited file cache with range reads and parallel
+    downloads, unlimited metadata caches and ``skipCSIBucketAccessCheck``; the cache lives in
+    the sidecar's ephemeral storage, so each file must fit there. ``none``: the driver's
+    defaults. Writers get no tuning. Default: ``serving``."""
+    extra_mount_options: Sequence[str]
+    """More gcsfuse flags for every PV (``key=value`` or config-file style
+    ``section:key:value``). Default: none. Flags the driver drops with only a warning
+    (log-file, cache-dir, o, ...) and ``only-dir``/``ro``/``rw`` (the store's) are refused."""
+    sidecar_resources: Mapping[str, str]
+    """The gcsfuse sidecar's resources, as ``gke-gcsfuse/<key>`` pod annotations (keys
+    ``cpu-limit``, ``memory-limit``, ``ephemeral-storage-limit``, the matching ``-request``
+    keys, and ``metadata-prefetch-memory-limit``/``-request``), merged over the store's
+    defaults. Default: on Standard clusters limits removed (``"0"``), so gcsfuse is not
+    OOM-killed on a large model; on Autopilot (which refuses ``"0"``) cpu 2, memory 4Gi,
+    ephemeral storage 10Gi."""
+
+
+# ---- rules --------------------------------------------------------------------------------
+
+
+def valid_bucket_name(store: str, field: str, value: Any) -> None:
+    if v.is_output(value):
+        return
+    ok = (
+        isinstance(value, str)
+        and bool(_BUCKET_CHARS.fullmatch(value))
+        and not value.startswith("goog")
+        and "google" not in value
+        and ".." not in value
+    )
+    if ok:
+        try:
+            ipaddress.ip_address(value)
+            ok = False
+        except ValueError:
+            pass
+    if not ok:
+        raise ModelStoreInputError(store, field, value, BUCKET_NAME_RULE)
+
+
+def store_name_fits_bucket(store: str, bucket_name: Any) -> None:
+    """A new bucket is auto-named ``<store>-bucket-<7 characters>``: a valid bucket name."""
+    if bucket_name is not None:
+        return
+    sample = f"{store}-bucket-abcdefg"
+    try:
+        valid_bucket_name(store, "bucket_name", sample)
+    except ModelStoreInputError:
+        raise ModelStoreInputError(
+            store,
+            STORE_NAME,
+            store,
+            f"a name whose new bucket '{store}-bucket-<7 characters>' is {BUCKET_NAME_RULE} "
+            "(or give bucket_name)",
+        ) from None
+
+
+def valid_region(store: str, field: str, value: Any) -> None:
+    if not v.is_output(value) and not (isinstance(value, str) and _REGION.fullmatch(value)):
+        raise ModelStoreInputError(store, field, value, "a Cloud Storage region (e.g. us-central1)")
+
+
+def valid_kms_key(store: str, field: str, value: Any) -> None:
+    if not v.is_output(value) and not (isinstance(value, str) and _KMS_KEY.fullmatch(value)):
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            "a Cloud KMS key name (projects/P/locations/L/keyRings/R/cryptoKeys/K)",
+        )
+
+
+def valid_soft_delete(store: str, field: str, value: int) -> None:
+    if value != 0 and not SOFT_DELETE_MIN <= value <= SOFT_DELETE_MAX:
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            f"0 (off) or {SOFT_DELETE_MIN} to {SOFT_DELETE_MAX} seconds (7 to 90 days)",
+        )
+
+
+def new_bucket_only(store: str, field: str, value: Any, bucket_name: Any) -> None:
+    """Settings of a new bucket: an existing one is left alone."""
+    if bucket_name is not None:
+        raise ModelStoreInputError(
+            store, field, value, "unset when bucket_name is given (the store leaves it alone)"
+        )
+
+
+def valid_prefix(store: str, field: str, value: Any) -> None:
+    if v.is_output(value):
+        return
+    ok = (
+        isinstance(value, str)
+        and value.strip("/") != ""
+        and not value.startswith("/")
+        and "//" not in value
+        and ".." not in value.split("/")
+        and "," not in value
+        and not any(c.isspace() for c in value)
+    )
+    if not ok:
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            "a folder of the bucket as a relative path without a leading '/' (e.g. "
+            "'llama-3-8b'), without '//', '..', ',' or spaces",
+        )
+
+
+def valid_storage_class_name(store: str, field: str, value: Any) -> None:
+    v.dns_subdomain(store, field, value)
+    if isinstance(value, str) and value.startswith(MANAGED_CLASS_PREFIX):
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            f"a name not starting with {MANAGED_CLASS_PREFIX} (GKE manages those classes)",
+        )
+
+
+def _flag_key(option: str) -> str:
+    """A gcsfuse flag's name: ``key=value`` -> key; ``section:key:value`` -> section:key;
+    a bare ``key`` -> key (a leading ``--`` dropped)."""
+    option = option.strip().removeprefix("--")
+    if "=" in option or ":" not in option:
+        return option.split("=", 1)[0]
+    return option.rsplit(":", 1)[0]
+
+
+def mount_options_kept(store: str, field: str, options: Sequence[Any]) -> None:
+    """Extra flags the driver would drop (or rewrite) are refused, and the store's own."""
+    for option in options:
+        if v.is_output(option):
+            continue
+        key = _flag_key(option)
+        if key in DROPPED_FLAGS:
+            raise ModelStoreInputError(
+                store,
+                field,
+                option,
+                "a gcsfuse flag the CSI driver passes on (it drops "
+                f"{', '.join(f for f in DROPPED_FLAGS if f != 'app-name')} with only a warning, "
+                "and rewrites app-name)",
+            )
+        if key in MANAGED_FLAGS:
+            raise ModelStoreInputError(
+                store,
+                field,
+                option,
+                "a gcsfuse flag the store does not set itself (only-dir follows prefix, ro "
+                "follows readers)",
+            )
+
+
+def valid_sidecar_resources(store: str, field: str, value: Mapping[str, str]) -> None:
+    for key, quantity in value.items():
+        if key not in SIDECAR_KEYS:
+            raise ModelStoreInputError(store, field, key, f"keys among {', '.join(SIDECAR_KEYS)}")
+        if not v.is_output(quantity) and not _QUANTITY.fullmatch(quantity):
+            raise ModelStoreInputError(
+                store, field, quantity, "Kubernetes quantities (e.g. '2', '500m', '4Gi', '0')"
+            )
+
+
+# ---- preflight (needs the cluster's facts) --------------------------------------------------
+
+
+def bucket_in_cluster_region(
+    store: str, bucket_region: str | None, allowed: bool, facts: GkeClusterFacts
+) -> None:
+    if bucket_region is not None and bucket_region != facts.region and not allowed:
+        raise ModelStoreInputError(
+            store,
+            "bucket_region",
+            bucket_region,
+            f"the cluster's region {facts.region} (cluster {facts.name} is in "
+            f"{facts.location}; every read would cross regions), or set allow_other_region",
+        )
+
+
+def kms_key_in_bucket_region(store: str, key: str | None, region: str) -> None:
+    """A regional bucket's CMEK key must be in the bucket's location."""
+    match = _KMS_KEY.fullmatch(key) if isinstance(key, str) else None
+    if match and match.group(1) != region:
+        raise ModelStoreInputError(
+            store,
+            "kms_key_name",
+            key,
+            f"a Cloud KMS key in the bucket's region {region} (the key is in {match.group(1)})",
+        )
+
+
+def autopilot_sidecar_limits(store: str, resources: Mapping[str, str], autopilot: bool) -> None:
+    if not autopilot:
+        return
+    for key, quantity in resources.items():
+        if key.endswith("-limit") and quantity == "0":
+            raise ModelStoreInputError(
+                store,
+                "sidecar_resources",
+                {key: quantity},
+                "explicit quantities on an Autopilot cluster (it refuses '0', which removes a "
+                "limit on Standard clusters only)",
+            )
+
+
+def workload_principal(facts: GkeClusterFacts, namespace: str, service_account: str) -> str:
+    """The direct workload identity principal of a Kubernetes service account."""
+    pool = facts.workload_pool or f"{facts.project}.svc.id.goog"
+    return (
+        f"principal://iam.googleapis.com/projects/{facts.project_number}/locations/global/"
+        f"workloadIdentityPools/{pool}/subject/ns/{namespace}/sa/{service_account}"
+    )
+
+
+def legacy_member(facts: GkeClusterFacts, namespace: str, service_account: str) -> str:
+    """The member a Google service account lets impersonate it (the legacy path)."""
+    pool = facts.workload_pool or f"{facts.project}.svc.id.goog"
+    return f"serviceAccount:{pool}[{namespace}/{service_account}]"
+
+
+def google_account_id(claim_name: str, namespace: str) -> str:
+    """A Google service account id (6-30 characters, ``[a-z][a-z0-9-]*[a-z0-9]``), unique
+    per claim and namespace."""
+    digest = hashlib.sha256(f"{claim_name}/{namespace}".encode()).hexdigest()[:6]
+    head = re.sub(r"[^a-z0-9-]", "-", f"{claim_name}-{namespace}")[:21].strip("-")
+    if not head or not head[0].isalpha():
+        head = f"m{head}"[:21].strip("-")
+    return f"{head}-{digest}"
+
+
+@dataclass(frozen=True)
+class _Preflight:
+    facts: GkeClusterFacts
+    bucket_region: str
+    storage_agent: str | None
+    """The Cloud Storage service agent's IAM member (CMEK), else None."""
+    sidecar: Mapping[str, str]
+
+
+class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
+    """A shared model store in Cloud Storage, mounted with the GKE Cloud Storage FUSE CSI
+    driver.
+
+    Every consumer namespace gets a Kubernetes service account (``service_account_name``), a
+    bucket-level IAM grant for its workload identity (``roles/storage.objectViewer`` for
+    readers, ``roles/storage.objectUser`` for writers; never project-level), and a static PV
+    (driver ``gcsfuse.csi.storage.gke.io``, handle ``<bucket>:<pv name>``, ReadOnlyMany and
+    ``csi.readOnly`` for readers, ReadWriteMany for writers, reclaim policy Retain) bound to
+    its claim. Pods wire it with :meth:`mount_for`: the ``gke-gcsfuse/volumes`` annotation, the
+    sidecar's sizing and the service account.
+
+    Identity sameness: workload identity names a namespace and a service account, not a
+    cluster. The same namespace and service account name in ANY cluster of the project (the
+    workload pool is the project's) gets the same access to the bucket.
+    """
+
+    args_type = GcsFuseModelStoreArgs
+
+    bucket_name: pulumi.Output[str]
+    """The bucket's name (the PVs' volume handles start with it)."""
+    service_account_name: pulumi.Output[str]
+    """The Kubernetes service account consumer pods run as, in every consumer namespace."""
+    iam_members: pulumi.Output[dict[str, str]]
+    """Consumer namespace -> the IAM member granted on the bucket (a workload identity
+    principal, or the Google service account with ``identity: google-service-account``)."""
+    google_service_accounts: pulumi.Output[dict[str, str]]
+    """Consumer namespace -> Google service account email (``identity:
+    google-service-account``), else empty."""
+    storage_class_name: pulumi.Output[str]
+    """The ``storageClassName`` on the PVs and claims."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: GcsFuseModelStoreArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(resource_name, args, opts)
+
+    # ---- 1. parse ------------------------------------------------------------------------------
+
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        p.field_rule(valid_bucket_name, "bucket_name")
+        for name in (
+            "bucket_region",
+            "kms_key_name",
+            "hierarchical_namespace",
+            "soft_delete_retention_seconds",
+            "allow_other_region",
+        ):
+            if name in p:
+                p.rule(
+                    lambda store, value, bucket, n=name: new_bucket_only(store, n, value, bucket),
+                    name,
+                    "bucket_name",
+                )
+        p.field_rule(valid_region, "bucket_region")
+        p.field_rule(valid_kms_key, "kms_key_name")
+        p.field_rule(valid_soft_delete, "soft_delete_retention_seconds")
+        p.field_rule(valid_prefix, "prefix")
+        p.field_rule(v.one_of, "identity", IDENTITIES)
+        if p["service_account_name"] is None and p.ok("claim_name"):
+            p.set("service_account_name", f"{p['claim_name']}-gcs")
+        p.field_rule(v.dns_subdomain, "service_account_name")
+        p.field_rule(valid_storage_class_name, "storage_class_name")
+        p.field_rule(v.one_of, "tuning", TUNINGS)
+        p.field_rule(mount_options_kept, "extra_mount_options")
+        p.field_rule(valid_sidecar_resources, "sidecar_resources")
+        cls.gcp_rules(p)
+        if p.ok(STORE_NAME):
+            p.rule(store_name_fits_bucket, "bucket_name")
+
+    # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
+
+    def preflight(
+        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+    ) -> _Preflight:
+        assert isinstance(cluster, GkeCluster)  # what GcpModelStore.join returns
+        a, name = spec.args, spec.common.name
+        facts = cluster.facts(name)
+        require_workload_pool(name, facts)
+        require_gcs_fuse_addon(name, facts)
+        require_gke_metadata(name, facts)
+        bucket_in_cluster_region(name, a.get("bucket_region"), a["allow_other_region"], facts)
+        region = a.get("bucket_region") or facts.region
+        agent = None
+        if a.get("bucket_name") is None and a.get("kms_key_name") is not None:
+            kms_key_in_bucket_region(name, a["kms_key_name"], region)
+            agent = cluster.lookup(
+                ("storage-service-agent", facts.project),
+                lambda: gcp.storage.get_project_service_account(project=facts.project).member,
+            )
+        sidecar = {
+            **(AUTOPILOT_SIDECAR if facts.autopilot else STANDARD_SIDECAR),
+            **(a.get("sidecar_resources") or {}),
+        }
+        autopilot_sidecar_limits(name, sidecar, facts.autopilot)
+        return _Preflight(facts, region, agent, sidecar)
+
+    # ---- 3. provision ---------------------------------------------------------------------------
+
+    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: _Preflight) -> Binding:
+        a, c = spec.args, spec.common
+        ksa = a["service_account_name"]
+        self.bucket: Any = None
+        if a.get("bucket_name") is None:
+            self.bucket = self._new_bucket(spec, facts)
+            bucket_name: pulumi.Output[str] = self.bucket.name
+        else:
+            bucket_name = pulumi.Output.from_input(a["bucket_name"])
+
+        ready: list[pulumi.Resource] = []  # what the PVs wait for: no mount before access
+        members: dict[str, Any] = {}
+        self.google_accounts: dict[str, Any] = {}
+        self.bucket_grants: dict[str, Any] = {}
+        self.service_accounts: dict[str, Any] = {}
+        for ns, read_only in c.consumers:
+            role = READER_ROLE if read_only else WRITER_ROLE
+            annotations: dict[str, Any] = {}
+            if a["identity"] == "direct":
+                member: Any = workload_principal(facts.facts, ns, ksa)
+            else:
+                account = gcp.serviceaccount.Account(
+                    f"{c.name}-gsa-{ns}",
+                    account_id=google_account_id(c.claim_name, ns),
+                    display_name=f"Model store {c.name} ({ns}, {_access(read_only)})",
+                    project=facts.facts.project,
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+                impersonation = gcp.serviceaccount.IAMMember(
+                    f"{c.name}-gsa-user-{ns}",
+                    service_account_id=account.name,
+                    role=WORKLOAD_IDENTITY_USER,
+                    member=legacy_member(facts.facts, ns, ksa),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+                ready.append(impersonation)  # the KSA must be able to act as the account
+                self.google_accounts[ns] = account
+                member = account.member
+                annotations[GSA_ANNOTATION] = account.email
+            grant = gcp.storage.BucketIAMMember(
+                f"{c.name}-access-{ns}",
+                bucket=bucket_name,
+                role=role,
+                member=member,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            self.bucket_grants[ns] = grant
+            ready.append(grant)
+            members[ns] = member
+            if a["create_service_account"]:
+                depends = [cluster.namespace(ns, self, c.name)] if c.create_namespaces else []
+                metadata: Any = {"name": ksa, "namespace": ns, "labels": c.labels}
+                if annotations:
+                    metadata["annotations"] = annotations
+                self.service_accounts[ns] = k8s.core.v1.ServiceAccount(
+                    f"{c.name}-sa-{ns}",
+                    metadata=metadata,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+                )
+
+        self.bucket_name = bucket_name
+        self.service_account_name = pulumi.Output.from_input(ksa)
+        self.iam_members = pulumi.Output.from_input(members)
+        self.google_service_accounts = pulumi.Output.from_input(
+            {ns: acc.email for ns, acc in self.google_accounts.items()}
+        )
+        self.storage_class_name = pulumi.Output.from_input(a["storage_class_name"])
+
+        def source(namespace: str, read_only: bool) -> dict[str, Any]:
+            tuning = a["tuning"] if read_only else "none"
+            attributes = dict(TUNING_ATTRIBUTES[tuning])
+            if not read_only and a["tuning"] != "none":
+                attributes["skipCSIBucketAccessCheck"] = "true"
+            options: list[str] = []
+            if a.get("prefix"):
+                options.append(f"only-dir={a['prefix'].strip('/')}")
+            options += [*TUNING_MOUNT_OPTIONS[tuning], *(a.get("extra_mount_options") or ())]
+            csi: dict[str, Any] = {
+                "driver": DRIVER,
+                # The driver keeps what precedes the first ':' (the bucket); kubelet needs a
+                # handle unique per PV, or two PVs of one bucket collide on a node.
+                "volumeHandle": pulumi.Output.concat(bucket_name, ":", self.volume_name(namespace)),
+                # The driver adds gcsfuse's `ro` for a read-only publish.
+                "readOnly": read_only,
+            }
+            if attributes:
+                csi["volumeAttributes"] = attributes
+            out: dict[str, Any] = {"csi": csi}
+            if options:
+                out["mountOptions"] = options
+            return out
+
+        return Binding(
+            capacity=NOMINAL_CAPACITY,
+            source=source,
+            reader_access_mode="ReadOnlyMany",
+            writer_access_mode="ReadWriteMany",
+            ready=ready,
+            service_account_name=ksa,
+            pod_annotations={
+                VOLUMES_ANNOTATION: "true",
+                **{SIDECAR_ANNOTATION + k: q for k, q in sorted(facts.sidecar.items())},
+            },
+            storage_class_name=a["storage_class_name"],
+        )
+
+    def _new_bucket(self, spec: Spec[Any], facts: _Preflight) -> "gcp.storage.Bucket":
+        """A bucket in the cluster's region: uniform bucket-level access, public access
+        prevention enforced, versioning and soft delete on, optional CMEK (the Cloud Storage
+        service agent granted on the key first) and hierarchical namespace."""
+        a, name = spec.args, spec.common.name
+        depends: list[pulumi.Resource] = []
+        encryption: Any = None
+        if a.get("kms_key_name") is not None:
+            assert facts.storage_agent is not None
+            # Cloud Storage checks the key when the bucket is created: the grant first.
+            depends.append(
+                gcp.kms.CryptoKeyIAMMember(
+                    f"{name}-bucket-kms",
+                    crypto_key_id=a["kms_key_name"],
+                    role=KMS_ROLE,
+                    member=facts.storage_agent,
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            )
+            encryption = {"default_kms_key_name": a["kms_key_name"]}
+        protection = self.data_protection()
+        settings: Any = {
+            "versioning": {"enabled": True},
+            "soft_delete_policy": {
+                "retention_duration_seconds": a["soft_delete_retention_seconds"]
+            },
+            "hierarchical_namespace": {"enabled": True} if a["hierarchical_namespace"] else None,
+            "encryption": encryption,
+        }
+        return gcp.storage.Bucket(
+            f"{name}-bucket",
+            project=facts.facts.project,
+            location=facts.bucket_region,
+            uniform_bucket_level_access=True,
+            public_access_prevention="enforced",
+            **settings,
+            labels=self.labels(spec),
+            # With protection off the user asked `pulumi destroy` to delete the data.
+            force_destroy=not spec.common.protect,
+            opts=pulumi.ResourceOptions.merge(
+                protection, pulumi.ResourceOptions(depends_on=depends)
+            ),
+        )
+
+
+def _access(read_only: bool) -> str:
+    return "reader" if read_only else "writer"

@@ -1,0 +1,513 @@
+"""GcsFuseModelStore: the bucket, identity per consumer namespace, PVs and tuning, mount_for,
+preflight against the cluster's facts, and exact input errors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+import pytest
+
+from pulumi_modelstore import WorkloadMount
+from pulumi_modelstore.errors import ModelStoreInputError
+from pulumi_modelstore.gcp import GcsFuseModelStore, GcsFuseModelStoreArgs
+from pulumi_modelstore.gcp import gcsfuse as g
+from pulumi_modelstore.plan.engine import Plan, PlanError
+from pulumi_modelstore.plan.placeholders import gcp as placeholders
+from tests.conftest import plan
+
+BUCKET = "gcp:storage/bucket:Bucket"
+BUCKET_IAM = "gcp:storage/bucketIAMMember:BucketIAMMember"
+KMS_IAM = "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember"
+GSA = "gcp:serviceaccount/account:Account"
+GSA_IAM = "gcp:serviceaccount/iAMMember:IAMMember"
+PV = "kubernetes:core/v1:PersistentVolume"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+SA = "kubernetes:core/v1:ServiceAccount"
+GET_CLUSTER = "gcp:container/getCluster:getCluster"
+
+PROJECT = "acme-ml"
+NUMBER = placeholders.project_number(PROJECT)
+CONFIG = {"gcp:project": PROJECT}
+CLUSTER = "ml-gke"
+KMS_KEY = "projects/acme-kms/locations/us-central1/keyRings/models/cryptoKeys/weights"
+
+
+def gcs(**args: Any) -> Callable[[], GcsFuseModelStore]:
+    fields: dict[str, Any] = {
+        "cluster_name": CLUSTER,
+        "location": "us-central1",
+        "readers": ["inference"],
+        **args,
+    }
+    return lambda: GcsFuseModelStore("llama", cast(GcsFuseModelStoreArgs, fields))
+
+
+def run(
+    invokes: Mapping[str, Any] | None = None, **args: Any
+) -> tuple[dict[str, WorkloadMount], Plan]:
+    found: dict[str, WorkloadMount] = {}
+
+    def program() -> None:
+        store = gcs(**args)()
+        for ns, _ in store.common.consumers:
+            found[ns] = store.mount_for(ns)
+
+    return found, plan(program, fill=True, config=CONFIG, invokes=invokes)
+
+
+def by_namespace(p: Plan, type_: str) -> dict[str, dict[str, Any]]:
+    def namespace(state: dict[str, Any]) -> str:
+        inputs = state["inputs"]
+        if type_ == PV:
+            return inputs["spec"]["claimRef"]["namespace"]
+        return inputs["metadata"]["namespace"]
+
+    return {namespace(s): s for s in p.by_type(type_)}
+
+
+def cluster_answer(**changes: Any) -> Callable[[Mapping[str, Any], Mapping[str, str]], Any]:
+    """The placeholder getCluster, with ``changes`` over its answer."""
+
+    def answer(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+        return {**placeholders._gke_cluster(args, config), **changes}
+
+    return {GET_CLUSTER: answer}  # type: ignore[return-value]
+
+
+def principal(ns: str, ksa: str) -> str:
+    return (
+        f"principal://iam.googleapis.com/projects/{NUMBER}/locations/global/"
+        f"workloadIdentityPools/{PROJECT}.svc.id.goog/subject/ns/{ns}/sa/{ksa}"
+    )
+
+
+# -- the bucket -----------------------------------------------------------------------------
+
+
+def test_new_bucket_defaults():
+    _, p = run(writers=["loader"])
+    (bucket,) = p.by_type(BUCKET)
+    inputs = bucket["inputs"]
+    assert inputs["location"] == "us-central1"
+    assert inputs["project"] == PROJECT
+    assert inputs["uniformBucketLevelAccess"] is True
+    assert inputs["publicAccessPrevention"] == "enforced"
+    assert inputs["versioning"] == {"enabled": True}
+    assert inputs["softDeletePolicy"] == {"retentionDurationSeconds": 604800}
+    assert "hierarchicalNamespace" not in inputs
+    assert "encryption" not in inputs
+    assert inputs["forceDestroy"] is False
+    assert inputs["labels"] == {"modelstore-store": "llama", "managed-by": "pulumi-modelstore"}
+    assert (bucket["protect"], bucket["retainOnDelete"]) == (True, True)
+    assert not p.by_type(KMS_IAM)
+
+
+def test_a_zonal_cluster_puts_the_bucket_in_its_region():
+    _, p = run(location="europe-west4-b")
+    assert p.by_type(BUCKET)[0]["inputs"]["location"] == "europe-west4"
+
+
+def test_bucket_options():
+    _, p = run(
+        soft_delete_retention_seconds=0,
+        hierarchical_namespace=True,
+        resource_labels={"team": "ml"},
+        protect=False,
+    )
+    inputs = p.by_type(BUCKET)[0]["inputs"]
+    assert inputs["softDeletePolicy"] == {"retentionDurationSeconds": 0}
+    assert inputs["hierarchicalNamespace"] == {"enabled": True}
+    assert inputs["labels"]["team"] == "ml"
+    assert inputs["forceDestroy"] is True
+
+
+def test_cmek_grants_the_storage_agent_before_the_bucket():
+    _, p = run(kms_key_name=KMS_KEY)
+    (grant,) = p.by_type(KMS_IAM)
+    (bucket,) = p.by_type(BUCKET)
+    assert grant["inputs"] == {
+        "cryptoKeyId": KMS_KEY,
+        "role": "roles/cloudkms.cryptoKeyEncrypterDecrypter",
+        "member": f"serviceAccount:service-{NUMBER}@gs-project-accounts.iam.gserviceaccount.com",
+    }
+    assert grant["urn"] in bucket["dependencies"]
+    assert bucket["inputs"]["encryption"] == {"defaultKmsKeyName": KMS_KEY}
+
+
+def test_existing_bucket_makes_no_bucket_resources():
+    _, p = run(bucket_name="acme-models")
+    assert not p.by_type(BUCKET)
+    assert {s["inputs"]["bucket"] for s in p.by_type(BUCKET_IAM)} == {"acme-models"}
+    pv = p.by_type(PV)[0]["inputs"]["spec"]
+    assert pv["csi"]["volumeHandle"] == "acme-models:llama-inference"
+
+
+def test_other_region_when_allowed():
+    _, p = run(bucket_region="us-east4", allow_other_region=True)
+    assert p.by_type(BUCKET)[0]["inputs"]["location"] == "us-east4"
+
+
+# -- identity ---------------------------------------------------------------------------------
+
+
+def test_direct_identity_is_bucket_level_per_namespace():
+    mounts, p = run(writers=["loader"])
+    grants = {s["inputs"]["member"]: s["inputs"] for s in p.by_type(BUCKET_IAM)}
+    bucket = p.by_type(BUCKET)[0]["outputs"]["name"]
+    assert grants == {
+        principal("inference", "llama-gcs"): {
+            "bucket": bucket,
+            "role": "roles/storage.objectViewer",
+            "member": principal("inference", "llama-gcs"),
+        },
+        principal("loader", "llama-gcs"): {
+            "bucket": bucket,
+            "role": "roles/storage.objectUser",
+            "member": principal("loader", "llama-gcs"),
+        },
+    }
+    assert not [s for s in p.states() if "projectIam" in s["type"]]
+    accounts = by_namespace(p, SA)
+    assert sorted(accounts) == ["inference", "loader"]
+    for ns, account in accounts.items():
+        assert account["inputs"]["metadata"]["name"] == "llama-gcs"
+        assert "annotations" not in account["inputs"]["metadata"]
+        assert mounts[ns].service_account_name == "llama-gcs"
+
+
+def test_google_service_account_path():
+    _, p = run(writers=["loader"], identity="google-service-account", service_account_name="vllm")
+    accounts = {s["inputs"]["accountId"]: s for s in p.by_type(GSA)}
+    assert len(accounts) == 2
+    assert all(6 <= len(a) <= 30 for a in accounts)
+    users = {s["inputs"]["member"]: s["inputs"] for s in p.by_type(GSA_IAM)}
+    assert set(users) == {
+        f"serviceAccount:{PROJECT}.svc.id.goog[inference/vllm]",
+        f"serviceAccount:{PROJECT}.svc.id.goog[loader/vllm]",
+    }
+    assert {u["role"] for u in users.values()} == {"roles/iam.workloadIdentityUser"}
+    emails = {s["outputs"]["email"] for s in p.by_type(GSA)}
+    grants = {s["inputs"]["member"] for s in p.by_type(BUCKET_IAM)}
+    assert grants == {f"serviceAccount:{e}" for e in emails}
+    for ns, ksa in by_namespace(p, SA).items():
+        email = ksa["inputs"]["metadata"]["annotations"]["iam.gke.io/gcp-service-account"]
+        assert email in emails
+        assert email.startswith(g.google_account_id("llama", ns))
+
+
+DIRECT = re.compile(
+    rf"principal://iam\.googleapis\.com/projects/{NUMBER}/locations/global/workloadIdentityPools/"
+    rf"{PROJECT}\.svc\.id\.goog/subject/ns/(?P<ns>[^/]+)/sa/(?P<sa>[^/]+)"
+)
+LEGACY = re.compile(rf"serviceAccount:{PROJECT}\.svc\.id\.goog\[(?P<ns>[^/]+)/(?P<sa>[^\]]+)\]")
+
+
+def test_every_iam_member_names_exactly_the_namespace_and_service_account_it_creates():
+    for identity in g.IDENTITIES:
+        _, p = run(writers=["loader"], identity=identity, service_account_name="model-reader")
+        created = {(ns, s["inputs"]["metadata"]["name"]) for ns, s in by_namespace(p, SA).items()}
+        assert created == {("inference", "model-reader"), ("loader", "model-reader")}
+        members = [s["inputs"]["member"] for s in p.by_type(BUCKET_IAM) + p.by_type(GSA_IAM)]
+        named = set()
+        for member in members:
+            found = DIRECT.fullmatch(member) or LEGACY.fullmatch(member)
+            if found:
+                named.add((found["ns"], found["sa"]))
+            else:  # the Google service account itself (legacy path): names no KSA
+                assert member.startswith("serviceAccount:") and "[" not in member, member
+        assert named == created, identity
+
+
+def test_existing_service_accounts_are_taken_by_name():
+    mounts, p = run(create_service_account=False, service_account_name="serving")
+    assert not p.by_type(SA)
+    assert p.by_type(BUCKET_IAM)[0]["inputs"]["member"] == principal("inference", "serving")
+    assert mounts["inference"].service_account_name == "serving"
+
+
+# -- PVs and tuning ---------------------------------------------------------------------------
+
+
+def test_pvs_and_claims():
+    _, p = run(writers=["loader"], prefix="llama-3-8b/")
+    pvs, claims = by_namespace(p, PV), by_namespace(p, PVC)
+    bucket = p.by_type(BUCKET)[0]["outputs"]["name"]
+    for ns, reader in (("inference", True), ("loader", False)):
+        spec = pvs[ns]["inputs"]["spec"]
+        assert spec["storageClassName"] == "modelstore-gcsfuse"
+        assert claims[ns]["inputs"]["spec"]["storageClassName"] == "modelstore-gcsfuse"
+        assert spec["csi"]["driver"] == "gcsfuse.csi.storage.gke.io"
+        assert spec["csi"]["volumeHandle"] == f"{bucket}:llama-{ns}"
+        assert spec["csi"]["readOnly"] is reader
+        assert spec["accessModes"] == (["ReadOnlyMany"] if reader else ["ReadWriteMany"])
+        assert spec["mountOptions"][0] == "only-dir=llama-3-8b"
+        assert spec["csi"]["volumeAttributes"]["skipCSIBucketAccessCheck"] == "true"
+    reader = pvs["inference"]["inputs"]["spec"]
+    assert reader["mountOptions"][1:] == list(g.TUNING_MOUNT_OPTIONS["serving"])
+    assert reader["csi"]["volumeAttributes"]["gcsfuseMetadataPrefetchOnMount"] == "true"
+    assert pvs["loader"]["inputs"]["spec"]["mountOptions"] == ["only-dir=llama-3-8b"]
+    # No mount before the consumers can reach the bucket.
+    grants = {s["urn"] for s in p.by_type(BUCKET_IAM)}
+    assert grants <= set(pvs["inference"]["dependencies"])
+
+
+def test_serving_tuning_flags():
+    assert g.TUNING_MOUNT_OPTIONS["serving"] == (
+        "read:enable-buffered-read:true",
+        "read_ahead_kb=131072",
+        "metadata-cache:ttl-secs:-1",
+        "metadata-cache:stat-cache-max-size-mb:-1",
+        "metadata-cache:type-cache-max-size-mb:-1",
+    )
+
+
+def test_file_cache_and_no_tuning():
+    _, p = run(tuning="file-cache", extra_mount_options=["file-cache:max-parallel-downloads:64"])
+    spec = p.by_type(PV)[0]["inputs"]["spec"]
+    assert spec["mountOptions"] == [
+        "file-cache:max-size-mb:-1",
+        "file-cache:cache-file-for-range-read:true",
+        "file-cache:enable-parallel-downloads:true",
+        *g.TUNING_MOUNT_OPTIONS["serving"][2:],
+        "file-cache:max-parallel-downloads:64",
+    ]
+    assert spec["csi"]["volumeAttributes"] == {"skipCSIBucketAccessCheck": "true"}
+    _, p = run(tuning="none")
+    spec = p.by_type(PV)[0]["inputs"]["spec"]
+    assert "mountOptions" not in spec and "volumeAttributes" not in spec["csi"]
+
+
+# -- mount_for --------------------------------------------------------------------------------
+
+
+def test_mount_for_on_standard():
+    mounts, _ = run()
+    assert mounts["inference"].pod_annotations == {
+        "gke-gcsfuse/volumes": "true",
+        "gke-gcsfuse/cpu-limit": "0",
+        "gke-gcsfuse/ephemeral-storage-limit": "0",
+        "gke-gcsfuse/memory-limit": "0",
+    }
+    assert mounts["inference"].pod_security_context == {}
+
+
+def test_mount_for_on_autopilot_and_overrides():
+    mounts, _ = run(
+        invokes=cluster_answer(enableAutopilot=True),
+        sidecar_resources={"memory-limit": "8Gi", "memory-request": "8Gi"},
+    )
+    assert mounts["inference"].pod_annotations == {
+        "gke-gcsfuse/volumes": "true",
+        "gke-gcsfuse/cpu-limit": "2",
+        "gke-gcsfuse/ephemeral-storage-limit": "10Gi",
+        "gke-gcsfuse/memory-limit": "8Gi",
+        "gke-gcsfuse/memory-request": "8Gi",
+    }
+
+
+# -- preflight --------------------------------------------------------------------------------
+
+
+PREFLIGHT = [
+    (
+        {"addonsConfigs": [{"gcsFuseCsiDriverConfigs": [{"enabled": False}]}]},
+        "llama: cluster_name must be a cluster with the GCS FUSE CSI driver add-on enabled "
+        "(addons_config.gcs_fuse_csi_driver_config.enabled; see gcp.cluster_settings), got "
+        "'ml-gke'",
+    ),
+    (
+        {"workloadIdentityConfigs": []},
+        "llama: cluster_name must be a cluster with workload identity (workload pool "
+        "acme-ml.svc.id.goog; see gcp.cluster_settings), got 'ml-gke'",
+    ),
+    (
+        {
+            "nodePools": [
+                {"name": "gpu", "nodeConfigs": [{"workloadMetadataConfigs": [{"mode": "GCE"}]}]}
+            ]
+        },
+        "llama: cluster_name must be a cluster whose node pools run the GKE metadata server "
+        "(workload_metadata_config.mode GKE_METADATA; not on: gpu), got 'ml-gke'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("changes", "message"), PREFLIGHT)
+def test_preflight_failures(changes, message):
+    with pytest.raises(PlanError) as err:
+        plan(gcs(), config=CONFIG, invokes=cluster_answer(**changes))
+    assert str(err.value) == message
+    assert len(err.value.registered) == 1  # the stack itself
+
+
+def test_autopilot_refuses_unlimited_sidecar():
+    with pytest.raises(PlanError) as err:
+        plan(
+            gcs(sidecar_resources={"cpu-limit": "0"}),
+            config=CONFIG,
+            invokes=cluster_answer(enableAutopilot=True),
+        )
+    assert str(err.value) == (
+        "llama: sidecar_resources must be explicit quantities on an Autopilot cluster (it "
+        "refuses '0', which removes a limit on Standard clusters only), got {'cpu-limit': '0'}"
+    )
+
+
+def test_region_mismatch_names_both_regions():
+    with pytest.raises(PlanError) as err:
+        plan(gcs(location="us-central1-a", bucket_region="europe-west4"), config=CONFIG)
+    assert str(err.value) == (
+        "llama: bucket_region must be the cluster's region us-central1 (cluster ml-gke is in "
+        "us-central1-a; every read would cross regions), or set allow_other_region, got "
+        "'europe-west4'"
+    )
+
+
+def test_kms_key_in_another_region_is_refused():
+    with pytest.raises(PlanError) as err:
+        plan(gcs(kms_key_name=KMS_KEY.replace("us-central1", "us-east1")), config=CONFIG)
+    assert "kms_key_name must be a Cloud KMS key in the bucket's region us-central1" in str(
+        err.value
+    )
+
+
+# -- bad input --------------------------------------------------------------------------------
+
+BUCKET_RULE = g.BUCKET_NAME_RULE
+DROPPED = (
+    "a gcsfuse flag the CSI driver passes on (it drops log-file, log-format, cache-dir, "
+    "temp-dir, config-file, foreground, key-file, token-url, reuse-token-from-url, "
+    "prometheus-port, kernel-params-file, file-system:kernel-params-file, o with only a "
+    "warning, and rewrites app-name)"
+)
+BAD = [
+    ({"bucket_name": "ab"}, f"bucket_name must be {BUCKET_RULE}, got 'ab'"),
+    ({"bucket_name": "Models"}, f"bucket_name must be {BUCKET_RULE}, got 'Models'"),
+    ({"bucket_name": "goog-models"}, f"bucket_name must be {BUCKET_RULE}, got 'goog-models'"),
+    ({"bucket_name": "my-google-x"}, f"bucket_name must be {BUCKET_RULE}, got 'my-google-x'"),
+    ({"bucket_name": "192.168.5.4"}, f"bucket_name must be {BUCKET_RULE}, got '192.168.5.4'"),
+    ({"bucket_name": "-models"}, f"bucket_name must be {BUCKET_RULE}, got '-models'"),
+    ({"bucket_name": "a" * 64}, f"bucket_name must be {BUCKET_RULE}, got '{'a' * 64}'"),
+    (
+        {"prefix": "/llama"},
+        "prefix must be a folder of the bucket as a relative path without a leading '/' (e.g. "
+        "'llama-3-8b'), without '//', '..', ',' or spaces, got '/llama'",
+    ),
+    ({"tuning": "fast"}, "tuning must be one of serving, file-cache, none, got 'fast'"),
+    (
+        {"identity": "gsa"},
+        "identity must be one of direct, google-service-account, got 'gsa'",
+    ),
+    (
+        {"extra_mount_options": ["log-file=/tmp/x"]},
+        f"extra_mount_options must be {DROPPED}, got 'log-file=/tmp/x'",
+    ),
+    (
+        {"extra_mount_options": ["o=noexec"]},
+        f"extra_mount_options must be {DROPPED}, got 'o=noexec'",
+    ),
+    (
+        {"extra_mount_options": ["file-system:kernel-params-file:/x"]},
+        f"extra_mount_options must be {DROPPED}, got 'file-system:kernel-params-file:/x'",
+    ),
+    (
+        {"extra_mount_options": ["only-dir=x"]},
+        "extra_mount_options must be a gcsfuse flag the store does not set itself (only-dir "
+        "follows prefix, ro follows readers), got 'only-dir=x'",
+    ),
+    (
+        {"storage_class_name": "gcsfusecsi-serving"},
+        "storage_class_name must be a name not starting with gcsfusecsi- (GKE manages those "
+        "classes), got 'gcsfusecsi-serving'",
+    ),
+    (
+        {"soft_delete_retention_seconds": 3600},
+        "soft_delete_retention_seconds must be 0 (off) or 604800 to 7776000 seconds (7 to 90 "
+        "days), got 3600",
+    ),
+    (
+        {"kms_key_name": "weights"},
+        "kms_key_name must be a Cloud KMS key name "
+        "(projects/P/locations/L/keyRings/R/cryptoKeys/K), got 'weights'",
+    ),
+    (
+        {"bucket_name": "acme-models", "hierarchical_namespace": True},
+        "hierarchical_namespace must be unset when bucket_name is given (the store leaves it "
+        "alone), got True",
+    ),
+    (
+        {"bucket_region": "US"},
+        "bucket_region must be a Cloud Storage region (e.g. us-central1), got 'US'",
+    ),
+    (
+        {"resource_labels": {"Team": "ml"}},
+        "resource_labels must be keys that are GCP label keys (1-63 lowercase letters, digits, "
+        "'_' and '-', starting with a letter), got 'Team'",
+    ),
+    (
+        {"resource_labels": {"team": "ML"}},
+        "resource_labels must be values that are GCP label values (at most 63 lowercase "
+        "letters, digits, '_' and '-'), got 'ML'",
+    ),
+    (
+        {"sidecar_resources": {"cpu": "1"}},
+        f"sidecar_resources must be keys among {', '.join(g.SIDECAR_KEYS)}, got 'cpu'",
+    ),
+    (
+        {"sidecar_resources": {"cpu-limit": "lots"}},
+        "sidecar_resources must be Kubernetes quantities (e.g. '2', '500m', '4Gi', '0'), got "
+        "'lots'",
+    ),
+    (
+        {"service_account_name": "Bad_Name"},
+        "service_account_name must be a DNS-1123 subdomain (lowercase letters, digits, '-' "
+        "and '.', starting and ending with a letter or digit, at most 253 characters), got "
+        "'Bad_Name'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD)
+def test_bad_input(args, message):
+    with pytest.raises(ModelStoreInputError) as err:
+        GcsFuseModelStore.validate(
+            "llama",
+            {"cluster_name": CLUSTER, "location": "us-central1", "readers": ["inference"], **args},
+        )
+    assert str(err.value) == f"llama: {message}"
+
+
+def test_store_name_must_fit_a_bucket_name():
+    with pytest.raises(ModelStoreInputError) as err:
+        GcsFuseModelStore.validate(
+            "google-llama", {"cluster_name": CLUSTER, "location": "us-central1", "readers": ["a"]}
+        )
+    assert str(err.value) == (
+        "google-llama: store name must be a name whose new bucket "
+        f"'google-llama-bucket-<7 characters>' is {BUCKET_RULE} (or give bucket_name), got "
+        "'google-llama'"
+    )
+    # An existing bucket frees the store's name from the bucket rules.
+    GcsFuseModelStore.validate(
+        "google-llama",
+        {
+            "cluster_name": CLUSTER,
+            "location": "us-central1",
+            "readers": ["a"],
+            "bucket_name": "acme-models",
+        },
+    )
+
+
+def test_bad_input_registers_nothing():
+    with pytest.raises(PlanError) as err:
+        plan(gcs(tuning="fast"), config=CONFIG)
+    assert len(err.value.registered) == 1
+
+
+def test_google_account_ids_are_valid():
+    for claim, ns in (("llama", "inference"), ("7b", "a" * 63), ("x" * 63, "batch")):
+        account = g.google_account_id(claim, ns)
+        assert re.fullmatch(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", account), account
