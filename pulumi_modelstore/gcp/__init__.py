@@ -1,5 +1,13 @@
 """GCP stores on GKE: the cluster scope, Cloud Storage FUSE and Hyperdisk ML stores."""
 
 from .cluster import GkeCluster, GkeClusterArgs, cluster_settings, node_pool_settings
+from .hyperdisk import HyperdiskMlModelStore, HyperdiskMlModelStoreArgs
 
-__all__ = ["GkeCluster", "GkeClusterArgs", "cluster_settings", "node_pool_settings"]
+__all__ = [
+    "GkeCluster",
+    "GkeClusterArgs",
+    "HyperdiskMlModelStore",
+    "HyperdiskMlModelStoreArgs",
+    "cluster_settings",
+    "node_pool_settings",
+]

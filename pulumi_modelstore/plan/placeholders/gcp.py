@@ -84,3 +84,8 @@ def _service_account(r: Created) -> dict[str, Any]:
     account = r.inputs.get("accountId") or r.name
     email = f"{account}@{gcp_project(r.config, r.inputs)}.iam.gserviceaccount.com"
     return {"email": email, "member": f"serviceAccount:{email}", "uniqueId": r.hexid("sa", 21)}
+
+
+@outputs_of("gcp:storage/bucketIAMMember:BucketIAMMember")
+def _bucket_iam_member(r: Created) -> dict[str, Any]:
+    return {"etag": f"BwY{r.hexid('etag', 8)}"}
