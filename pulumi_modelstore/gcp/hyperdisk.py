@@ -122,7 +122,7 @@ class HyperdiskMlModelStoreArgs(GcpModelStoreArgs, total=False):
     """The Kubernetes service account the store creates in each reader namespace for the
     populator's transfer (``GCPDataSource.spec.cloudStorage.serviceAccountName``); the store
     grants its workload identity principal ``roles/storage.objectViewer`` on the bucket.
-    Default: ``<claim_name>-hdml-loader``."""
+    Default: the claim name followed by ``-hdml-loader``."""
     create_compute_class: bool
     """Create the ComputeClass ``gcs-to-hdml-compute-class`` the populator's transfer Job
     runs on (once per cluster; machine families c3, then c3d, node pools auto-created). Leave
