@@ -163,6 +163,9 @@ class Binding:
     """The static PV's and its claim's ``storageClassName`` (the same on both, so they bind).
     Default ``""``: no class. A driver that reads the class (GCS FUSE's profiles) gets a name
     that no provisioner serves."""
+    claim_options: Callable[[str], pulumi.ResourceOptions] | None = None
+    """``claim_options(namespace)``: options merged into that provisioned claim's own (an edge
+    to the object its ``dataSourceRef`` names, ``replace_on_changes``...)."""
 
 
 def parse_common(p: Parser) -> StoreCommon | None:
@@ -471,11 +474,11 @@ class ModelStore(pulumi.ComponentResource):
         }
         if binding.claim_annotations:
             metadata["annotations"] = dict(binding.claim_annotations)
+        opts = pulumi.ResourceOptions(parent=self, depends_on=list(depends_on))
+        if binding.claim_options is not None:
+            opts = pulumi.ResourceOptions.merge(opts, binding.claim_options(namespace))
         return k8s.core.v1.PersistentVolumeClaim(
-            f"{c.name}-pvc-{namespace}",
-            metadata=metadata,
-            spec=spec,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
+            f"{c.name}-pvc-{namespace}", metadata=metadata, spec=spec, opts=opts
         )
 
     def mount_for(

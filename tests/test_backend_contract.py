@@ -26,7 +26,16 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "mountpoint-s3": {"cluster_name": CLUSTER},
     "gcs-fuse": {"cluster_name": CLUSTER, "location": "us-central1"},
     "nfs": {"server": "nas01.example.internal", "share": "/exports/models"},
+    "hyperdisk-ml": {
+        "cluster_name": "prod-gke",
+        "location": "us-central1",
+        "source_uri": "gs://acme-models/llama/",
+        "model_revision": "v1",
+        "size_gib": 100,
+    },
 }
+# Backends that take readers only (filled once, read-only for many): no writers in their build.
+READERS_ONLY = {"hyperdisk-ml"}
 # The resources that hold the data, per backend: protected and retained by default.
 DATA_BEARING: dict[str, tuple[str, ...]] = {
     "local": (),
@@ -35,12 +44,19 @@ DATA_BEARING: dict[str, tuple[str, ...]] = {
     "efs": ("aws:efs/fileSystem:FileSystem",),
     "mountpoint-s3": ("aws:s3/bucket:Bucket",),
     "gcs-fuse": ("gcp:storage/bucket:Bucket",),
+    # The volumes are provisioned by the PD CSI driver from the claims (no disk resource in the
+    # graph) and are copies of a bucket that is not the store's: nothing to protect.
+    "hyperdisk-ml": (),
 }
 NAMES = sorted(BACKENDS)
 
 
+def writers(backend: str) -> list[str]:
+    return [] if backend in READERS_ONLY else WRITERS
+
+
 def build(backend: str, **extra: Any):
-    args = {**MINIMAL[backend], "readers": READERS, "writers": WRITERS, **extra}
+    args = {**MINIMAL[backend], "readers": READERS, "writers": writers(backend), **extra}
     store = BACKENDS[backend]("llama", args)
     return store
 
@@ -61,18 +77,26 @@ def planned(request):
 
 
 def test_one_claim_per_consumer_namespace_bound_to_its_own_pv(planned):
-    _, p, _ = planned
+    backend, p, _ = planned
     claims = {c["inputs"]["metadata"]["namespace"]: c["inputs"] for c in p.by_type(PVC)}
     pvs = {v["inputs"]["metadata"]["name"]: v["inputs"] for v in p.by_type(PV)}
-    assert sorted(claims) == sorted(READERS + WRITERS)
+    assert sorted(claims) == sorted(READERS + writers(backend))
     for ns, claim in claims.items():
         assert claim["metadata"]["name"] == "llama"
+        if "volumeName" not in claim["spec"]:
+            # Provisioned (Binding.claim): a class and a data source, no static PV.
+            assert not pvs
+            assert claim["spec"]["storageClassName"]
+            assert claim["spec"]["dataSourceRef"]["name"]
+            if ns in READERS:
+                assert claim["spec"]["accessModes"] == ["ReadOnlyMany"]
+            continue
         pv = pvs[claim["spec"]["volumeName"]]
         assert pv["spec"]["claimRef"] == {"namespace": ns, "name": "llama"}
         assert pv["spec"]["persistentVolumeReclaimPolicy"] == "Retain"
         assert claim["spec"]["storageClassName"] == pv["spec"].get("storageClassName")
         assert claim["spec"]["accessModes"] == pv["spec"]["accessModes"]
-    assert len(pvs) == len(claims)
+    assert len(pvs) == len([c for c in claims.values() if "volumeName" in c["spec"]])
 
 
 def test_readers_are_read_only_at_every_layer_the_backend_enforces(planned):
@@ -93,6 +117,16 @@ def test_readers_are_read_only_at_every_layer_the_backend_enforces(planned):
             assert spec["accessModes"] in (["ReadWriteMany"], ["ReadWriteOnce"])
         if not reader:
             assert "ReadOnlyMany" not in spec["accessModes"]
+    for claim in p.by_type(PVC):  # provisioned claims (no static PV): the claim's mode
+        spec = claim["inputs"]["spec"]
+        if "volumeName" in spec:
+            continue
+        ns = claim["inputs"]["metadata"]["namespace"]
+        reader = ns in READERS
+        mount = store.mount_for(ns)
+        assert mount.read_only is reader
+        assert mount.volume["persistentVolumeClaim"]["readOnly"] is reader
+        assert ("ReadOnlyMany" in spec["accessModes"]) is reader
 
 
 def test_volume_handles_are_unique(planned):
@@ -109,9 +143,10 @@ def test_mount_for_refuses_a_namespace_that_is_not_a_consumer(planned):
     _, _, store = planned
     with pytest.raises(ModelStoreInputError) as err:
         store.mount_for("elsewhere")
+    consumers = ", ".join(READERS + writers(store.backend_name))
     assert str(err.value) == (
         "llama: namespace must be one of the store's consumer namespaces "
-        "(inference, batch, loader), got 'elsewhere'"
+        f"({consumers}), got 'elsewhere'"
     )
 
 

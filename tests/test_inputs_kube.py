@@ -74,6 +74,13 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "efs": {"cluster_name": CLUSTER},
     "mountpoint-s3": {"cluster_name": CLUSTER},
     "gcs-fuse": {"cluster_name": "ml-gke", "location": "us-central1"},
+    "hyperdisk-ml": {
+        "cluster_name": "prod-gke",
+        "location": "us-central1",
+        "source_uri": "gs://acme-models/llama/",
+        "model_revision": "v1",
+        "size_gib": 100,
+    },
 }
 LOADER = {"image": "python:3.12-slim", "command": ["python", "-c", "print('load')"]}
 
@@ -95,6 +102,17 @@ def cache(name: str = "llama", **args: Any) -> Callable[[], Any]:
 Row = tuple[str, Callable[[], Any], str]
 
 BAD_INPUTS: list[Row] = [
+    # -- hyperdisk-ml (its own rules: tests/test_hyperdisk.py) -----------------------------------
+    (
+        "hyperdisk-ml",
+        store("hyperdisk-ml", claim_name="Models"),
+        f"llama: claim_name must be {DNS_LABEL}, got 'Models'",
+    ),
+    (
+        "hyperdisk-ml",
+        store("hyperdisk-ml", service_account_name="Loader_SA"),
+        f"llama: service_account_name must be {DNS_SUBDOMAIN}, got 'Loader_SA'",
+    ),
     # -- local --------------------------------------------------------------------------------
     (
         "local",

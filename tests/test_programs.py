@@ -16,6 +16,8 @@ PROGRAMS = all_programs()
 CRD_GROUPS = {
     "snapshot.storage.k8s.io": "checked against the external-snapshotter v1 CRDs in test_ebs.py",
     "serving.kserve.io": "KServe's InferenceService",
+    "datalayer.gke.io": "GKE Volume Populator's GCPDataSource: checked in test_hyperdisk.py",
+    "cloud.google.com": "GKE's ComputeClass: checked in test_hyperdisk.py",
 }
 
 

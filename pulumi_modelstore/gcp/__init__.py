@@ -2,12 +2,15 @@
 
 from .cluster import GkeCluster, GkeClusterArgs, cluster_settings, node_pool_settings
 from .gcsfuse import GcsFuseModelStore, GcsFuseModelStoreArgs
+from .hyperdisk import HyperdiskMlModelStore, HyperdiskMlModelStoreArgs
 
 __all__ = [
     "GcsFuseModelStore",
     "GcsFuseModelStoreArgs",
     "GkeCluster",
     "GkeClusterArgs",
+    "HyperdiskMlModelStore",
+    "HyperdiskMlModelStoreArgs",
     "cluster_settings",
     "node_pool_settings",
 ]

@@ -48,6 +48,7 @@ from .cluster import (
     require_gke_metadata,
     require_workload_pool,
 )
+from .identity import workload_identity_principal
 from .store import GcpModelStore, GcpModelStoreArgs
 
 DRIVER = "gcsfuse.csi.storage.gke.io"
@@ -407,10 +408,7 @@ def autopilot_sidecar_limits(store: str, resources: Mapping[str, str], autopilot
 def workload_principal(facts: GkeClusterFacts, namespace: str, service_account: str) -> str:
     """The direct workload identity principal of a Kubernetes service account."""
     pool = facts.workload_pool or f"{facts.project}.svc.id.goog"
-    return (
-        f"principal://iam.googleapis.com/projects/{facts.project_number}/locations/global/"
-        f"workloadIdentityPools/{pool}/subject/ns/{namespace}/sa/{service_account}"
-    )
+    return workload_identity_principal(facts.project_number, pool, namespace, service_account)
 
 
 def legacy_member(facts: GkeClusterFacts, namespace: str, service_account: str) -> str:

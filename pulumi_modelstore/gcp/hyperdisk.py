@@ -1,0 +1,493 @@
+"""A model store on Hyperdisk ML, filled once from a Cloud Storage folder by the GKE Volume
+Populator and attached read-only to many nodes at high throughput: GKE's answer to a
+read-only-many persistent disk.
+
+The store makes a ``hyperdisk-ml`` StorageClass (provisioned throughput, zonal or multi-zone)
+and, per reader namespace, a Kubernetes service account with bucket-level read access (its
+direct workload identity principal), a ``GCPDataSource`` naming the folder and that account,
+and a ReadOnlyMany claim whose ``dataSourceRef`` names the data source. The disk itself is
+provisioned by the PD CSI driver when the populator's transfer runs: there is no disk resource
+in the Pulumi graph and no static PV.
+
+Facts checked upstream:
+
+- StorageClass parameters (kubernetes-sigs/gcp-compute-persistent-disk-csi-driver,
+  pkg/parameters/constants.go): ``type`` (``hyperdisk-ml``, DiskTypeHdML),
+  ``provisioned-throughput-on-create``, ``enable-multi-zone-provisioning``, ``labels``; the
+  zone topology key is ``topology.gke.io/zone`` (pkg/common/constants.go TopologyKeyZone).
+- ``GCPDataSource`` (docs.cloud.google.com/kubernetes-engine/docs/reference/crds/gcpdatasource):
+  ``datalayer.gke.io/v1``, spec ``cloudStorage.uri`` (``gs://my-bucket/my-data/``) and
+  ``cloudStorage.serviceAccountName`` (an account with read access to the data source); the
+  claim names it through ``dataSourceRef`` (docs .../concepts/about-volume-populator).
+- ``ComputeClass`` (docs .../reference/crds/computeclass): ``cloud.google.com/v1``,
+  ``spec.priorities`` required (each rule e.g. ``machineFamily``), ``nodePoolAutoCreation``,
+  ``whenUnsatisfiable``. The populator's transfer Job asks for the class named exactly
+  ``gcs-to-hdml-compute-class`` (FACTS).
+- Hyperdisk ML limits (docs cloud.google.com/compute/docs/disks/hd-types/hyperdisk-ml): size
+  4 GiB-64 TiB; throughput 400-1,200,000 MiB/s, at most 1,600 MiB/s per GiB and at least
+  0.12 MiB/s per GiB; read-only attach to up to 2,500 nodes.
+
+A Hyperdisk ML volume turns read-only for good on its first read-only attach (the PD driver
+sets its access mode to READ_ONLY_MANY; FACTS): a model update is a NEW volume. So
+``model_revision`` is part of the data source's and the StorageClass's names and of each
+claim's identity, and a claim is replaced (deleted, then created: its name stays the same for
+workloads) whenever its spec changes, never edited.
+"""
+
+# No `from __future__ import annotations`: the component analyzer reads these annotations.
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from .. import validation as v
+from ..errors import ModelStoreInputError
+from ..fields import Parser
+from ..kube.snapshots import KubernetesObject, name_after
+from ..kube.volumes import SKIP_AWAIT
+from ..store import Binding, Spec
+from .cluster import (
+    GkeCluster,
+    GkeClusterFacts,
+    region_of,
+    require_pd_csi_addon,
+    require_workload_pool,
+)
+from .identity import workload_identity_principal
+from .store import GcpModelStore, GcpModelStoreArgs
+
+PD_CSI_DRIVER = "pd.csi.storage.gke.io"
+DISK_TYPE = "hyperdisk-ml"
+ZONE_TOPOLOGY_KEY = "topology.gke.io/zone"
+DATA_SOURCE_GROUP = "datalayer.gke.io"
+DATA_SOURCE_API_VERSION = f"{DATA_SOURCE_GROUP}/v1"
+DATA_SOURCE_KIND = "GCPDataSource"
+COMPUTE_CLASS_API_VERSION = "cloud.google.com/v1"
+COMPUTE_CLASS_NAME = "gcs-to-hdml-compute-class"
+# The machine families the transfer Job's nodes come from when the store creates the class
+# (Google's example for this class; any family that attaches Hyperdisk ML will do).
+COMPUTE_CLASS_MACHINE_FAMILIES = ("c3", "c3d")
+READER_ROLE = "roles/storage.objectViewer"
+REVISION_ANNOTATION = "modelstore.pulumi.com/model-revision"
+
+MIN_SIZE_GIB, MAX_SIZE_GIB = 4, 65536
+MIN_THROUGHPUT, MAX_THROUGHPUT = 400, 1_200_000
+MAX_THROUGHPUT_PER_GIB = 1600
+MIN_THROUGHPUT_PER_GIB = 0.12
+
+# Cloud Storage bucket names (cloud.google.com/storage/docs/buckets#naming): 3-63 characters
+# of lowercase letters, digits, '-', '_' and '.', starting and ending with a letter or digit
+# (up to 222 with dots, each dot-separated part at most 63). Names starting "goog" are refused.
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
+BUCKET_RULE = (
+    "a Cloud Storage bucket name (3-63 lowercase letters, digits, '-', '_' and '.', starting "
+    "and ending with a letter or digit; up to 222 with dots, 63 between dots; not starting "
+    "with goog)"
+)
+_ZONE = re.compile(r"[a-z]+-[a-z]+\d+-[a-z]")
+
+
+class HyperdiskMlModelStoreArgs(GcpModelStoreArgs, total=False):
+    """Arguments of :class:`HyperdiskMlModelStore`: the cluster, the source folder, the model
+    revision, the size and at least one reader namespace are required."""
+
+    source_uri: str
+    """The Cloud Storage folder the volumes are filled from, ``gs://<bucket>/<path>/`` (the
+    trailing ``/`` is required: the populator copies the folder's contents). Required."""
+    model_revision: str
+    """The model revision the volumes hold, a DNS-1123 label (``v1``, ``2024-06-01``,
+    ``llama-3-8b-r2``). A Hyperdisk ML volume turns read-only for good on its first read-only
+    attach, so a new model is a new volume: changing the revision makes new data sources, a
+    new StorageClass and REPLACES every claim (same claim name, new volume, filled again from
+    ``source_uri``). Required."""
+    size_gib: int
+    """Size of each volume in GiB, 4-65536 (Hyperdisk ML's range); at least the folder's size.
+    Fixed: the class allows no expansion, a new size is a new revision. Required."""
+    throughput_mib_per_s: int
+    """Provisioned throughput of each volume in MiB/s (``provisioned-throughput-on-create``):
+    at least 400 (and 0.12 per GiB of size), at most 1,600 per GiB of size and 1,200,000. The
+    volume's read throughput is shared by every node that attaches it. Applies to volumes
+    created after a change (a new revision). Default: ``2400``."""
+    zones: Sequence[str]
+    """Zones of the cluster's region to provision in, for multi-zone volumes
+    (``enable-multi-zone-provisioning``: one disk per zone, filled once, volume binding
+    Immediate). At least two. Default: none, a zonal volume in the zone of its first consumer
+    (volume binding WaitForFirstConsumer)."""
+    service_account_name: str
+    """The Kubernetes service account the store creates in each reader namespace for the
+    populator's transfer (``GCPDataSource.spec.cloudStorage.serviceAccountName``); the store
+    grants its workload identity principal ``roles/storage.objectViewer`` on the bucket.
+    Default: the claim name followed by ``-hdml-loader``."""
+    create_compute_class: bool
+    """Create the ComputeClass ``gcs-to-hdml-compute-class`` the populator's transfer Job
+    runs on (once per cluster; machine families c3, then c3d, node pools auto-created). Leave
+    off where the platform manages it. Default: ``False``."""
+
+
+# ---- rules ---------------------------------------------------------------------------------
+
+
+def source_uri_is_a_gcs_folder(store: str, uri: Any) -> tuple[str, str] | None:
+    """``gs://<bucket>/<path>/``: the bucket must be one, the trailing '/' is required.
+    Returns (bucket, path)."""
+    if v.is_output(uri):
+        raise ModelStoreInputError(
+            store,
+            "source_uri",
+            "<Output>",
+            "a plain string (its bucket gets the IAM grant, known before deploy)",
+        )
+    if not isinstance(uri, str) or not uri.startswith("gs://"):
+        raise ModelStoreInputError(
+            store, "source_uri", uri, "a Cloud Storage folder URI, gs://<bucket>/<path>/"
+        )
+    if not uri.endswith("/"):
+        raise ModelStoreInputError(
+            store,
+            "source_uri",
+            uri,
+            "a folder URI ending in '/' (gs://<bucket>/<path>/: the populator copies the "
+            "folder's contents)",
+        )
+    bucket, _, path = uri[len("gs://") :].partition("/")
+    if not is_bucket_name(bucket):
+        raise ModelStoreInputError(store, "source_uri", uri, f"gs:// then {BUCKET_RULE}")
+    if "//" in f"/{path}":
+        raise ModelStoreInputError(
+            store, "source_uri", uri, "a folder URI without empty path segments ('//')"
+        )
+    return bucket, path
+
+
+def is_bucket_name(name: str) -> bool:
+    if not _BUCKET.fullmatch(name) or name.startswith("goog"):
+        return False
+    parts = name.split(".")
+    return (len(name) <= 63 or len(parts) > 1) and all(0 < len(p) <= 63 for p in parts)
+
+
+def size_in_range(store: str, field: str, size: Any) -> None:
+    if not MIN_SIZE_GIB <= size <= MAX_SIZE_GIB:
+        raise ModelStoreInputError(
+            store, field, size, f"between {MIN_SIZE_GIB} and {MAX_SIZE_GIB} GiB (Hyperdisk ML)"
+        )
+
+
+def throughput_fits_size(store: str, throughput: Any, size: Any) -> None:
+    """Hyperdisk ML: 400-1,200,000 MiB/s, at least 0.12 and at most 1,600 per GiB of size."""
+    low = max(MIN_THROUGHPUT, math.ceil(MIN_THROUGHPUT_PER_GIB * size))
+    high = min(MAX_THROUGHPUT, MAX_THROUGHPUT_PER_GIB * size)
+    if not low <= throughput <= high:
+        raise ModelStoreInputError(
+            store,
+            "throughput_mib_per_s",
+            throughput,
+            f"between {low} and {high} MiB/s for a {size} GiB Hyperdisk ML volume (at least "
+            f"{MIN_THROUGHPUT} and {MIN_THROUGHPUT_PER_GIB} per GiB, at most "
+            f"{MAX_THROUGHPUT_PER_GIB} per GiB and {MAX_THROUGHPUT:,})",
+        )
+
+
+def zones_are_one_region(store: str, field: str, zones: Sequence[str]) -> None:
+    """Multi-zone volumes: two zones at least, each once, all in one region."""
+    for zone in zones:
+        if not _ZONE.fullmatch(zone):
+            raise ModelStoreInputError(store, field, zone, "zones such as us-central1-a")
+    if len(set(zones)) != len(zones):
+        raise ModelStoreInputError(store, field, list(zones), "a list without repeats")
+    if len(zones) < 2:
+        raise ModelStoreInputError(
+            store,
+            field,
+            list(zones),
+            "at least two zones for multi-zone volumes (leave zones out for a zonal volume)",
+        )
+    regions = sorted({region_of(z) for z in zones})
+    if len(regions) > 1:
+        raise ModelStoreInputError(
+            store, field, list(zones), f"zones of one region (got {', '.join(regions)})"
+        )
+
+
+def readers_only(store: str, writers: Any) -> None:
+    if writers:
+        raise ModelStoreInputError(
+            store,
+            "writers",
+            list(writers),
+            "empty: a Hyperdisk ML store is filled once from source_uri and read-only for "
+            "many (ReadOnlyMany); publish a model to the bucket and raise model_revision",
+        )
+
+
+def names_are_subdomains(store: str, claim_name: str, revision: str) -> None:
+    """The data source ``<claim_name>-<revision>`` and the StorageClass
+    ``<store>-hdml-<revision>`` are object names (NameIsDNSSubdomain)."""
+    v.dns_subdomain(
+        store,
+        "GCPDataSource name (<claim_name>-<model_revision>)",
+        data_source_name(claim_name, revision),
+    )
+    v.dns_subdomain(
+        store,
+        "StorageClass name (<store>-hdml-<model_revision>)",
+        storage_class_name(store, revision),
+    )
+
+
+def data_source_name(claim_name: str, revision: str) -> str:
+    return f"{claim_name}-{revision}"
+
+
+def storage_class_name(store: str, revision: str) -> str:
+    """Named after the store and revision: never one of GKE's own classes (``standard-rwo``,
+    ``premium-rwo``, ...)."""
+    return f"{store}-hdml-{revision}"
+
+
+def _default_service_account(store: str, claim_name: str) -> str:
+    return f"{claim_name}-hdml-loader"
+
+
+# ---- the store -----------------------------------------------------------------------------
+
+
+class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
+    """A model store on Hyperdisk ML volumes, one per reader namespace, each filled from
+    ``source_uri`` by the GKE Volume Populator and mounted ReadOnlyMany. Readers only: the
+    bucket is where models are published; a new ``model_revision`` makes new volumes.
+
+    ``protect`` does not apply: the volumes are copies of the bucket (the StorageClass deletes
+    a volume with its claim), and the bucket is not the store's."""
+
+    args_type = HyperdiskMlModelStoreArgs
+
+    storage_class_name: pulumi.Output[str]
+    """The ``hyperdisk-ml`` StorageClass the claims are provisioned from."""
+    source_uri: pulumi.Output[str]
+    """The Cloud Storage folder the volumes are filled from."""
+    model_revision: pulumi.Output[str]
+    """The model revision the volumes hold."""
+    data_source_names: pulumi.Output[dict[str, str]]
+    """Reader namespace -> its GCPDataSource's name."""
+    loader_service_account_names: pulumi.Output[dict[str, str]]
+    """Reader namespace -> the service account the populator's transfer runs as."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: HyperdiskMlModelStoreArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(resource_name, args, opts)
+
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        cls.gcp_rules(p)
+        p.rule(readers_only, "writers")
+        for required in ("source_uri", "model_revision", "size_gib"):
+            if p[required] is None and p.ok(required):
+                p.rule(_required(required))
+        if p["source_uri"] is not None:
+            found = p.rule(source_uri_is_a_gcs_folder, "source_uri")
+            if found is not None:
+                p.derived["bucket"], p.derived["path"] = found
+        p.field_rule(v.dns_label, "model_revision")
+        p.field_rule(size_in_range, "size_gib")
+        if p["size_gib"] is not None:
+            p.rule(throughput_fits_size, "throughput_mib_per_s", "size_gib")
+        p.field_rule(zones_are_one_region, "zones")
+        if p["model_revision"] is not None and p.ok("claim_name"):
+            p.rule(names_are_subdomains, "claim_name", "model_revision")
+        if "service_account_name" not in p and p.ok("claim_name") and p["claim_name"]:
+            p.set("service_account_name", _default_service_account(p.store, p["claim_name"]))
+        p.field_rule(v.dns_subdomain, "service_account_name")
+
+    def preflight(
+        self, spec: Spec[Any], cluster: Any, opts: pulumi.ResourceOptions | None
+    ) -> GkeClusterFacts:
+        assert isinstance(cluster, GkeCluster)
+        store = spec.common.name
+        facts = cluster.facts(store)
+        require_pd_csi_addon(store, facts)
+        require_workload_pool(store, facts)
+        zones = spec.args.get("zones") or ()
+        outside = [z for z in zones if region_of(z) != facts.region]
+        if outside:
+            raise ModelStoreInputError(
+                store,
+                "zones",
+                list(zones),
+                f"zones of the cluster's region {facts.region} (not in it: {', '.join(outside)})",
+            )
+        return facts
+
+    def provision(self, spec: Spec[Any], cluster: Any, facts: GkeClusterFacts) -> Binding:
+        a, c = spec.args, spec.common
+        revision, uri = a["model_revision"], a["source_uri"]
+        bucket = spec.derived["bucket"]
+        labels = {**c.labels}
+        sc_name = storage_class_name(c.name, revision)
+        storage_class = self._storage_class(spec, sc_name, labels)
+        compute_class = None
+        if a["create_compute_class"]:
+            compute_class = cluster.install_once(
+                COMPUTE_CLASS_NAME,
+                c.name,
+                f"ComputeClass {COMPUTE_CLASS_NAME}",
+                lambda: compute_class_resource(cluster, labels),
+                field="create_compute_class",
+            )
+        ksa_name = a["service_account_name"]
+        ds_name = data_source_name(c.claim_name, revision)
+        sources: dict[str, Any] = {}
+        accounts: dict[str, Any] = {}
+        for ns in c.readers:
+            namespace = cluster.namespace(ns, self, c.name) if c.create_namespaces else None
+            in_ns = [namespace] if namespace is not None else []
+            account = k8s.core.v1.ServiceAccount(
+                f"{c.name}-loader-{ns}",
+                metadata={"name": ksa_name, "namespace": ns, "labels": labels},
+                opts=pulumi.ResourceOptions(parent=self, depends_on=in_ns),
+            )
+            grant = gcp.storage.BucketIAMMember(
+                f"{c.name}-loader-read-{ns}",
+                bucket=bucket,
+                role=READER_ROLE,
+                member=workload_identity_principal(
+                    facts.project_number, str(facts.workload_pool), ns, ksa_name
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            # The transfer starts when the claim appears: by then its account must exist (the
+            # spec names it, through data) and may read the bucket (the grant), and the
+            # transfer Job's class must exist where the store makes it.
+            sources[ns] = KubernetesObject(
+                f"{c.name}-source-{ns}",
+                {
+                    "apiVersion": DATA_SOURCE_API_VERSION,
+                    "kind": DATA_SOURCE_KIND,
+                    "metadata": {
+                        "name": ds_name,
+                        "namespace": ns,
+                        "labels": labels,
+                        "annotations": {REVISION_ANNOTATION: revision},
+                    },
+                    "spec": {
+                        "cloudStorage": {
+                            "uri": uri,
+                            "serviceAccountName": name_after(account, ksa_name),
+                        }
+                    },
+                },
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=[grant, *in_ns, *([compute_class] if compute_class else [])],
+                ),
+            )
+            accounts[ns] = account
+        self.data_sources = sources
+        self.loader_accounts = accounts
+        self.storage_class = storage_class
+        self.compute_class = compute_class
+        self.storage_class_name = name_after(storage_class, sc_name)
+        self.source_uri = pulumi.Output.from_input(uri)
+        self.model_revision = pulumi.Output.from_input(revision)
+        self.data_source_names = pulumi.Output.from_input({ns: ds_name for ns in c.readers})
+        self.loader_service_account_names = pulumi.Output.from_input(
+            {ns: ksa_name for ns in c.readers}
+        )
+        return Binding(
+            capacity=f"{a['size_gib']}Gi",
+            source=lambda ns, ro: {},
+            reader_access_mode="ReadOnlyMany",
+            claim=lambda ns, ro: {
+                "accessModes": ["ReadOnlyMany"],
+                "storageClassName": name_after(storage_class, sc_name),
+                "dataSourceRef": {
+                    "apiGroup": DATA_SOURCE_GROUP,
+                    "kind": DATA_SOURCE_KIND,
+                    "name": name_after(sources[ns], ds_name),
+                },
+            },
+            # The claim binds only after the transfer, which may take long: Pulumi must not
+            # wait for it. The revision annotation names what the volume holds.
+            claim_annotations={SKIP_AWAIT: "true", REVISION_ANNOTATION: revision},
+            claim_options=lambda ns: pulumi.ResourceOptions(
+                # The data source outlives its claim: a destroy (or a replacement) deletes the
+                # claim first; a claim whose data source is gone is stuck (FACTS).
+                depends_on=[sources[ns]],
+                # A claim's spec is immutable and its volume read-only for good once attached:
+                # any change (revision, size, class) is a new volume under the same name.
+                replace_on_changes=["spec"],
+                delete_before_replace=True,
+            ),
+        )
+
+    def _storage_class(
+        self, spec: Spec[Any], name: str, labels: Mapping[str, str]
+    ) -> k8s.storage.v1.StorageClass:
+        a = spec.args
+        zones = list(a.get("zones") or ())
+        parameters = {
+            "type": DISK_TYPE,
+            "provisioned-throughput-on-create": f"{a['throughput_mib_per_s']}Mi",
+            # GCP labels on every disk the class provisions (key=value, comma separated).
+            "labels": ",".join(f"{k}={val}" for k, val in self.labels(spec).items()),
+        }
+        extra: dict[str, Any] = {"volume_binding_mode": "WaitForFirstConsumer"}
+        if zones:
+            parameters["enable-multi-zone-provisioning"] = "true"
+            extra = {
+                "volume_binding_mode": "Immediate",
+                "allowed_topologies": [
+                    {"matchLabelExpressions": [{"key": ZONE_TOPOLOGY_KEY, "values": zones}]}
+                ],
+            }
+        return k8s.storage.v1.StorageClass(
+            f"{spec.common.name}-storage-class",
+            metadata={"name": name, "labels": dict(labels)},
+            provisioner=PD_CSI_DRIVER,
+            parameters=parameters,
+            allow_volume_expansion=False,
+            # The volume is a copy of the bucket: it goes with its claim (a new revision
+            # would otherwise leave the old disks behind, billed).
+            reclaim_policy="Delete",
+            opts=pulumi.ResourceOptions(parent=self),
+            **extra,
+        )
+
+
+def compute_class_resource(cluster: Any, labels: Mapping[str, str]) -> KubernetesObject:
+    """The ComputeClass the populator's transfer Job runs on, named exactly as GKE asks."""
+    return KubernetesObject(
+        f"{cluster.scope_name}-{COMPUTE_CLASS_NAME}",
+        {
+            "apiVersion": COMPUTE_CLASS_API_VERSION,
+            "kind": "ComputeClass",
+            "metadata": {
+                "name": COMPUTE_CLASS_NAME,
+                "labels": {"app.kubernetes.io/managed-by": labels["app.kubernetes.io/managed-by"]},
+            },
+            "spec": {
+                "priorities": [{"machineFamily": f} for f in COMPUTE_CLASS_MACHINE_FAMILIES],
+                "nodePoolAutoCreation": {"enabled": True},
+                "whenUnsatisfiable": "ScaleUpAnyway",
+            },
+        },
+        opts=pulumi.ResourceOptions(parent=cluster),
+    )
+
+
+def _required(field: str) -> Callable[[str], None]:
+    """A rule refusing ``field`` unset (it has no default)."""
+
+    def required(store: str) -> None:
+        raise ModelStoreInputError(store, field, None, "set (it has no default)")
+
+    return required
