@@ -296,19 +296,13 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ),
     (
         {"throughput_mib_per_s": 300},
-        "throughput_mib_per_s must be between 400 and 160000 MiB/s for a 100 GiB Hyperdisk ML "
-        "volume (at least 400 and 0.12 per GiB, at most 1600 per GiB and 1,200,000), got 300",
+        "throughput_mib_per_s must be between 400 and 1,200,000 MiB/s (Hyperdisk ML's range), "
+        "got 300",
     ),
     (
-        {"size_gib": 4, "throughput_mib_per_s": 7000},
-        "throughput_mib_per_s must be between 400 and 6400 MiB/s for a 4 GiB Hyperdisk ML "
-        "volume (at least 400 and 0.12 per GiB, at most 1600 per GiB and 1,200,000), got 7000",
-    ),
-    (
-        {"size_gib": 65536},
-        "throughput_mib_per_s must be between 7865 and 1200000 MiB/s for a 65536 GiB "
-        "Hyperdisk ML volume (at least 400 and 0.12 per GiB, at most 1600 per GiB and "
-        "1,200,000), got 2400",
+        {"throughput_mib_per_s": 1_200_001},
+        "throughput_mib_per_s must be between 400 and 1,200,000 MiB/s (Hyperdisk ML's range), "
+        "got 1200001",
     ),
     (
         {"size_gib": 2},

@@ -24,8 +24,9 @@ Facts checked upstream:
   ``whenUnsatisfiable``. The populator's transfer Job asks for the class named exactly
   ``gcs-to-hdml-compute-class`` (FACTS).
 - Hyperdisk ML limits (docs cloud.google.com/compute/docs/disks/hd-types/hyperdisk-ml): size
-  4 GiB-64 TiB; throughput 400-1,200,000 MiB/s, at most 1,600 MiB/s per GiB and at least
-  0.12 MiB/s per GiB; read-only attach to up to 2,500 nodes.
+  4 GiB-64 TiB; throughput 400-1,200,000 MiB/s; read-only attach to up to 2,500 nodes. The
+  page also bounds throughput per GiB of size; those figures could not be read here, so they
+  are not checked (Compute Engine refuses such a disk when the driver creates it).
 
 A Hyperdisk ML volume turns read-only for good on its first read-only attach (the PD driver
 sets its access mode to READ_ONLY_MANY; FACTS): a model update is a NEW volume. So
@@ -36,7 +37,6 @@ workloads) whenever its spec changes, never edited.
 
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -77,8 +77,6 @@ REVISION_ANNOTATION = "modelstore.pulumi.com/model-revision"
 
 MIN_SIZE_GIB, MAX_SIZE_GIB = 4, 65536
 MIN_THROUGHPUT, MAX_THROUGHPUT = 400, 1_200_000
-MAX_THROUGHPUT_PER_GIB = 1600
-MIN_THROUGHPUT_PER_GIB = 0.12
 
 # Cloud Storage bucket names (cloud.google.com/storage/docs/buckets#naming): 3-63 characters
 # of lowercase letters, digits, '-', '_' and '.', starting and ending with a letter or digit
@@ -110,9 +108,9 @@ class HyperdiskMlModelStoreArgs(GcpModelStoreArgs, total=False):
     Fixed: the class allows no expansion, a new size is a new revision. Required."""
     throughput_mib_per_s: int
     """Provisioned throughput of each volume in MiB/s (``provisioned-throughput-on-create``):
-    at least 400 (and 0.12 per GiB of size), at most 1,600 per GiB of size and 1,200,000. The
-    volume's read throughput is shared by every node that attaches it. Applies to volumes
-    created after a change (a new revision). Default: ``2400``."""
+    400 to 1,200,000 (Compute Engine also bounds it per GiB of size). The volume's read
+    throughput is shared by every node that attaches it. Applies to volumes created after a
+    change (a new revision). Default: ``2400``."""
     zones: Sequence[str]
     """Zones of the cluster's region to provision in, for multi-zone volumes
     (``enable-multi-zone-provisioning``: one disk per zone, filled once, volume binding
@@ -178,18 +176,14 @@ def size_in_range(store: str, field: str, size: Any) -> None:
         )
 
 
-def throughput_fits_size(store: str, throughput: Any, size: Any) -> None:
-    """Hyperdisk ML: 400-1,200,000 MiB/s, at least 0.12 and at most 1,600 per GiB of size."""
-    low = max(MIN_THROUGHPUT, math.ceil(MIN_THROUGHPUT_PER_GIB * size))
-    high = min(MAX_THROUGHPUT, MAX_THROUGHPUT_PER_GIB * size)
-    if not low <= throughput <= high:
+def throughput_in_range(store: str, throughput: Any) -> None:
+    """Hyperdisk ML takes 400-1,200,000 MiB/s (its per-GiB bounds are not checked here)."""
+    if not MIN_THROUGHPUT <= throughput <= MAX_THROUGHPUT:
         raise ModelStoreInputError(
             store,
             "throughput_mib_per_s",
             throughput,
-            f"between {low} and {high} MiB/s for a {size} GiB Hyperdisk ML volume (at least "
-            f"{MIN_THROUGHPUT} and {MIN_THROUGHPUT_PER_GIB} per GiB, at most "
-            f"{MAX_THROUGHPUT_PER_GIB} per GiB and {MAX_THROUGHPUT:,})",
+            f"between {MIN_THROUGHPUT} and {MAX_THROUGHPUT:,} MiB/s (Hyperdisk ML's range)",
         )
 
 
@@ -300,7 +294,7 @@ class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
         p.field_rule(v.dns_label, "model_revision")
         p.field_rule(size_in_range, "size_gib")
         if p["size_gib"] is not None:
-            p.rule(throughput_fits_size, "throughput_mib_per_s", "size_gib")
+            p.rule(throughput_in_range, "throughput_mib_per_s")
         p.field_rule(zones_are_one_region, "zones")
         if p["model_revision"] is not None and p.ok("claim_name"):
             p.rule(names_are_subdomains, "claim_name", "model_revision")
