@@ -511,3 +511,49 @@ def test_google_account_ids_are_valid():
     for claim, ns in (("llama", "inference"), ("7b", "a" * 63), ("x" * 63, "batch")):
         account = g.google_account_id(claim, ns)
         assert re.fullmatch(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", account), account
+
+
+def test_a_managed_profile_names_gkes_class_and_leaves_tuning_to_it():
+    _, p = run(
+        invokes=cluster_answer(masterVersion="1.35.2-gke.1000000"),
+        managed_profile="serving",
+        writers=["loader"],
+    )
+    for state in [*p.by_type(PV), *p.by_type(PVC)]:
+        assert state["inputs"]["spec"]["storageClassName"] == "gcsfusecsi-serving"
+    for pv in p.by_type(PV):
+        csi = pv["inputs"]["spec"]["csi"]
+        assert "volumeAttributes" not in csi  # no tuning of the store's own
+        assert not [o for o in pv["inputs"]["spec"].get("mountOptions", []) if "cache" in o]
+
+
+@pytest.mark.parametrize(
+    ("args", "invokes", "message"),
+    [
+        (
+            {"managed_profile": "serving"},
+            None,
+            "llama: managed_profile must be unset on cluster 'ml-gke', whose control plane runs "
+            "GKE 1.34.1-gke.1829001 (managed profiles need 1.35.1 or later; use tuning "
+            "instead), got 'serving'",
+        ),
+        (
+            {"managed_profile": "serving", "tuning": "file-cache"},
+            {"masterVersion": "1.35.2-gke.1000000"},
+            "llama: tuning must be unset when managed_profile is set (it is 'serving'), got "
+            "'file-cache'",
+        ),
+        (
+            {"managed_profile": "inference"},
+            None,
+            "llama: managed_profile must be one of serving, training, checkpointing, got "
+            "'inference'",
+        ),
+    ],
+    ids=["gke-too-old", "with-tuning", "unknown"],
+)
+def test_managed_profile_refusals(args, invokes, message):
+    with pytest.raises(PlanError) as err:
+        plan(gcs(**args), config=CONFIG, invokes=cluster_answer(**(invokes or {})))
+    assert str(err.value) == message
+    assert len(err.value.registered) == 1

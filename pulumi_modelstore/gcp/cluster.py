@@ -59,6 +59,14 @@ class GkeClusterFacts:
     autopilot: bool
     node_pool_metadata_modes: dict[str, str]
     """Node pool name -> its workload metadata mode (empty on Autopilot: GKE manages it)."""
+    master_version: str = ""
+    """The control plane's GKE version (``1.35.1-gke.1234000``); empty when unknown."""
+
+    def version_at_least(self, *minimum: int) -> bool:
+        """Whether the control plane runs GKE ``minimum`` (e.g. 1, 35, 1) or later; an
+        unknown version is not assumed to be recent."""
+        found = re.match(r"(\d+)\.(\d+)\.(\d+)", self.master_version)
+        return found is not None and tuple(int(g) for g in found.groups()) >= minimum
 
 
 def region_of(location: str) -> str:
@@ -182,6 +190,7 @@ class GkeCluster(ClusterScope):
             pd_csi=_enabled(addons, "gce_persistent_disk_csi_driver_configs"),
             autopilot=bool(cluster.enable_autopilot),
             node_pool_metadata_modes={} if cluster.enable_autopilot else modes,
+            master_version=str(getattr(cluster, "master_version", "") or ""),
         )
 
 

@@ -57,6 +57,9 @@ DRIVER = "gcsfuse.csi.storage.gke.io"
 NOMINAL_CAPACITY = "1Gi"
 STORAGE_CLASS_NAME = "modelstore-gcsfuse"
 MANAGED_CLASS_PREFIX = "gcsfusecsi-"
+# GKE's managed profile classes are gcsfusecsi-<profile>, from GKE 1.35.1 (FACTS).
+MANAGED_PROFILES = ("serving", "training", "checkpointing")
+PROFILE_MIN_GKE = (1, 35, 1)
 IDENTITIES = ("direct", "google-service-account")
 TUNINGS = ("serving", "file-cache", "none")
 READER_ROLE = "roles/storage.objectViewer"
@@ -200,6 +203,12 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     downloads, unlimited metadata caches and ``skipCSIBucketAccessCheck``; the cache lives in
     the sidecar's ephemeral storage, so each file must fit there. ``none``: the driver's
     defaults. Writers get no tuning. Default: ``serving``."""
+    managed_profile: str
+    """Use one of GKE's managed Cloud Storage FUSE profiles instead of ``tuning``:
+    ``serving``, ``training`` or ``checkpointing``. The PVs and claims then name GKE's class
+    ``gcsfusecsi-<profile>`` and GKE tunes the mounts from it. Needs GKE 1.35.1 or later on
+    the control plane (checked before deploy). Not with ``tuning`` or ``storage_class_name``.
+    Default: none (the store's own ``tuning``)."""
     extra_mount_options: Sequence[str]
     """More gcsfuse flags for every PV (``key=value`` or config-file style
     ``section:key:value``). Default: none. Flags the driver drops with only a warning
@@ -305,6 +314,28 @@ def valid_prefix(store: str, field: str, value: Any) -> None:
             value,
             "a folder of the bucket as a relative path without a leading '/' (e.g. "
             "'llama-3-8b'), without '//', '..', ',' or spaces",
+        )
+
+
+def not_with_profile(store: str, field: str, value: Any, profile: Any) -> None:
+    """A managed profile decides the class and the tuning: neither is given beside it."""
+    if profile is not None:
+        raise ModelStoreInputError(
+            store, field, value, f"unset when managed_profile is set (it is {profile!r})"
+        )
+
+
+def profile_supported(store: str, profile: str, facts: Any) -> None:
+    """GKE's managed profile classes arrived with GKE 1.35.1 (FACTS, GCS FUSE serving)."""
+    if not facts.version_at_least(*PROFILE_MIN_GKE):
+        minimum = ".".join(map(str, PROFILE_MIN_GKE))
+        raise ModelStoreInputError(
+            store,
+            "managed_profile",
+            profile,
+            f"unset on cluster {facts.name!r}, whose control plane runs GKE "
+            f"{facts.master_version or 'of an unknown version'} (managed profiles need "
+            f"{minimum} or later; use tuning instead)",
         )
 
 
@@ -504,6 +535,16 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
         p.field_rule(v.dns_subdomain, "service_account_name")
         p.field_rule(valid_storage_class_name, "storage_class_name")
         p.field_rule(v.one_of, "tuning", TUNINGS)
+        p.field_rule(v.one_of, "managed_profile", MANAGED_PROFILES)
+        for name in ("tuning", "storage_class_name"):
+            if name in p:  # given, not defaulted: the profile decides both
+                p.rule(
+                    lambda store, value, profile, n=name: not_with_profile(
+                        store, n, value, profile
+                    ),
+                    name,
+                    "managed_profile",
+                )
         p.field_rule(mount_options_kept, "extra_mount_options")
         p.field_rule(valid_sidecar_resources, "sidecar_resources")
         cls.gcp_rules(p)
@@ -535,6 +576,8 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
             **(a.get("sidecar_resources") or {}),
         }
         autopilot_sidecar_limits(name, sidecar, facts.autopilot)
+        if a.get("managed_profile") is not None:
+            profile_supported(name, a["managed_profile"], facts)
         return _Preflight(facts, region, agent, sidecar)
 
     # ---- 3. provision ---------------------------------------------------------------------------
@@ -605,12 +648,16 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
         self.google_service_accounts = pulumi.Output.from_input(
             {ns: acc.email for ns, acc in self.google_accounts.items()}
         )
-        self.storage_class_name = pulumi.Output.from_input(a["storage_class_name"])
+        profile = a.get("managed_profile")
+        # With a managed profile, GKE tunes the mounts from its class: the store adds none.
+        class_name = f"{MANAGED_CLASS_PREFIX}{profile}" if profile else a["storage_class_name"]
+        own_tuning = "none" if profile else a["tuning"]
+        self.storage_class_name = pulumi.Output.from_input(class_name)
 
         def source(namespace: str, read_only: bool) -> dict[str, Any]:
-            tuning = a["tuning"] if read_only else "none"
+            tuning = own_tuning if read_only else "none"
             attributes = dict(TUNING_ATTRIBUTES[tuning])
-            if not read_only and a["tuning"] != "none":
+            if not read_only and own_tuning != "none":
                 attributes["skipCSIBucketAccessCheck"] = "true"
             options: list[str] = []
             if a.get("prefix"):
@@ -642,7 +689,7 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
                 VOLUMES_ANNOTATION: "true",
                 **{SIDECAR_ANNOTATION + k: q for k, q in sorted(facts.sidecar.items())},
             },
-            storage_class_name=a["storage_class_name"],
+            storage_class_name=class_name,
         )
 
     def _new_bucket(self, spec: Spec[Any], facts: _Preflight) -> "gcp.storage.Bucket":

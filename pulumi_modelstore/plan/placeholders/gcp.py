@@ -33,6 +33,7 @@ def _gke_cluster(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str
         "project": project,
         "location": location,
         "enableAutopilot": False,
+        "masterVersion": "1.34.1-gke.1829001",
         "workloadIdentityConfigs": [{"workloadPool": f"{project}.svc.id.goog"}],
         "addonsConfigs": [
             {
