@@ -13,6 +13,7 @@ from pulumi_modelstore import WorkloadMount
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.gcp import GcsFuseModelStore, GcsFuseModelStoreArgs
 from pulumi_modelstore.gcp import gcsfuse as g
+from pulumi_modelstore.gcp import validation as gcp_v
 from pulumi_modelstore.plan.engine import Plan, PlanError
 from pulumi_modelstore.plan.placeholders import gcp as placeholders
 from tests.conftest import plan
@@ -375,7 +376,7 @@ def test_kms_key_in_another_region_is_refused():
 
 # -- bad input --------------------------------------------------------------------------------
 
-BUCKET_RULE = g.BUCKET_NAME_RULE
+BUCKET_RULE = gcp_v.BUCKET_NAME_RULE
 DROPPED = (
     "a gcsfuse flag the CSI driver passes on (it drops log-file, log-format, cache-dir, "
     "temp-dir, config-file, foreground, key-file, token-url, reuse-token-from-url, "

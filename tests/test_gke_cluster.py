@@ -162,3 +162,22 @@ def test_gcp_labels_follow_the_resource_manager_rules(labels, message):
     with pytest.raises(ModelStoreInputError) as err:
         gcp_v.resource_labels("s", "resource_labels", labels, 2)
     assert str(err.value).startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("name", "ok"),
+    [
+        ("acme-models", True),
+        ("a" * 63, True),
+        ("a" * 64, False),  # 63 at most without dots
+        (".".join(["a" * 63] * 3) + ".ab", True),  # up to 222 with dots, 63 between them
+        ("a" * 64 + ".b", False),
+        ("goog-models", False),
+        ("my-google-models", False),
+        ("192.168.5.4", False),
+        ("Acme_Models", False),
+        ("acme..models", False),
+    ],
+)
+def test_one_cloud_storage_bucket_name_rule_for_both_gcp_stores(name, ok):
+    assert gcp_v.is_bucket_name(name) is ok

@@ -26,7 +26,6 @@ Upstream facts this module encodes (GoogleCloudPlatform/gcs-fuse-csi-driver, mai
 # Signatures naming a provider SDK class quote it (keeps the SDK's modules lazily loaded).
 
 import hashlib
-import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import STORE_NAME, Binding, Spec
+from . import validation as gcp_v
 from .cluster import (
     GkeCluster,
     GkeClusterFacts,
@@ -127,12 +127,6 @@ STANDARD_SIDECAR = {"cpu-limit": "0", "memory-limit": "0", "ephemeral-storage-li
 # ephemeral storage, so raise ephemeral-storage-limit to the model's size with it).
 AUTOPILOT_SIDECAR = {"cpu-limit": "2", "memory-limit": "4Gi", "ephemeral-storage-limit": "10Gi"}
 
-BUCKET_NAME_RULE = (
-    "a valid Cloud Storage bucket name (3-63 lowercase letters, digits, '-', '_' and '.', "
-    "starting and ending with a letter or digit, not starting with 'goog', without 'google', "
-    "not an IP address)"
-)
-_BUCKET_CHARS = re.compile(r"[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]")
 _KMS_KEY = re.compile(r"projects/[^/]+/locations/([^/]+)/keyRings/[^/]+/cryptoKeys/[^/]+")
 _REGION = re.compile(r"[a-z]+-[a-z]+\d+")
 _QUANTITY = re.compile(r"(0|[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?)")
@@ -226,23 +220,7 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
 
 
 def valid_bucket_name(store: str, field: str, value: Any) -> None:
-    if v.is_output(value):
-        return
-    ok = (
-        isinstance(value, str)
-        and bool(_BUCKET_CHARS.fullmatch(value))
-        and not value.startswith("goog")
-        and "google" not in value
-        and ".." not in value
-    )
-    if ok:
-        try:
-            ipaddress.ip_address(value)
-            ok = False
-        except ValueError:
-            pass
-    if not ok:
-        raise ModelStoreInputError(store, field, value, BUCKET_NAME_RULE)
+    gcp_v.bucket_name(store, field, value)
 
 
 def store_name_fits_bucket(store: str, bucket_name: Any) -> None:
@@ -257,7 +235,7 @@ def store_name_fits_bucket(store: str, bucket_name: Any) -> None:
             store,
             STORE_NAME,
             store,
-            f"a name whose new bucket '{store}-bucket-<7 characters>' is {BUCKET_NAME_RULE} "
+            f"a name whose new bucket '{store}-bucket-<7 characters>' is {gcp_v.BUCKET_NAME_RULE} "
             "(or give bucket_name)",
         ) from None
 

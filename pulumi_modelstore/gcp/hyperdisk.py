@@ -51,6 +51,7 @@ from ..fields import Parser
 from ..kube.snapshots import KubernetesObject, name_after
 from ..kube.volumes import SKIP_AWAIT
 from ..store import Binding, Spec
+from . import validation as gcp_v
 from .cluster import (
     GkeCluster,
     GkeClusterFacts,
@@ -78,15 +79,6 @@ REVISION_ANNOTATION = "modelstore.pulumi.com/model-revision"
 MIN_SIZE_GIB, MAX_SIZE_GIB = 4, 65536
 MIN_THROUGHPUT, MAX_THROUGHPUT = 400, 1_200_000
 
-# Cloud Storage bucket names (cloud.google.com/storage/docs/buckets#naming): 3-63 characters
-# of lowercase letters, digits, '-', '_' and '.', starting and ending with a letter or digit
-# (up to 222 with dots, each dot-separated part at most 63). Names starting "goog" are refused.
-_BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
-BUCKET_RULE = (
-    "a Cloud Storage bucket name (3-63 lowercase letters, digits, '-', '_' and '.', starting "
-    "and ending with a letter or digit; up to 222 with dots, 63 between dots; not starting "
-    "with goog)"
-)
 _ZONE = re.compile(r"[a-z]+-[a-z]+\d+-[a-z]")
 
 
@@ -153,20 +145,13 @@ def source_uri_is_a_gcs_folder(store: str, uri: Any) -> tuple[str, str] | None:
             "folder's contents)",
         )
     bucket, _, path = uri[len("gs://") :].partition("/")
-    if not is_bucket_name(bucket):
-        raise ModelStoreInputError(store, "source_uri", uri, f"gs:// then {BUCKET_RULE}")
+    if not gcp_v.is_bucket_name(bucket):
+        raise ModelStoreInputError(store, "source_uri", uri, f"gs:// then {gcp_v.BUCKET_NAME_RULE}")
     if "//" in f"/{path}":
         raise ModelStoreInputError(
             store, "source_uri", uri, "a folder URI without empty path segments ('//')"
         )
     return bucket, path
-
-
-def is_bucket_name(name: str) -> bool:
-    if not _BUCKET.fullmatch(name) or name.startswith("goog"):
-        return False
-    parts = name.split(".")
-    return (len(name) <= 63 or len(parts) > 1) and all(0 < len(p) <= 63 for p in parts)
 
 
 def size_in_range(store: str, field: str, size: Any) -> None:

@@ -1,5 +1,6 @@
 """GCP value rules shared by the GCP stores. Like ``validation.py``'s, each skips Outputs."""
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -43,3 +44,35 @@ def resource_labels(store: str, field: str, labels: Mapping[str, Any], own: int)
             f"at most {MAX_LABELS - own} labels (GCP allows {MAX_LABELS} a resource, and the "
             f"store adds {own} of its own)",
         )
+
+
+# Cloud Storage bucket names (cloud.google.com/storage/docs/buckets#naming): 3-63 lowercase
+# letters, digits, '-', '_' and '.', starting and ending with a letter or digit; up to 222 with
+# dots, each dot-separated part at most 63; not starting with "goog", not containing "google",
+# not an IP address.
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
+BUCKET_NAME_RULE = (
+    "a valid Cloud Storage bucket name (3-63 lowercase letters, digits, '-', '_' and '.', "
+    "starting and ending with a letter or digit; up to 222 with dots, 63 between dots; not "
+    "starting with 'goog', without 'google', not an IP address)"
+)
+
+
+def is_bucket_name(name: str) -> bool:
+    if not _BUCKET.fullmatch(name) or name.startswith("goog") or "google" in name:
+        return False
+    parts = name.split(".")
+    if not (len(name) <= 63 or len(parts) > 1) or not all(0 < len(p) <= 63 for p in parts):
+        return False
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return True
+    return False
+
+
+def bucket_name(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if not isinstance(value, str) or not is_bucket_name(value):
+        raise ModelStoreInputError(store, field, value, BUCKET_NAME_RULE)
