@@ -108,4 +108,4 @@ def _release(r: Created) -> dict[str, Any]:
 
 
 # Each cloud's answers register themselves on import.
-from . import aws, gcp  # noqa: E402, F401
+from . import aws, azure, gcp  # noqa: E402, F401

@@ -1,0 +1,9 @@
+"""Azure stores on AKS: the cluster scope, Blob (blobfuse2) and Azure Files NFS stores."""
+
+from .cluster import AksCluster, AksClusterArgs, cluster_settings
+
+__all__ = [
+    "AksCluster",
+    "AksClusterArgs",
+    "cluster_settings",
+]

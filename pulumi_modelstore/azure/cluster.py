@@ -1,0 +1,279 @@
+"""What belongs to one AKS cluster, shared by the model stores on it: its facts from
+``azure_native.containerservice.get_managed_cluster`` (and the subscription from
+``authorization.get_client_config``), looked up once, and the preflight checks that fail a
+preview instead of a pod mount.
+
+FACTS (Azure): the blob CSI driver is OFF by default on AKS, the file CSI driver and the
+snapshot controller on; workload identity needs the OIDC issuer and
+``securityProfile.workloadIdentity``; in ``get_managed_cluster`` any of these sub-objects may be
+absent (then AKS's default applies).
+"""
+
+# No `from __future__ import annotations`: the component analyzer reads these annotations.
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+import pulumi
+
+from ..cluster import ClusterScope, provider_of, providers_only
+from ..errors import ModelStoreInputError
+from ..fields import Parser
+from ..validation import is_output
+
+
+class AksClusterArgs(TypedDict, total=False):
+    """The AKS cluster a store serves. The Azure stores take these fields too; stores naming
+    one cluster share one :class:`AksCluster`."""
+
+    cluster_name: str
+    """The AKS managed cluster whose nodes mount the stores; its facts (location, OIDC issuer,
+    workload identity, CSI drivers, node subnets) are looked up once before deploy. Required
+    unless ``cluster`` is given."""
+    cluster_resource_group_name: str
+    """The resource group of the managed cluster (not its node resource group ``MC_...``).
+    Required unless ``cluster`` is given."""
+
+
+@dataclass(frozen=True)
+class AksClusterFacts:
+    """What the Azure stores need to know of their cluster, checked before deploy."""
+
+    name: str
+    resource_group_name: str
+    subscription_id: str
+    tenant_id: str
+    location: str
+    oidc_issuer_url: str | None
+    """The cluster's OIDC issuer URL; ``None`` when the issuer is off."""
+    workload_identity: bool
+    blob_csi: bool
+    file_csi: bool
+    snapshot_controller: bool
+    node_subnet_ids: tuple[str, ...]
+    """The distinct ``vnetSubnetID`` of the agent pools (empty with the managed VNet)."""
+    node_resource_group: str = ""
+
+
+def _get(obj: Any, name: str, camel: str | None = None) -> Any:
+    """A field of an invoke result, which arrives as a typed object or a plain mapping."""
+    if obj is None:
+        return None
+    value = getattr(obj, name, None)
+    if value is None and isinstance(obj, Mapping):
+        value = obj.get(name, obj.get(camel) if camel else None)
+    return value
+
+
+def _switch(profile: Any, name: str, camel: str, default: bool) -> bool:
+    """A ``{enabled: bool}`` sub-object: absent, or ``enabled`` unset, means AKS's default."""
+    enabled = _get(_get(profile, name, camel), "enabled")
+    return default if enabled is None else bool(enabled)
+
+
+class AksCluster(ClusterScope):
+    """What belongs to one AKS cluster, shared by the model stores on it: its facts (looked up
+    once), namespaces, the PV and claim names in use. Stores make it on first use from
+    ``cluster_name`` and ``cluster_resource_group_name``; a program may make it itself and pass
+    it as ``cluster``."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: AksClusterArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        store: str | None = None,
+    ) -> None:
+        p = Parser(store or resource_name, AksClusterArgs, args)
+        p.check(lambda: cluster_named(p.store, p["cluster_name"], p["cluster_resource_group_name"]))
+        given = p.finish()
+        super().__init__(
+            "modelstore:index:AksCluster",
+            resource_name,
+            opts,
+            key=("aks", resource_name),
+            store=store,
+        )
+        self._given: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+        provider = provider_of(opts, "azure-native")
+        self._invoke_opts = pulumi.InvokeOptions(provider=provider) if provider else None
+        self._facts: AksClusterFacts | None = None
+
+    @classmethod
+    def join(
+        cls, store: str, args: Mapping[str, Any], opts: pulumi.ResourceOptions | None
+    ) -> "AksCluster":
+        """The scope of the cluster ``args`` name (``cluster``, else ``cluster_name``), made on
+        first use; a store naming it with another resource group is refused."""
+        given_scope = args.get("cluster")
+        if given_scope is not None:
+            if not isinstance(given_scope, AksCluster):
+                raise ModelStoreInputError(
+                    store, "cluster", type(given_scope).__name__, "an AksCluster"
+                )
+            given_scope.check_joins(store, opts)
+            return given_scope
+        cluster_named(store, args.get("cluster_name"), args.get("cluster_resource_group_name"))
+        name = str(args["cluster_name"])
+        found = cls.find(("aks", name))
+        if found is None:
+            facts = {k: args[k] for k in AksClusterArgs.__annotations__ if args.get(k) is not None}
+            return cls(name, facts, providers_only(opts), store=store)  # type: ignore[arg-type]
+        assert isinstance(found, AksCluster)
+        found.check_joins(store, opts)
+        field = "cluster_resource_group_name"
+        value, have = args.get(field), found._given.get(field)
+        if value is not None and have is not None and value != have:
+            found.agree(("aks", field), store, field, value, "the cluster's resource group:")
+        return found
+
+    @property
+    def name(self) -> str:
+        return str(self._given["cluster_name"])
+
+    @property
+    def resource_group_name(self) -> str:
+        return str(self._given["cluster_resource_group_name"])
+
+    def facts(self, store: str) -> AksClusterFacts:
+        """The cluster's facts, looked up once (``store`` is named if a lookup fails)."""
+        if self._facts is None:
+            self._facts = self._look_up(store)
+        return self._facts
+
+    def _look_up(self, store: str) -> AksClusterFacts:
+        import pulumi_azure_native as azure_native
+
+        o = self._invoke_opts
+        try:
+            cluster = azure_native.containerservice.get_managed_cluster(
+                resource_group_name=self.resource_group_name, resource_name=self.name, opts=o
+            )
+        except Exception as exc:  # the data source's own words say why (not found, denied)
+            raise ModelStoreInputError(
+                store,
+                "cluster_name",
+                self.name,
+                f"an AKS cluster in resource group {self.resource_group_name} "
+                f"({' '.join(str(exc).split())[:200]})",
+            ) from exc
+        client = self.lookup(
+            ("azure-client-config",),
+            lambda: azure_native.authorization.get_client_config(opts=o),
+        )
+        oidc = _get(cluster, "oidc_issuer_profile", "oidcIssuerProfile")
+        issuer = _get(oidc, "issuer_url", "issuerURL") if _get(oidc, "enabled") else None
+        security = _get(cluster, "security_profile", "securityProfile")
+        storage = _get(cluster, "storage_profile", "storageProfile")
+        subnets: list[str] = []
+        for pool in _get(cluster, "agent_pool_profiles", "agentPoolProfiles") or []:
+            subnet = _get(pool, "vnet_subnet_id", "vnetSubnetID")
+            if subnet and subnet not in subnets:
+                subnets.append(str(subnet))
+        return AksClusterFacts(
+            name=self.name,
+            resource_group_name=self.resource_group_name,
+            subscription_id=str(client.subscription_id),
+            tenant_id=str(client.tenant_id),
+            location=str(_get(cluster, "location")),
+            oidc_issuer_url=str(issuer) if issuer else None,
+            workload_identity=_switch(security, "workload_identity", "workloadIdentity", False),
+            # AKS's defaults when the sub-object is absent: blob off, file and snapshots on.
+            blob_csi=_switch(storage, "blob_csi_driver", "blobCSIDriver", False),
+            file_csi=_switch(storage, "file_csi_driver", "fileCSIDriver", True),
+            snapshot_controller=_switch(storage, "snapshot_controller", "snapshotController", True),
+            node_subnet_ids=tuple(subnets),
+            node_resource_group=str(
+                _get(cluster, "node_resource_group", "nodeResourceGroup") or ""
+            ),
+        )
+
+
+def cluster_named(store: str, cluster_name: Any, resource_group: Any) -> None:
+    """An Azure store names its cluster and the cluster's resource group (a managed cluster's
+    name is unique only within its resource group), or joins a scope given as ``cluster``."""
+    if not cluster_name or is_output(cluster_name):
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            "<Output>" if is_output(cluster_name) else cluster_name,
+            "the AKS cluster's name, a plain string so it can be looked up before deploy (or "
+            "give cluster)",
+        )
+    if not resource_group or is_output(resource_group):
+        raise ModelStoreInputError(
+            store,
+            "cluster_resource_group_name",
+            "<Output>" if is_output(resource_group) else resource_group,
+            "the AKS cluster's resource group, a plain string (a cluster name is unique only "
+            "within its resource group)",
+        )
+
+
+# ---- preflight: one named check per fact a store depends on ----------------------------------
+
+
+def require_oidc_issuer(store: str, facts: AksClusterFacts) -> None:
+    """Federated credentials trust the cluster's OIDC issuer: without it no pod token is
+    exchanged for an Entra ID token."""
+    if not facts.oidc_issuer_url:
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            facts.name,
+            "a cluster with the OIDC issuer on (oidcIssuerProfile.enabled; see "
+            "azure.cluster_settings)",
+        )
+
+
+def require_workload_identity(store: str, facts: AksClusterFacts) -> None:
+    """The workload identity webhook projects the service account token the mount exchanges."""
+    if not facts.workload_identity:
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            facts.name,
+            "a cluster with workload identity on (securityProfile.workloadIdentity.enabled; see "
+            "azure.cluster_settings)",
+        )
+
+
+def require_blob_csi_driver(store: str, facts: AksClusterFacts) -> None:
+    """The blob CSI driver is an AKS add-on, off by default."""
+    if not facts.blob_csi:
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            facts.name,
+            "a cluster with the blob CSI driver on (storageProfile.blobCSIDriver.enabled, off "
+            "by default on AKS; see azure.cluster_settings)",
+        )
+
+
+def require_file_csi_driver(store: str, facts: AksClusterFacts) -> None:
+    """The Azure Files CSI driver is on by default on AKS, but a cluster may turn it off."""
+    if not facts.file_csi:
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            facts.name,
+            "a cluster with the Azure Files CSI driver on (storageProfile.fileCSIDriver.enabled; "
+            "see azure.cluster_settings)",
+        )
+
+
+def cluster_settings() -> dict[str, Any]:
+    """What a platform stack merges into its own
+    ``azure_native.containerservice.ManagedCluster`` args for model stores: both storage CSI
+    drivers and the snapshot controller, the OIDC issuer and workload identity."""
+    return {
+        "storage_profile": {
+            "blob_csi_driver": {"enabled": True},
+            "file_csi_driver": {"enabled": True},
+            "snapshot_controller": {"enabled": True},
+        },
+        "oidc_issuer_profile": {"enabled": True},
+        "security_profile": {"workload_identity": {"enabled": True}},
+    }

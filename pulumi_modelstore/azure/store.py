@@ -1,0 +1,95 @@
+"""What every Azure store shares on the skeleton: the AKS cluster scope it joins, where its
+resources go (resource group, region), Azure tags, and the hardened storage account."""
+
+# No `from __future__ import annotations`: the component analyzer reads these annotations.
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+
+from ..errors import ModelStoreInputError
+from ..fields import Parser
+from ..store import MANAGED_BY, STORE_NAME, ModelStore, ModelStoreArgs, Spec
+from . import validation as az_v
+from .cluster import AksCluster, AksClusterArgs, AksClusterFacts, cluster_named
+
+# The tags the store puts on its Azure resources.
+STORE_TAG = "modelstore-store"
+MANAGED_BY_TAG = "managed-by"
+OWN_TAGS = 2
+
+
+class AzureModelStoreArgs(ModelStoreArgs, AksClusterArgs, total=False):
+    """Fields every Azure store takes: the contract's, the cluster's, and where the store's
+    Azure resources go."""
+
+    resource_group_name: str
+    """The resource group of the store's Azure resources (storage account, identities). It must
+    exist. Default: the cluster's resource group (``cluster_resource_group_name``); never the
+    node resource group ``MC_...``, which AKS deletes with the cluster."""
+    location: str
+    """The Azure region of the store's storage account, as ARM spells it (``eastus``). Default:
+    the cluster's region. Another region costs egress and latency at every read: it is refused
+    unless ``allow_other_region`` is True."""
+    allow_other_region: bool
+    """Allow ``location`` to differ from the cluster's region. Default: ``False``."""
+    tags: Mapping[str, str]
+    """Azure tags merged onto every Azure resource of the store. Default: none besides the
+    store's own ``modelstore-store`` and ``managed-by``."""
+
+
+class AzureModelStore(ModelStore):
+    """Base of the Azure stores: joins the :class:`AksCluster` its ``cluster_name`` and
+    ``cluster_resource_group_name`` (or ``cluster``) name."""
+
+    args_type = AzureModelStoreArgs
+
+    @classmethod
+    def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
+        return ("aks", str(args.get("cluster_name") or "aks"))
+
+    @classmethod
+    def azure_rules(cls, p: Parser) -> None:
+        """The cluster named (or given), the resource group and region spelled as ARM takes
+        them, and the tags."""
+        if p["cluster"] is None:
+            p.check(
+                lambda: cluster_named(p.store, p["cluster_name"], p["cluster_resource_group_name"])
+            )
+        p.field_rule(az_v.resource_group_name, "resource_group_name")
+        p.field_rule(az_v.resource_group_name, "cluster_resource_group_name")
+        p.field_rule(az_v.location, "location")
+        p.field_rule(az_v.tags, "tags", OWN_TAGS)
+        if p.ok(STORE_NAME):  # the store's own tag value
+            p.check(lambda: az_v.tags(p.store, STORE_NAME, {STORE_TAG: p.store}, 0))
+
+    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> AksCluster:
+        return AksCluster.join(spec.common.name, spec.args, opts)
+
+    @staticmethod
+    def tags(spec: Spec[Any]) -> dict[str, str]:
+        """Azure tags for the store's resources: the user's, then the store's own."""
+        return {
+            **(spec.args.get("tags") or {}),
+            STORE_TAG: spec.common.name,
+            MANAGED_BY_TAG: MANAGED_BY,
+        }
+
+    @staticmethod
+    def resource_group(spec: Spec[Any], facts: AksClusterFacts) -> str:
+        return str(spec.args.get("resource_group_name") or facts.resource_group_name)
+
+    @staticmethod
+    def region(spec: Spec[Any], facts: AksClusterFacts) -> str:
+        """The store's region: ``location``, which must be the cluster's unless allowed."""
+        given = spec.args.get("location")
+        if given is not None and given != facts.location and not spec.args["allow_other_region"]:
+            raise ModelStoreInputError(
+                spec.common.name,
+                "location",
+                given,
+                f"the cluster's region {facts.location} (every read would cross regions), or "
+                "set allow_other_region",
+            )
+        return str(given or facts.location)

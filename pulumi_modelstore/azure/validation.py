@@ -1,0 +1,146 @@
+"""Azure value rules shared by the Azure stores. Like ``validation.py``'s, each skips Outputs
+and matches whole strings."""
+
+import hashlib
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ModelStoreInputError
+from ..validation import is_output
+
+# Tags (learn.microsoft.com/azure/azure-resource-manager/management/tag-resources, "Limits"):
+# at most 50 tag name/value pairs a resource; names at most 512 characters, 128 for storage
+# accounts (every store's tags land on its storage account, so 128 here), values at most 256;
+# names may not contain < > % & \ ? /.
+MAX_TAGS = 50
+MAX_TAG_NAME = 128
+MAX_TAG_VALUE = 256
+_TAG_NAME = re.compile(r"[^<>%&\\?/]{1,128}")
+TAG_NAME_RULE = (
+    f"Azure tag names (1-{MAX_TAG_NAME} characters, the storage account limit, without "
+    "< > % & \\ ? /)"
+)
+TAG_VALUE_RULE = f"Azure tag values (at most {MAX_TAG_VALUE} characters)"
+
+
+def tags(store: str, field: str, given: Mapping[str, Any], own: int) -> None:
+    """The user's tags: valid names and values, and at most 50 on a resource counting the
+    ``own`` tags the store adds."""
+    for key, value in given.items():
+        if not isinstance(key, str) or not _TAG_NAME.fullmatch(key):
+            raise ModelStoreInputError(store, field, key, f"names that are {TAG_NAME_RULE}")
+        if is_output(value):
+            continue
+        if not isinstance(value, str) or len(value) > MAX_TAG_VALUE:
+            raise ModelStoreInputError(store, field, value, f"values that are {TAG_VALUE_RULE}")
+    if len(given) + own > MAX_TAGS:
+        raise ModelStoreInputError(
+            store,
+            field,
+            f"{len(given)} tags",
+            f"at most {MAX_TAGS - own} tags (Azure allows {MAX_TAGS} a resource, and the store "
+            f"adds {own} of its own)",
+        )
+
+
+# Storage account names (learn.microsoft.com/azure/storage/common/storage-account-overview,
+# "Storage account name"): 3-24 lowercase letters and digits, unique across Azure.
+_ACCOUNT = re.compile(r"[a-z0-9]{3,24}")
+ACCOUNT_NAME_RULE = "a storage account name (3-24 lowercase letters and digits, unique in Azure)"
+
+
+def storage_account_name(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if not isinstance(value, str) or not _ACCOUNT.fullmatch(value):
+        raise ModelStoreInputError(store, field, value, ACCOUNT_NAME_RULE)
+
+
+def default_account_name(*identity: str) -> str:
+    """A deterministic storage account name for a new account: ``ms`` + the store name's
+    letters and digits + 8 hex of a hash of what identifies the store (the name is global in
+    Azure, so two stacks' stores of one name must not collide)."""
+    letters = re.sub(r"[^a-z0-9]", "", identity[-1].lower())[:14]
+    return "ms" + letters + hashlib.sha256("\x1f".join(identity).encode()).hexdigest()[:8]
+
+
+# Container names (learn.microsoft.com/rest/api/storageservices/naming-and-referencing-
+# containers--blobs--and-metadata): 3-63 lowercase letters, digits and '-', starting and ending
+# with a letter or digit, every '-' between letters or digits (no '--').
+_CONTAINER = re.compile(r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62}")
+CONTAINER_NAME_RULE = (
+    "a blob container name (3-63 lowercase letters, digits and '-', starting and ending with a "
+    "letter or digit, no '--')"
+)
+
+# File share names (learn.microsoft.com/rest/api/storageservices/naming-and-referencing-shares--
+# directories--files--and-metadata): the same shape as container names.
+SHARE_NAME_RULE = (
+    "a file share name (3-63 lowercase letters, digits and '-', starting and ending with a "
+    "letter or digit, no '--')"
+)
+
+
+def container_name(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if not isinstance(value, str) or not _CONTAINER.fullmatch(value) or value.endswith("-"):
+        raise ModelStoreInputError(store, field, value, CONTAINER_NAME_RULE)
+
+
+def share_name(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if not isinstance(value, str) or not _CONTAINER.fullmatch(value) or value.endswith("-"):
+        raise ModelStoreInputError(store, field, value, SHARE_NAME_RULE)
+
+
+# Resource group names (learn.microsoft.com/azure/azure-resource-manager/management/resource-
+# name-rules, Microsoft.Resources): 1-90 letters, digits, '_', '-', '.', '(' and ')', not
+# ending with '.'.
+_RESOURCE_GROUP = re.compile(r"[\w().-]{0,89}[\w()-]")
+RESOURCE_GROUP_RULE = (
+    "a resource group name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.')"
+)
+
+
+def resource_group_name(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if not isinstance(value, str) or not _RESOURCE_GROUP.fullmatch(value):
+        raise ModelStoreInputError(store, field, value, RESOURCE_GROUP_RULE)
+
+
+# Azure region names as ARM spells them (eastus, westeurope, swedencentral): lowercase letters
+# and digits; the display name ("East US") is not accepted by every API.
+_LOCATION = re.compile(r"[a-z]+[a-z0-9]*")
+
+
+def location(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if not isinstance(value, str) or not _LOCATION.fullmatch(value):
+        raise ModelStoreInputError(
+            store, field, value, "an Azure region name as ARM spells it (e.g. eastus, westeurope)"
+        )
+
+
+# A subnet's ARM id, the virtual network rule's target.
+_SUBNET_ID = re.compile(
+    r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[^/]+/providers/Microsoft\.Network/"
+    r"virtualNetworks/[^/]+/subnets/[^/]+"
+)
+
+
+def subnet_id(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if not isinstance(value, str) or not _SUBNET_ID.fullmatch(value):
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            "a subnet resource id (/subscriptions/<id>/resourceGroups/<rg>/providers/"
+            "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>)",
+        )

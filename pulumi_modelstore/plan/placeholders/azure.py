@@ -1,0 +1,125 @@
+"""Azure placeholders: data source answers (an AKS cluster with the OIDC issuer, workload
+identity and both storage CSI drivers on, its nodes in one subnet; the client's subscription
+and tenant) and the outputs of created Azure resources. Tests answer otherwise through
+overrides."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from . import ID_MAKERS, INVOKES, Created, digest, outputs_of
+
+DEFAULT_AZURE_LOCATION = "eastus"
+
+
+def _guid(*parts: str) -> str:
+    return str(uuid.UUID(digest(*parts, length=32)))
+
+
+def subscription_id(config: Mapping[str, str]) -> str:
+    return config.get("azure-native:subscriptionId") or _guid("subscription")
+
+
+def tenant_id(config: Mapping[str, str]) -> str:
+    return config.get("azure-native:tenantId") or _guid("tenant")
+
+
+def _location(config: Mapping[str, str]) -> str:
+    return config.get("azure-native:location") or DEFAULT_AZURE_LOCATION
+
+
+def _managed_cluster(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+    name = str(args.get("resourceName", "cluster"))
+    group = str(args.get("resourceGroupName", "rg"))
+    sub = subscription_id(config)
+    location = _location(config)
+    subnet = (
+        f"/subscriptions/{sub}/resourceGroups/{group}/providers/Microsoft.Network/"
+        f"virtualNetworks/{name}-vnet/subnets/{name}-nodes"
+    )
+    issuer = f"https://{location}.oic.prod-aks.azure.com/{tenant_id(config)}/{_guid('oidc', name)}/"
+    return {
+        "id": (
+            f"/subscriptions/{sub}/resourceGroups/{group}/providers/"
+            f"Microsoft.ContainerService/managedClusters/{name}"
+        ),
+        "name": name,
+        "location": location,
+        "kubernetesVersion": "1.33.3",
+        "nodeResourceGroup": f"MC_{group}_{name}_{location}",
+        "oidcIssuerProfile": {"enabled": True, "issuerURL": issuer},
+        "securityProfile": {"workloadIdentity": {"enabled": True}},
+        "storageProfile": {
+            "blobCSIDriver": {"enabled": True},
+            "diskCSIDriver": {"enabled": True},
+            "fileCSIDriver": {"enabled": True},
+            "snapshotController": {"enabled": True},
+        },
+        "agentPoolProfiles": [
+            {"name": "system", "mode": "System", "vnetSubnetID": subnet},
+            {"name": "gpu", "mode": "User", "vnetSubnetID": subnet},
+        ],
+    }
+
+
+def _client_config(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        "clientId": _guid("client"),
+        "objectId": _guid("object"),
+        "subscriptionId": subscription_id(config),
+        "tenantId": tenant_id(config),
+    }
+
+
+INVOKES.update(
+    {
+        "azure-native:containerservice:getManagedCluster": _managed_cluster,
+        "azure-native:authorization:getClientConfig": _client_config,
+    }
+)
+
+
+def arm_id(r: Created, provider: str, name_input: str, parent: str = "") -> str:
+    """An ARM id: ``/subscriptions/<sub>/resourceGroups/<rg>/providers/<provider>/<name>``."""
+    name = r.autoname(r.inputs.get(name_input))
+    group = r.inputs.get("resourceGroupName", "rg")
+    return (
+        f"/subscriptions/{subscription_id(r.config)}/resourceGroups/{group}/providers/"
+        f"{provider}/{parent}{name}"
+    )
+
+
+ID_MAKERS.update(
+    {
+        "azure-native:storage:StorageAccount": lambda r: arm_id(
+            r, "Microsoft.Storage/storageAccounts", "accountName"
+        ),
+        "azure-native:managedidentity:UserAssignedIdentity": lambda r: arm_id(
+            r, "Microsoft.ManagedIdentity/userAssignedIdentities", "resourceName"
+        ),
+    }
+)
+
+
+@outputs_of("azure-native:storage:StorageAccount")
+def _storage_account(r: Created) -> dict[str, Any]:
+    name = r.autoname(r.inputs.get("accountName"))
+    return {
+        "name": name,
+        "primaryEndpoints": {
+            "blob": f"https://{name}.blob.core.windows.net/",
+            "file": f"https://{name}.file.core.windows.net/",
+        },
+    }
+
+
+@outputs_of("azure-native:managedidentity:UserAssignedIdentity")
+def _identity(r: Created) -> dict[str, Any]:
+    return {
+        "name": r.autoname(r.inputs.get("resourceName")),
+        "clientId": _guid("client-id", r.urn),
+        "principalId": _guid("principal-id", r.urn),
+        "tenantId": tenant_id(r.config),
+    }
