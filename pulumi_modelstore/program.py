@@ -21,7 +21,7 @@ from typing import Any
 
 import pulumi
 
-from . import aws, gcp, local, nfs  # noqa: F401  (importing a backend registers it: `backend=`)
+from . import aws, azure, gcp, local, nfs  # noqa: F401  (importing a backend registers it: `backend=`)
 from .cluster import NameBook
 from .errors import ModelStoreInputError
 from .fields import fields_of

@@ -54,6 +54,8 @@ def test_facts_are_looked_up_once():
         "Microsoft.Network/virtualNetworks/ml-vnet/subnets/ml-nodes",
     )
     assert facts.node_resource_group == "MC_ml-rg_ml_eastus"
+    assert facts.kubernetes_version == "1.34.2"
+    assert facts.version_at_least(1, 34) and not facts.version_at_least(1, 35)
 
 
 def test_absent_sub_objects_mean_the_aks_defaults():
@@ -178,6 +180,11 @@ def test_the_settings_are_managed_cluster_args():
         ({"a" * 129: "x"}, "s: tags must be names that are Azure tag names"),
         ({"team": "x" * 257}, "s: tags must be values that are Azure tag values"),
         ({f"k{i}": "v" for i in range(49)}, "s: tags must be at most 48 tags"),
+        (
+            {"Team": "a", "team": "b"},
+            "s: tags must be tag names distinct without regard to case (Azure treats it as "
+            "'Team'), got 'team'",
+        ),
     ],
 )
 def test_azure_tags_follow_the_resource_manager_rules(tags, message):

@@ -11,6 +11,7 @@ absent (then AKS's default applies).
 
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -54,6 +55,18 @@ class AksClusterFacts:
     node_subnet_ids: tuple[str, ...]
     """The distinct ``vnetSubnetID`` of the agent pools (empty with the managed VNet)."""
     node_resource_group: str = ""
+    kubernetes_version: str = ""
+    """The control plane's Kubernetes version (``1.34.2``), which fixes the managed CSI driver
+    versions AKS runs; empty when unknown."""
+
+    def version_at_least(self, *minimum: int) -> bool:
+        """Whether the control plane runs Kubernetes ``minimum`` (e.g. 1, 34) or later; an
+        unknown version is not assumed to be recent."""
+        found = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", self.kubernetes_version)
+        if found is None:
+            return False
+        have = tuple(int(g or 0) for g in found.groups())
+        return have[: len(minimum)] >= minimum
 
 
 def _get(obj: Any, name: str, camel: str | None = None) -> Any:
@@ -187,6 +200,11 @@ class AksCluster(ClusterScope):
             node_subnet_ids=tuple(subnets),
             node_resource_group=str(
                 _get(cluster, "node_resource_group", "nodeResourceGroup") or ""
+            ),
+            kubernetes_version=str(
+                _get(cluster, "current_kubernetes_version", "currentKubernetesVersion")
+                or _get(cluster, "kubernetes_version", "kubernetesVersion")
+                or ""
             ),
         )
 

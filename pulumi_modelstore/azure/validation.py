@@ -34,6 +34,17 @@ def tags(store: str, field: str, given: Mapping[str, Any], own: int) -> None:
             continue
         if not isinstance(value, str) or len(value) > MAX_TAG_VALUE:
             raise ModelStoreInputError(store, field, value, f"values that are {TAG_VALUE_RULE}")
+    folded: dict[str, str] = {}
+    for key in given:
+        if str(key).lower() in folded:  # ARM compares tag names case-insensitively
+            raise ModelStoreInputError(
+                store,
+                field,
+                key,
+                f"tag names distinct without regard to case (Azure treats it as "
+                f"{folded[str(key).lower()]!r})",
+            )
+        folded[str(key).lower()] = str(key)
     if len(given) + own > MAX_TAGS:
         raise ModelStoreInputError(
             store,
