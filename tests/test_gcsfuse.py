@@ -530,15 +530,17 @@ BAD = [
         "'lots'",
     ),
     (
-        {"cache_volume": {"hostPath": {"path": "/mnt/cache"}}},
-        "cache_volume must be a volume source with one key among emptyDir, ephemeral, "
-        "persistentVolumeClaim (without a name: it becomes the pod volume gke-gcsfuse-cache), "
-        "got {'hostPath': {'path': '/mnt/cache'}}",
+        {"cache_volume": {"emptyDir": "yes"}, "tuning": "file-cache"},
+        "cache_volume must be one volume source such as {'emptyDir': {...}}, {'ephemeral': "
+        "{...}} or {'persistentVolumeClaim': {...}}, without a name (it becomes the pod volume "
+        "gke-gcsfuse-cache), "
+        "got {'emptyDir': 'yes'}",
     ),
     (
         {"cache_volume": {"emptyDir": {}, "name": "cache"}, "tuning": "file-cache"},
-        "cache_volume must be a volume source with one key among emptyDir, ephemeral, "
-        "persistentVolumeClaim (without a name: it becomes the pod volume gke-gcsfuse-cache), "
+        "cache_volume must be one volume source such as {'emptyDir': {...}}, {'ephemeral': "
+        "{...}} or {'persistentVolumeClaim': {...}}, without a name (it becomes the pod volume "
+        "gke-gcsfuse-cache), "
         "got {'emptyDir': {}, 'name': 'cache'}",
     ),
     (

@@ -136,7 +136,6 @@ AUTOPILOT_SIDECAR = {"cpu-limit": "2", "memory-limit": "4Gi", "ephemeral-storage
 # cache's or buffer's name replaces the sidecar's emptyDir; the tmp volume is always added.
 CACHE_VOLUME = "gke-gcsfuse-cache"
 SIDECAR_VOLUMES = (CACHE_VOLUME, "gke-gcsfuse-buffer", "gke-gcsfuse-tmp")
-CACHE_VOLUME_SOURCES = ("emptyDir", "ephemeral", "persistentVolumeClaim")
 # The sidecar's gid (NobodyGID, pkg/webhook/sidecar_spec.go); any fsGroup works.
 SIDECAR_GID = 65534
 # IsValidGroupID (k8s.io/apimachinery pkg/util/validation/validation.go): 0 to MaxInt32.
@@ -233,17 +232,17 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     OOM-killed on a large model; on Autopilot (which refuses ``"0"``) cpu 2, memory 4Gi,
     ephemeral storage 10Gi."""
     cache_volume: Mapping[str, Any]
-    """Where the readers' gcsfuse keeps its file cache: a Kubernetes volume source without a
-    name, one of ``{"emptyDir": {...}}`` (``"medium": "Memory"`` for RAM, a ``sizeLimit``),
-    ``{"ephemeral": {"volumeClaimTemplate": ...}}`` (a disk per pod, e.g. a Hyperdisk or PD
-    class) or ``{"persistentVolumeClaim": {"claimName": ...}}``. :meth:`mount_for` adds it to
-    readers' pods as the volume ``gke-gcsfuse-cache``, which the driver's sidecar mounts in place
-    of its own emptyDir, and sets the pod ``securityContext.fsGroup`` (``cache_fs_group``): the
-    sidecar runs as the non-root uid 65534 and cannot write to the volume otherwise. Needs the
-    file cache on: tuning ``file-cache``, a ``file-cache:max-size-mb`` in
-    ``extra_mount_options`` (at most the volume's size where it is known), or a
-    ``managed_profile``. Default: none (an emptyDir of the sidecar's, counted against its
-    ephemeral-storage limit)."""
+    """Where the readers' gcsfuse keeps its file cache: one Kubernetes volume source without a
+    name (any type GKE supports), e.g. ``{"emptyDir": {...}}`` (``"medium": "Memory"`` for
+    RAM, a ``sizeLimit``), ``{"ephemeral": {"volumeClaimTemplate": ...}}`` (a disk per pod,
+    e.g. a Hyperdisk or PD class) or ``{"persistentVolumeClaim": {"claimName": ...}}``.
+    :meth:`mount_for` adds it to readers' pods as the volume ``gke-gcsfuse-cache``, which the
+    driver's sidecar mounts in place of its own emptyDir, and sets the pod
+    ``securityContext.fsGroup`` (``cache_fs_group``): the sidecar runs as the non-root uid
+    65534 and cannot write to the volume otherwise. Needs the file cache on: tuning
+    ``file-cache``, a ``file-cache:max-size-mb`` in ``extra_mount_options`` (at most the
+    volume's size where it is known), or a ``managed_profile``. Default: none (an emptyDir of
+    the sidecar's, counted against its ephemeral-storage limit)."""
     cache_fs_group: int
     """The pod ``fsGroup`` :meth:`mount_for` sets with ``cache_volume``, over the pod's own
     (the driver takes any group: give the pod's own fsGroup here if it sets one).
@@ -414,17 +413,16 @@ def cache_volume_size(store: str, field: str, value: Mapping[str, Any]) -> int |
     """A cache volume's size in bytes where it says one (an emptyDir's ``sizeLimit``, an
     ephemeral claim template's storage request), else None; refuses other volume types."""
     kinds = list(value)
-    if (
-        len(kinds) != 1
-        or kinds[0] not in CACHE_VOLUME_SOURCES
-        or not isinstance(value[kinds[0]], Mapping)
-    ):
+    # Any volume type GKE supports will do (docs/troubleshooting.md, "File cache does not
+    # improve the performance"): one source, no name.
+    if len(kinds) != 1 or kinds[0] == "name" or not isinstance(value[kinds[0]], Mapping):
         raise ModelStoreInputError(
             store,
             field,
             value,
-            f"a volume source with one key among {', '.join(CACHE_VOLUME_SOURCES)} (without a "
-            f"name: it becomes the pod volume {CACHE_VOLUME})",
+            "one volume source such as {'emptyDir': {...}}, {'ephemeral': {...}} or "
+            f"{{'persistentVolumeClaim': {{...}}}}, without a name (it becomes the pod volume "
+            f"{CACHE_VOLUME})",
         )
     source = value[kinds[0]]
     if kinds[0] == "emptyDir":
