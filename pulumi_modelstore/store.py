@@ -151,6 +151,12 @@ class Binding:
     """Labels for the consumer pods' template metadata."""
     pod_security_context: Mapping[str, Any] = field(default_factory=dict)
     """Pod securityContext fields the mount needs (e.g. ``fsGroupChangePolicy``)."""
+    reader_pod_volumes: Sequence[Mapping[str, Any]] = ()
+    """Pod volumes a reader's pod needs besides the claim, which no workload container
+    mounts (a sidecar mounts them itself, e.g. GCS FUSE's ``gke-gcsfuse-cache``)."""
+    reader_pod_security_context: Mapping[str, Any] = field(default_factory=dict)
+    """Pod securityContext fields a reader's pod needs besides :attr:`pod_security_context`
+    (e.g. the ``fsGroup`` that lets a sidecar write to :attr:`reader_pod_volumes`)."""
     claim: Callable[[str, bool], Mapping[str, Any]] | None = None
     """For a backend whose volumes are provisioned, not static (a StorageClass and a data
     source): ``claim(namespace, read_only)`` gives the claim's spec fields besides its size
@@ -539,10 +545,13 @@ def workload_mount(
     env: list[dict[str, Any]] = []
     extra_volumes: list[dict[str, Any]] = []
     extra_mounts: list[dict[str, Any]] = []
+    b = binding or Binding(capacity="", source=lambda ns, ro: {})
+    security_context = dict(b.pod_security_context)
     if read_only:
         hf_volume, hf_mount = hf_home_volume()
         env, extra_volumes, extra_mounts = reader_env(), [hf_volume], [hf_mount]
-    b = binding or Binding(capacity="", source=lambda ns, ro: {})
+        extra_volumes += [dict(vol) for vol in b.reader_pod_volumes]
+        security_context.update(b.reader_pod_security_context)
     return WorkloadMount(
         namespace=namespace,
         claim_name=claim_name,
@@ -553,7 +562,7 @@ def workload_mount(
         service_account_name=b.service_account_name,
         pod_annotations=dict(b.pod_annotations),
         pod_labels=dict(b.pod_labels),
-        pod_security_context=dict(b.pod_security_context),
+        pod_security_context=security_context,
         env=env,
         extra_volumes=extra_volumes,
         extra_volume_mounts=extra_mounts,

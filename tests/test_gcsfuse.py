@@ -16,6 +16,7 @@ from pulumi_modelstore.gcp import gcsfuse as g
 from pulumi_modelstore.gcp import validation as gcp_v
 from pulumi_modelstore.plan.engine import Plan, PlanError
 from pulumi_modelstore.plan.placeholders import gcp as placeholders
+from pulumi_modelstore.validation import SIZE_RULE
 from tests.conftest import plan
 
 BUCKET = "gcp:storage/bucket:Bucket"
@@ -308,6 +309,73 @@ def test_mount_for_on_autopilot_and_overrides():
     }
 
 
+def test_custom_cache_volume_wires_readers_pods():
+    cache = {
+        "ephemeral": {
+            "volumeClaimTemplate": {
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "hyperdisk-balanced",
+                    "resources": {"requests": {"storage": "200Gi"}},
+                }
+            }
+        }
+    }
+    mounts, _ = run(
+        writers=["loader"],
+        tuning="file-cache",
+        cache_volume=cache,
+        extra_mount_options=["file-cache:max-size-mb:204800"],
+    )
+    reader = mounts["inference"]
+    assert reader.volumes[-1] == {"name": "gke-gcsfuse-cache", **cache}
+    assert [m["name"] for m in reader.volume_mounts] == ["llama", "hf-home"]  # the sidecar's
+    assert reader.pod_security_context == {"fsGroup": 65534}
+    pod = reader.patch_pod_spec({"containers": [{"name": "vllm"}], "securityContext": {"a": 1}})
+    assert pod["securityContext"] == {"a": 1, "fsGroup": 65534}
+    assert "gke-gcsfuse-cache" in [vol["name"] for vol in pod["volumes"]]
+    # Writers get no tuning, so no file cache: no cache volume either.
+    assert mounts["loader"].volumes == [mounts["loader"].volume]
+    assert mounts["loader"].pod_security_context == {}
+
+
+def test_cache_volume_in_memory_with_a_group_of_the_pods_own():
+    mounts, _ = run(
+        tuning="file-cache",
+        cache_volume={"emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"}},
+        cache_fs_group=3003,
+    )
+    assert mounts["inference"].volumes[-1] == {
+        "name": "gke-gcsfuse-cache",
+        "emptyDir": {"medium": "Memory", "sizeLimit": "16Gi"},
+    }
+    assert mounts["inference"].pod_security_context == {"fsGroup": 3003}
+
+
+def test_cache_volume_with_a_managed_profile_or_file_cache_flags():
+    cache = {"persistentVolumeClaim": {"claimName": "gcsfuse-cache"}}
+    GcsFuseModelStore.validate(
+        "llama",
+        {
+            "cluster_name": CLUSTER,
+            "location": "us-central1",
+            "readers": ["inference"],
+            "managed_profile": "serving",
+            "cache_volume": cache,
+        },
+    )
+    GcsFuseModelStore.validate(
+        "llama",
+        {
+            "cluster_name": CLUSTER,
+            "location": "us-central1",
+            "readers": ["inference"],
+            "cache_volume": cache,
+            "extra_mount_options": ["file-cache-max-size-mb=-1"],
+        },
+    )
+
+
 # -- preflight --------------------------------------------------------------------------------
 
 
@@ -460,6 +528,75 @@ BAD = [
         {"sidecar_resources": {"cpu-limit": "lots"}},
         "sidecar_resources must be Kubernetes quantities (e.g. '2', '500m', '4Gi', '0'), got "
         "'lots'",
+    ),
+    (
+        {"cache_volume": {"emptyDir": "yes"}, "tuning": "file-cache"},
+        "cache_volume must be one volume source such as {'emptyDir': {...}}, {'ephemeral': "
+        "{...}} or {'persistentVolumeClaim': {...}}, without a name (it becomes the pod volume "
+        "gke-gcsfuse-cache), "
+        "got {'emptyDir': 'yes'}",
+    ),
+    (
+        {"cache_volume": {"emptyDir": {}, "name": "cache"}, "tuning": "file-cache"},
+        "cache_volume must be one volume source such as {'emptyDir': {...}}, {'ephemeral': "
+        "{...}} or {'persistentVolumeClaim': {...}}, without a name (it becomes the pod volume "
+        "gke-gcsfuse-cache), "
+        "got {'emptyDir': {}, 'name': 'cache'}",
+    ),
+    (
+        {"cache_volume": {"emptyDir": {"sizeLimit": "lots"}}, "tuning": "file-cache"},
+        f"cache_volume must be {SIZE_RULE}, got 'lots'",
+    ),
+    (
+        {"cache_volume": {"emptyDir": {"medium": "Memory"}}},
+        "cache_volume must be unset while the file cache is off (tuning is 'serving': use "
+        "tuning 'file-cache', a file-cache:max-size-mb in extra_mount_options, or a "
+        "managed_profile), got {'emptyDir': {'medium': 'Memory'}}",
+    ),
+    (
+        {
+            "cache_volume": {"emptyDir": {"medium": "Memory"}},
+            "tuning": "none",
+            "extra_mount_options": ["file-cache:max-size-mb:0"],
+        },
+        "cache_volume must be unset while the file cache is off (tuning is 'none': use "
+        "tuning 'file-cache', a file-cache:max-size-mb in extra_mount_options, or a "
+        "managed_profile), got {'emptyDir': {'medium': 'Memory'}}",
+    ),
+    (
+        {
+            "cache_volume": {"emptyDir": {"sizeLimit": "10Gi"}},
+            "tuning": "file-cache",
+            "extra_mount_options": ["file-cache:max-size-mb:20480"],
+        },
+        "extra_mount_options must be a file cache no larger than cache_volume (10240 MiB), or "
+        "-1 to fill it, got 'file-cache:max-size-mb:20480'",
+    ),
+    (
+        {
+            "cache_volume": {
+                "ephemeral": {
+                    "volumeClaimTemplate": {"spec": {"resources": {"requests": {"storage": "1Gi"}}}}
+                }
+            },
+            "extra_mount_options": ["--file-cache-max-size-mb=2048"],
+        },
+        "extra_mount_options must be a file cache no larger than cache_volume (1024 MiB), or "
+        "-1 to fill it, got '--file-cache-max-size-mb=2048'",
+    ),
+    (
+        {"cache_fs_group": 3003},
+        "cache_fs_group must be unset unless cache_volume is given, got 3003",
+    ),
+    (
+        {"cache_volume": {"emptyDir": {}}, "tuning": "file-cache", "cache_fs_group": -1},
+        "cache_fs_group must be a group id from 0 to 2147483647, got -1",
+    ),
+    (
+        {"claim_name": "gke-gcsfuse-tmp"},
+        "claim_name must be a name other than the GCS FUSE sidecar's volumes gke-gcsfuse-cache, "
+        "gke-gcsfuse-buffer, gke-gcsfuse-tmp (the claim names the pod volume, and the driver's "
+        "webhook adds or takes over a pod volume of those names), got 'gke-gcsfuse-tmp'",
     ),
     (
         {"service_account_name": "Bad_Name"},

@@ -169,6 +169,9 @@ def test_compute_class_is_named_exactly_and_matches_the_upstream_fields(planned)
     for rule in i["spec"]["priorities"]:
         assert set(rule) <= PRIORITY_RULE_FIELDS
     assert i["spec"]["whenUnsatisfiable"] in WHEN_UNSATISFIABLE
+    # GKE's Volume Populator guide: c3 then c3d, and no scale-up to other families.
+    assert i["spec"]["priorities"] == [{"machineFamily": "c3"}, {"machineFamily": "c3d"}]
+    assert i["spec"]["whenUnsatisfiable"] == "DoNotScaleUp"
 
 
 def test_no_compute_class_unless_asked():

@@ -16,6 +16,12 @@ Upstream facts this module encodes (GoogleCloudPlatform/gcs-fuse-csi-driver, mai
   ``gcsfuseMetadataPrefetchOnMount`` (pkg/webhook/sidecar_spec.go);
 - pod template annotations ``gke-gcsfuse/volumes`` and ``gke-gcsfuse/{cpu,memory,
   ephemeral-storage}-{limit,request}`` (pkg/webhook/mutatingwebhook.go);
+- the sidecar's volumes (pkg/webhook/sidecar_spec.go): it runs as uid/gid 65534 (``NobodyUID``,
+  ``GetSecurityContext``) and mounts the pod volumes ``gke-gcsfuse-tmp`` (always added by the
+  webhook), ``gke-gcsfuse-buffer`` and ``gke-gcsfuse-cache`` (``GetSidecarContainerVolumeSpec``
+  adds emptyDirs only where the pod has no volume of that name); a custom cache volume needs a
+  pod ``fsGroup``, any id (docs/troubleshooting.md, "Volume mount failure with custom caching
+  volumes"; test/e2e/testsuites/file_cache.go mounts a PVC and a Memory emptyDir there);
 - gcsfuse config keys (GoogleCloudPlatform/gcsfuse cfg/params.yaml): ``read:enable-buffered-
   read``, ``metadata-cache:ttl-secs``, ``metadata-cache:stat-cache-max-size-mb``,
   ``metadata-cache:type-cache-max-size-mb``, ``file-cache:max-size-mb``,
@@ -126,6 +132,17 @@ STANDARD_SIDECAR = {"cpu-limit": "0", "memory-limit": "0", "ephemeral-storage-li
 # (buffered reads hold up to 40 blocks of 16 MiB in memory; the file cache counts against
 # ephemeral storage, so raise ephemeral-storage-limit to the model's size with it).
 AUTOPILOT_SIDECAR = {"cpu-limit": "2", "memory-limit": "4Gi", "ephemeral-storage-limit": "10Gi"}
+# The sidecar's pod volumes (pkg/webhook/sidecar_spec.go, pkg/util/util.go): a pod volume of the
+# cache's or buffer's name replaces the sidecar's emptyDir; the tmp volume is always added.
+CACHE_VOLUME = "gke-gcsfuse-cache"
+SIDECAR_VOLUMES = (CACHE_VOLUME, "gke-gcsfuse-buffer", "gke-gcsfuse-tmp")
+# The sidecar's gid (NobodyGID, pkg/webhook/sidecar_spec.go); any fsGroup works.
+SIDECAR_GID = 65534
+# IsValidGroupID (k8s.io/apimachinery pkg/util/validation/validation.go): 0 to MaxInt32.
+MAX_GROUP_ID = 2**31 - 1
+# gcsfuse's file cache size, config-file style and as a flag (cfg/params.yaml).
+FILE_CACHE_SIZE_KEYS = ("file-cache:max-size-mb", "file-cache-max-size-mb")
+MIB = 1024**2
 
 _KMS_KEY = re.compile(r"projects/[^/]+/locations/([^/]+)/keyRings/[^/]+/cryptoKeys/[^/]+")
 _REGION = re.compile(r"[a-z]+-[a-z]+\d+")
@@ -214,6 +231,22 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     defaults. Default: on Standard clusters limits removed (``"0"``), so gcsfuse is not
     OOM-killed on a large model; on Autopilot (which refuses ``"0"``) cpu 2, memory 4Gi,
     ephemeral storage 10Gi."""
+    cache_volume: Mapping[str, Any]
+    """Where the readers' gcsfuse keeps its file cache: one Kubernetes volume source without a
+    name (any type GKE supports), e.g. ``{"emptyDir": {...}}`` (``"medium": "Memory"`` for
+    RAM, a ``sizeLimit``), ``{"ephemeral": {"volumeClaimTemplate": ...}}`` (a disk per pod,
+    e.g. a Hyperdisk or PD class) or ``{"persistentVolumeClaim": {"claimName": ...}}``.
+    :meth:`mount_for` adds it to readers' pods as the volume ``gke-gcsfuse-cache``, which the
+    driver's sidecar mounts in place of its own emptyDir, and sets the pod
+    ``securityContext.fsGroup`` (``cache_fs_group``): the sidecar runs as the non-root uid
+    65534 and cannot write to the volume otherwise. Needs the file cache on: tuning
+    ``file-cache``, a ``file-cache:max-size-mb`` in ``extra_mount_options`` (at most the
+    volume's size where it is known), or a ``managed_profile``. Default: none (an emptyDir of
+    the sidecar's, counted against its ephemeral-storage limit)."""
+    cache_fs_group: int
+    """The pod ``fsGroup`` :meth:`mount_for` sets with ``cache_volume``, over the pod's own
+    (the driver takes any group: give the pod's own fsGroup here if it sets one).
+    Default: ``65534``."""
 
 
 # ---- rules --------------------------------------------------------------------------------
@@ -362,6 +395,111 @@ def mount_options_kept(store: str, field: str, options: Sequence[Any]) -> None:
             )
 
 
+def not_a_sidecar_volume(store: str, field: str, value: Any) -> None:
+    """The claim names the pod volume: a sidecar volume's name would be a duplicate
+    (gke-gcsfuse-tmp) or taken over by the sidecar as its cache or buffer."""
+    if value in SIDECAR_VOLUMES:
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            f"a name other than the GCS FUSE sidecar's volumes {', '.join(SIDECAR_VOLUMES)} "
+            "(the claim names the pod volume, and the driver's webhook adds or takes over a pod "
+            "volume of those names)",
+        )
+
+
+def cache_volume_size(store: str, field: str, value: Mapping[str, Any]) -> int | None:
+    """A cache volume's size in bytes where it says one (an emptyDir's ``sizeLimit``, an
+    ephemeral claim template's storage request), else None; refuses other volume types."""
+    kinds = list(value)
+    # Any volume type GKE supports will do (docs/troubleshooting.md, "File cache does not
+    # improve the performance"): one source, no name.
+    if len(kinds) != 1 or kinds[0] == "name" or not isinstance(value[kinds[0]], Mapping):
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            "one volume source such as {'emptyDir': {...}}, {'ephemeral': {...}} or "
+            f"{{'persistentVolumeClaim': {{...}}}}, without a name (it becomes the pod volume "
+            f"{CACHE_VOLUME})",
+        )
+    source = value[kinds[0]]
+    if kinds[0] == "emptyDir":
+        size = source.get("sizeLimit")
+    elif kinds[0] == "ephemeral":
+        template = source.get("volumeClaimTemplate") or {}
+        size = (((template.get("spec") or {}).get("resources") or {}).get("requests") or {}).get(
+            "storage"
+        )
+    else:
+        size = None
+    return None if size is None else v.storage_bytes(store, field, size)
+
+
+def valid_group_id(store: str, field: str, value: int) -> None:
+    if not 0 <= value <= MAX_GROUP_ID:
+        raise ModelStoreInputError(store, field, value, f"a group id from 0 to {MAX_GROUP_ID}")
+
+
+def _file_cache_sizes(options: Sequence[Any]) -> list[tuple[str, int]]:
+    """The flags that set the file cache's size, with that size in MiB (-1 unlimited, 0 off)."""
+    sizes = []
+    for option in options:
+        if v.is_output(option) or _flag_key(option) not in FILE_CACHE_SIZE_KEYS:
+            continue
+        text = option.strip().removeprefix("--")
+        value = text.split("=", 1)[1] if "=" in text else text.rsplit(":", 1)[1]
+        try:
+            sizes.append((option, int(value)))
+        except ValueError:
+            continue  # gcsfuse refuses it at mount: not the store's to second-guess
+    return sizes
+
+
+def cache_volume_used(
+    store: str,
+    cache_volume: Mapping[str, Any] | None,
+    tuning: str,
+    extra: Sequence[Any] | None,
+    profile: str | None,
+) -> None:
+    """A cache volume the file cache never uses costs a volume per pod for nothing."""
+    if cache_volume is None or profile is not None or tuning == "file-cache":
+        return
+    if any(size != 0 for _, size in _file_cache_sizes(extra or ())):
+        return
+    raise ModelStoreInputError(
+        store,
+        "cache_volume",
+        cache_volume,
+        f"unset while the file cache is off (tuning is {tuning!r}: use tuning 'file-cache', a "
+        "file-cache:max-size-mb in extra_mount_options, or a managed_profile)",
+    )
+
+
+def cache_fits_volume(store: str, size: int | None, extra: Sequence[Any] | None) -> None:
+    """A file cache larger than its volume fails writes once the volume is full."""
+    if size is None:
+        return
+    volume_mib = size // MIB
+    for option, mib in _file_cache_sizes(extra or ()):
+        if mib > volume_mib:
+            raise ModelStoreInputError(
+                store,
+                "extra_mount_options",
+                option,
+                f"a file cache no larger than cache_volume ({volume_mib} MiB), or -1 to fill it",
+            )
+
+
+def _needs_cache_volume(store: str, value: int, cache_volume: Any) -> None:
+    if cache_volume is None:
+        raise ModelStoreInputError(
+            store, "cache_fs_group", value, "unset unless cache_volume is given"
+        )
+
+
 def valid_sidecar_resources(store: str, field: str, value: Mapping[str, str]) -> None:
     for key, quantity in value.items():
         if key not in SIDECAR_KEYS:
@@ -455,7 +593,8 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
     (driver ``gcsfuse.csi.storage.gke.io``, handle ``<bucket>:<pv name>``, ReadOnlyMany and
     ``csi.readOnly`` for readers, ReadWriteMany for writers, reclaim policy Retain) bound to
     its claim. Pods wire it with :meth:`mount_for`: the ``gke-gcsfuse/volumes`` annotation, the
-    sidecar's sizing and the service account.
+    sidecar's sizing and the service account, and for readers with ``cache_volume`` the volume
+    ``gke-gcsfuse-cache`` and the pod ``fsGroup`` the sidecar needs to write to it.
 
     Identity sameness: workload identity names a namespace and a service account, not a
     cluster. The same namespace and service account name in ANY cluster of the project (the
@@ -525,6 +664,23 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
                 )
         p.field_rule(mount_options_kept, "extra_mount_options")
         p.field_rule(valid_sidecar_resources, "sidecar_resources")
+        p.field_rule(not_a_sidecar_volume, "claim_name")
+        cache_size = p.field_rule(cache_volume_size, "cache_volume")
+        p.field_rule(valid_group_id, "cache_fs_group")
+        if "cache_fs_group" in p:
+            p.rule(
+                lambda store, value, volume: _needs_cache_volume(store, value, volume),
+                "cache_fs_group",
+                "cache_volume",
+            )
+        p.rule(
+            cache_volume_used, "cache_volume", "tuning", "extra_mount_options", "managed_profile"
+        )
+        p.rule(
+            lambda store, _volume, extra: cache_fits_volume(store, cache_size, extra),
+            "cache_volume",
+            "extra_mount_options",
+        )
         cls.gcp_rules(p)
         if p.ok(STORE_NAME):
             p.rule(store_name_fits_bucket, "bucket_name")
@@ -668,6 +824,7 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
                 **{SIDECAR_ANNOTATION + k: q for k, q in sorted(facts.sidecar.items())},
             },
             storage_class_name=class_name,
+            **_cache_wiring(a.get("cache_volume"), a["cache_fs_group"]),
         )
 
     def _new_bucket(self, spec: Spec[Any], facts: _Preflight) -> "gcp.storage.Bucket":
@@ -713,6 +870,17 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
                 protection, pulumi.ResourceOptions(depends_on=depends)
             ),
         )
+
+
+def _cache_wiring(cache_volume: Mapping[str, Any] | None, fs_group: int) -> dict[str, Any]:
+    """The readers' pod side of a custom cache volume: the volume under the name the sidecar
+    mounts, and an fsGroup so the sidecar (uid/gid 65534) can write to it."""
+    if cache_volume is None:
+        return {}
+    return {
+        "reader_pod_volumes": [{"name": CACHE_VOLUME, **cache_volume}],
+        "reader_pod_security_context": {"fsGroup": fs_group},
+    }
 
 
 def _access(read_only: bool) -> str:

@@ -70,9 +70,12 @@ DATA_SOURCE_API_VERSION = f"{DATA_SOURCE_GROUP}/v1"
 DATA_SOURCE_KIND = "GCPDataSource"
 COMPUTE_CLASS_API_VERSION = "cloud.google.com/v1"
 COMPUTE_CLASS_NAME = "gcs-to-hdml-compute-class"
-# The machine families the transfer Job's nodes come from when the store creates the class
-# (Google's example for this class; any family that attaches Hyperdisk ML will do).
+# The machine families the transfer Job's nodes come from when the store creates the class,
+# and no scale-up outside them (a node of another family may not attach Hyperdisk ML): GKE's
+# guide "Automate data transfer to Hyperdisk ML with GKE Volume Populator", section "Create
+# your compute class" (priorities c3 then c3d, whenUnsatisfiable: DoNotScaleUp).
 COMPUTE_CLASS_MACHINE_FAMILIES = ("c3", "c3d")
+COMPUTE_CLASS_WHEN_UNSATISFIABLE = "DoNotScaleUp"
 READER_ROLE = "roles/storage.objectViewer"
 REVISION_ANNOTATION = "modelstore.pulumi.com/model-revision"
 
@@ -456,7 +459,7 @@ def compute_class_resource(cluster: Any, labels: Mapping[str, str]) -> Kubernete
             "spec": {
                 "priorities": [{"machineFamily": f} for f in COMPUTE_CLASS_MACHINE_FAMILIES],
                 "nodePoolAutoCreation": {"enabled": True},
-                "whenUnsatisfiable": "ScaleUpAnyway",
+                "whenUnsatisfiable": COMPUTE_CLASS_WHEN_UNSATISFIABLE,
             },
         },
         opts=pulumi.ResourceOptions(parent=cluster),

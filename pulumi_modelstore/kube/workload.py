@@ -39,6 +39,8 @@ class WorkloadMount:
     env: list[dict[str, Any]] = field(default_factory=list)
     """Container env: for readers HF_HUB_OFFLINE=1 and HF_HOME on a writable emptyDir."""
     extra_volumes: list[dict[str, Any]] = field(default_factory=list)
+    """Helper pod volumes: the HF_HOME emptyDir (mounted by every container, see
+    :attr:`extra_volume_mounts`), then any a sidecar mounts itself (no container mount)."""
     extra_volume_mounts: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -48,7 +50,8 @@ class WorkloadMount:
 
     @property
     def volume_mounts(self) -> list[dict[str, Any]]:
-        """All container volumeMounts, in the same order as :attr:`volumes`."""
+        """All container volumeMounts, in the same order as :attr:`volumes` (a volume only a
+        sidecar mounts, such as GCS FUSE's cache, comes last and has none)."""
         return [self.volume_mount, *self.extra_volume_mounts]
 
     def kserve_storage_uri(self, path: str = "") -> str:
