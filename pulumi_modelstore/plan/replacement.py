@@ -17,7 +17,11 @@ taken from the provider's own rules and cited beside it:
 Paths are the camelCase input paths of the plan (``deploymentType``,
 ``customPlacementConfig.dataLocations``, ``spec.csi``); a change at, under or above a listed path
 forces replacement. Only properties read in a source are listed: a type missing here, or a
-property missing from its entry, is updated in place.
+property missing from its entry, is updated in place. Not yet read, so updated in place here:
+``aws:s3/bucketPublicAccessBlock``, ``bucketOwnershipControls``,
+``bucketServerSideEncryptionConfiguration``, ``aws:vpc/securityGroupIngressRule`` and
+``EgressRule``, ``aws:eks/addon`` (each most likely forces replacement on its ``bucket``,
+``securityGroupId`` or ``clusterName``/``addonName``: to be read and added).
 """
 
 from __future__ import annotations
@@ -95,6 +99,10 @@ FORCE_NEW: dict[str, tuple[Rule, ...]] = {
         "kmsKeyId",
         "performanceMode",
     ),
+    # internal/service/efs/backup_policy.go (0053447c): file_system_id ForceNew: true
+    "aws:efs/backupPolicy:BackupPolicy": ("fileSystemId",),
+    # internal/service/efs/file_system_policy.go (087097a6): file_system_id ForceNew: true
+    "aws:efs/fileSystemPolicy:FileSystemPolicy": ("fileSystemId",),
     # internal/service/efs/access_point.go (01606926): ForceNew: true
     "aws:efs/accessPoint:AccessPoint": ("fileSystemId", "posixUser", "rootDirectory"),
     # internal/service/efs/mount_target.go (0593466d): ForceNew: true (securityGroups is
