@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import sys
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
+from .plan import compare as comparing
 from .plan.engine import PlanError, plan_directory
 from .plan.project import ProjectError
-from .plan.render import FORMATS, render
+from .plan.render import FORMATS, render, to_json
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -30,12 +32,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     plan.add_argument("--cwd", default=".", help="Pulumi project directory (default: .)")
     plan.add_argument("--stack", help="stack name (default: the only stack, else 'local')")
-    plan.add_argument("--format", choices=FORMATS, default="tree", help="output format")
+    plan.add_argument(
+        "--format",
+        choices=(*FORMATS, "markdown"),
+        default="tree",
+        help="output format; with --compare: tree (text), markdown (a pull-request comment) "
+        "or json",
+    )
     plan.add_argument("--out", help="write to this file instead of standard output")
     plan.add_argument(
         "--fill-outputs",
         action="store_true",
         help="give created resources placeholder outputs shaped like real ones",
+    )
+    plan.add_argument(
+        "--compare",
+        metavar="BASE.json",
+        help="show what the change adds, updates, replaces and deletes relative to BASE, a "
+        "saved --format json plan of the same stack (planned with BASE's --fill-outputs "
+        "setting, read from its ids); replacements and deletions of data-bearing resources "
+        "first, marked DATA LOSS RISK unless protected or retained. Exit code "
+        f"{comparing.EXIT_DATA_LOSS} when a step may lose data, 0 otherwise",
     )
     plan.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
     return parser
@@ -70,11 +87,30 @@ def _program_output_to_stderr() -> Iterator[None]:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    base = None
+    fill_outputs = args.fill_outputs
+    if args.compare is not None:
+        if args.format not in comparing.COMPARE_FORMATS:
+            print(
+                f"error: --compare prints tree, markdown or json, not {args.format}",
+                file=sys.stderr,
+            )
+            return 1
+        try:
+            base = comparing.load_base(Path(args.compare).read_text())
+        except OSError as exc:
+            print(f"error: cannot read {args.compare}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        except comparing.CompareError as exc:
+            print(f"error: {args.compare}: {exc}", file=sys.stderr)
+            return 1
+        fill_outputs = fill_outputs or comparing.filled_outputs(base)
+    elif args.format == "markdown":
+        print("error: --format markdown is the --compare output", file=sys.stderr)
+        return 1
     try:
         with _program_output_to_stderr():
-            plan = plan_directory(
-                args.cwd, args.stack, fill_outputs=args.fill_outputs, echo=sys.stderr
-            )
+            plan = plan_directory(args.cwd, args.stack, fill_outputs=fill_outputs, echo=sys.stderr)
     except ProjectError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -84,7 +120,17 @@ def main(argv: list[str] | None = None) -> int:
         for line in str(exc).splitlines():  # every invalid field, one line each
             print(f"error: {line}", file=sys.stderr)
         return 1
-    text = render(plan, args.format)
+    code = 0
+    if base is not None:
+        try:
+            result = comparing.compare(base, json.loads(to_json(plan)))
+        except comparing.CompareError as exc:
+            print(f"error: {args.compare}: {exc}", file=sys.stderr)
+            return 1
+        text = comparing.COMPARE_FORMATS[args.format](result, Path(args.compare).name)
+        code = result.exit_code
+    else:
+        text = render(plan, args.format)
     if args.out:
         try:
             Path(args.out).write_text(text)
@@ -93,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     else:
         sys.stdout.write(text)
-    return 0
+    return code
 
 
 if __name__ == "__main__":

@@ -1,0 +1,284 @@
+"""Which input changes force a resource to be replaced rather than updated in place.
+
+The one table of force-new properties for every resource type this library creates, each entry
+taken from the provider's own rules and cited beside it:
+
+- pulumi-aws and pulumi-gcp are bridged from the Terraform providers: a property whose schema
+  says ``ForceNew: true`` (or, in plugin-framework resources, ``RequiresReplace()``) replaces the
+  resource when it changes. Sources: hashicorp/terraform-provider-aws ``internal/service/...`` and
+  hashicorp/terraform-provider-google ``google/...``, at the commits named below.
+- azure-native: the provider's ``forceNewMap`` (pulumi/pulumi-azure-native
+  ``provider/pkg/gen/replacement.go``), and the ARM rule that a resource's id is built from its
+  URL path parameters (resource group, account name, ...): another id is another resource.
+- Kubernetes: pulumi-kubernetes' ``forceNew`` table and ``metadataForceNewProperties``
+  (pulumi/pulumi-kubernetes ``provider/pkg/provider/diff.go``, 94977969), and its Helm release
+  diff (``provider/pkg/provider/helm_release.go``: ``.name``, ``.namespace``).
+
+Paths are the camelCase input paths of the plan (``deploymentType``,
+``customPlacementConfig.dataLocations``, ``spec.csi``); a change at, under or above a listed path
+forces replacement. Only properties read in a source are listed: a type missing here, or a
+property missing from its entry, is updated in place. Not yet read, so updated in place here:
+``aws:s3/bucketPublicAccessBlock``, ``bucketOwnershipControls``,
+``bucketServerSideEncryptionConfiguration``, ``aws:vpc/securityGroupIngressRule`` and
+``EgressRule``, ``aws:eks/addon`` (each most likely forces replacement on its ``bucket``,
+``securityGroupId`` or ``clusterName``/``addonName``: to be read and added).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+Inputs = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class When:
+    """A property that forces replacement only under a condition the provider checks in its
+    diff (Terraform ``CustomizeDiff`` calling ``ForceNew``)."""
+
+    path: str
+    applies: Callable[[Inputs, Inputs], bool]
+    why: str
+
+
+Rule = str | When
+
+# hashicorp/terraform-provider-aws internal/service/fsx/lustre_file_system.go (06ee53d9):
+# storage_capacity forces a new file system when it shrinks or the deployment is SCRATCH_1
+# (resourceLustreFileSystemSchemaCustomizeDiff); growing it is an in-place update.
+_LUSTRE_CAPACITY = When(
+    "storageCapacity",
+    lambda old, new: (
+        _number(new.get("storageCapacity")) < _number(old.get("storageCapacity"))
+        or new.get("deploymentType") == "SCRATCH_1"
+    ),
+    "storage capacity shrinks, or the deployment type is SCRATCH_1",
+)
+
+
+def _number(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return float("nan")  # unknown: comparisons are false, so no replacement is claimed
+
+
+FORCE_NEW: dict[str, tuple[Rule, ...]] = {
+    # --- AWS (hashicorp/terraform-provider-aws) ---
+    # internal/service/fsx/lustre_file_system.go (06ee53d9): ForceNew: true
+    "aws:fsx/lustreFileSystem:LustreFileSystem": (
+        "backupId",
+        "copyTagsToBackups",
+        "deploymentType",
+        "driveCacheType",
+        "exportPath",
+        "fileSystemTypeVersion",
+        "importPath",
+        "importedFileChunkSize",
+        "kmsKeyId",
+        "perUnitStorageThroughput",
+        "securityGroupIds",
+        "storageType",
+        "subnetIds",
+        _LUSTRE_CAPACITY,
+    ),
+    # internal/service/fsx/data_repository_association.go (0a774656): ForceNew: true
+    "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation": (
+        "dataRepositoryPath",
+        "fileSystemId",
+        "fileSystemPath",
+    ),
+    # internal/service/efs/file_system.go (0389f467): ForceNew: true
+    "aws:efs/fileSystem:FileSystem": (
+        "availabilityZoneName",
+        "creationToken",
+        "encrypted",
+        "kmsKeyId",
+        "performanceMode",
+    ),
+    # internal/service/efs/backup_policy.go (0053447c): file_system_id ForceNew: true
+    "aws:efs/backupPolicy:BackupPolicy": ("fileSystemId",),
+    # internal/service/efs/file_system_policy.go (087097a6): file_system_id ForceNew: true
+    "aws:efs/fileSystemPolicy:FileSystemPolicy": ("fileSystemId",),
+    # internal/service/efs/access_point.go (01606926): ForceNew: true
+    "aws:efs/accessPoint:AccessPoint": ("fileSystemId", "posixUser", "rootDirectory"),
+    # internal/service/efs/mount_target.go (0593466d): ForceNew: true (securityGroups is
+    # updated in place: ModifyMountTargetSecurityGroups)
+    "aws:efs/mountTarget:MountTarget": ("fileSystemId", "ipAddress", "subnetId"),
+    # internal/service/s3/bucket.go (0070bcd1): bucket, bucket_prefix ForceNew: true
+    "aws:s3/bucket:Bucket": ("bucket", "bucketPrefix"),
+    "aws:s3/bucketV2:BucketV2": ("bucket", "bucketPrefix"),
+    # internal/service/s3/bucket_policy.go (0073593e): bucket ForceNew: true
+    "aws:s3/bucketPolicy:BucketPolicy": ("bucket",),
+    # internal/service/s3/bucket_versioning.go (01c08000): bucket, expected_bucket_owner
+    "aws:s3/bucketVersioning:BucketVersioning": ("bucket", "expectedBucketOwner"),
+    "aws:s3/bucketVersioningV2:BucketVersioningV2": ("bucket", "expectedBucketOwner"),
+    # internal/service/iam/role.go (0040ea69): name, name_prefix, path ForceNew: true
+    "aws:iam/role:Role": ("name", "namePrefix", "path"),
+    # internal/service/iam/role_policy.go (02f97af8): name, name_prefix, role ForceNew: true
+    "aws:iam/rolePolicy:RolePolicy": ("name", "namePrefix", "role"),
+    # internal/service/ec2/vpc_security_group.go (01606926): description, name, name_prefix,
+    # vpc_id ForceNew: true
+    "aws:ec2/securityGroup:SecurityGroup": ("description", "name", "namePrefix", "vpcId"),
+    # internal/service/eks/pod_identity_association.go (00a35305): RequiresReplace() on
+    # cluster_name, namespace, service_account (role_arn is updated in place)
+    "aws:eks/podIdentityAssociation:PodIdentityAssociation": (
+        "clusterName",
+        "namespace",
+        "serviceAccount",
+    ),
+    # --- Google Cloud (hashicorp/terraform-provider-google, e03b7622) ---
+    # google/services/storage/resource_storage_bucket.go: ForceNew: true on name, location,
+    # project, enable_object_retention, custom_placement_config.data_locations,
+    # hierarchical_namespace (and its enabled)
+    "gcp:storage/bucket:Bucket": (
+        "name",
+        "location",
+        "project",
+        "enableObjectRetention",
+        "customPlacementConfig.dataLocations",
+        "hierarchicalNamespace",
+    ),
+    # google/tpgiamresource/resource_iam_member.go: role, member, condition ForceNew: true;
+    # google/services/storage/iam_storage_bucket.go: bucket ForceNew: true
+    "gcp:storage/bucketIAMMember:BucketIAMMember": ("bucket", "role", "member", "condition"),
+    # resource_iam_member.go as above; google/services/kms/iam_kms_crypto_key.go: crypto_key_id
+    "gcp:kms/cryptoKeyIAMMember:CryptoKeyIAMMember": (
+        "cryptoKeyId",
+        "role",
+        "member",
+        "condition",
+    ),
+    # resource_iam_member.go as above; google/services/resourcemanager/iam_service_account.go:
+    # service_account_id ForceNew: true
+    "gcp:serviceaccount/iAMMember:IAMMember": (
+        "serviceAccountId",
+        "role",
+        "member",
+        "condition",
+    ),
+    # google/services/resourcemanager/resource_google_service_account.go: account_id, project
+    "gcp:serviceaccount/account:Account": ("accountId", "project"),
+    # --- Azure (pulumi/pulumi-azure-native provider/pkg/gen/replacement.go, 1b7112af) ---
+    # forceNewMap["Storage"]["StorageAccount"] = {isHnsEnabled, location} (``kind`` is not in
+    # it: an account's kind is upgraded in place); accountName and resourceGroupName are the
+    # URL path parameters that make the ARM resource id.
+    "azure-native:storage:StorageAccount": (
+        "isHnsEnabled",
+        "location",
+        "accountName",
+        "resourceGroupName",
+    ),
+    # forceNewMap["Storage"]["BlobContainer"] is empty ("no force-news"); the path parameters
+    # make the id.
+    "azure-native:storage:BlobContainer": ("accountName", "containerName", "resourceGroupName"),
+    # Not in forceNewMap: the path parameters make the id.
+    "azure-native:storage:FileShare": ("accountName", "shareName", "resourceGroupName"),
+    # --- Kubernetes (pulumi/pulumi-kubernetes provider/pkg/provider/diff.go, 94977969) ---
+    # core/v1 PersistentVolume: the volume sources (Kubernetes itself refuses changes to
+    # spec.persistentVolumeSource after creation).
+    "kubernetes:core/v1:PersistentVolume": tuple(
+        f"spec.{source}"
+        for source in (
+            "awsElasticBlockStore",
+            "azureDisk",
+            "azureFile",
+            "cephfs",
+            "cinder",
+            "csi",
+            "fc",
+            "flexVolume",
+            "flocker",
+            "gcePersistentDisk",
+            "glusterfs",
+            "hostPath",
+            "iscsi",
+            "local",
+            "nfs",
+            "photonPersistentDisk",
+            "portworxVolume",
+            "quobyte",
+            "rbd",
+            "scaleIO",
+            "storageos",
+            "vsphereVolume",
+        )
+    ),
+    "kubernetes:core/v1:PersistentVolumeClaim": (
+        "spec.accessModes",
+        "spec.selector",
+        "spec.storageClassName",
+        "spec.volumeName",
+    ),
+    "kubernetes:core/v1:Secret": ("type",),
+    "kubernetes:storage.k8s.io/v1:StorageClass": ("parameters", "provisioner"),
+    "kubernetes:batch/v1:Job": (
+        "spec.completions",
+        "spec.parallelism",
+        "spec.selector",
+        "spec.template",
+    ),
+    "kubernetes:apps/v1:Deployment": ("spec.selector",),
+    "kubernetes:apps/v1:DaemonSet": ("spec.selector",),
+    "kubernetes:apps/v1:StatefulSet": (
+        "spec.podManagementPolicy",
+        "spec.revisionHistoryLimit",
+        "spec.selector",
+        "spec.serviceName",
+        "spec.volumeClaimTemplates",
+    ),
+    # provider/pkg/provider/helm_release.go: forceNewFields := {".name", ".namespace"}
+    "kubernetes:helm.sh/v3:Release": ("name", "namespace"),
+}
+
+# diff.go metadataForceNewProperties(".metadata"), applied to every Kubernetes object (and
+# provider.go: "Changing the identity of the resource always causes a replacement").
+KUBERNETES_IDENTITY: tuple[str, ...] = ("metadata.name", "metadata.namespace")
+
+
+def rules_for(type_: str) -> tuple[Rule, ...]:
+    rules = FORCE_NEW.get(type_, ())
+    if type_.startswith("kubernetes:") and type_ != "kubernetes:helm.sh/v3:Release":
+        rules = KUBERNETES_IDENTITY + rules
+    return rules
+
+
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def _overlaps(changed: str, rule: str) -> bool:
+    """``changed`` is the rule's path, under it, or a whole value holding it."""
+    changed = _INDEX.sub("[*]", changed)
+    for a, b in ((changed, rule), (rule, changed)):
+        if a == b or a.startswith(b + ".") or a.startswith(b + "["):
+            return True
+    return False
+
+
+def forcing(
+    type_: str,
+    changed: Iterable[str],
+    old: Inputs,
+    new: Inputs,
+    replace_on_changes: Iterable[str] = (),
+) -> list[str]:
+    """The changed paths that force a replacement of a ``type_`` resource, each with why: the
+    provider's rule, or the resource's own ``replaceOnChanges`` option."""
+    reasons: list[str] = []
+    extra = list(replace_on_changes)
+    for path in changed:
+        for rule in rules_for(type_):
+            if isinstance(rule, When):
+                if _overlaps(path, rule.path) and rule.applies(old, new):
+                    reasons.append(f"{path} ({rule.why})")
+                    break
+            elif _overlaps(path, rule):
+                reasons.append(path)
+                break
+        else:
+            if any(r == "*" or _overlaps(path, r) for r in extra):
+                reasons.append(f"{path} (replaceOnChanges)")
+    return reasons

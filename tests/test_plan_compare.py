@@ -1,0 +1,531 @@
+"""`modelstore plan --compare BASE.json`: replace versus update from the providers' rules, data
+loss called out first, moves through aliases, exit codes for CI.
+
+Each cloud test plans a real stack twice (the base with its config, then one value changed) and
+compares the two plans, as a pull request's preview would."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pulumi_modelstore.cli import main
+from pulumi_modelstore.plan.compare import (
+    DATA_BEARING_TYPES,
+    EXIT_DATA_LOSS,
+    Comparison,
+    compare,
+    filled_outputs,
+    to_markdown,
+    to_text,
+)
+from pulumi_modelstore.plan.engine import UNKNOWN, plan_directory
+from pulumi_modelstore.plan.render import to_json
+from pulumi_modelstore.plan.replacement import rules_for
+from tests.conftest import ROOT
+from tests.golden import golden_path
+from tests.test_backend_contract import DATA_BEARING
+
+FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
+GCS = "gcp:storage/bucket:Bucket"
+PV = "kubernetes:core/v1:PersistentVolume"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+STORAGE_ACCOUNT = "azure-native:storage:StorageAccount"
+
+Edit = Callable[[dict[str, Any]], None]
+
+
+def stack_dir(tmp_path: Path, stack: str, edit: Edit | None = None) -> Path:
+    """A copy of this project's ``stack`` whose store config ``edit`` changes; the program is
+    the repository's own ``stacks/``."""
+    directory = tmp_path / f"{stack}-{len(list(tmp_path.iterdir()))}"
+    directory.mkdir()
+    (directory / "Pulumi.yaml").write_text(
+        f"name: modelstore\nruntime: python\nmain: {ROOT / 'stacks'}/\n"
+    )
+    config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())
+    if edit is not None:
+        edit(config["config"]["modelstore:stores"])
+    (directory / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(config))
+    return directory
+
+
+def planned(directory: Path, stack: str) -> dict[str, Any]:
+    return json.loads(to_json(plan_directory(directory, stack, fill_outputs=True)))
+
+
+def edits(*changes: Edit) -> Edit:
+    def apply(stores: dict[str, Any]) -> None:
+        for change in changes:
+            change(stores)
+
+    return apply
+
+
+def store_set(key: str, value: Any, store: str = "llama") -> Edit:
+    def apply(stores: dict[str, Any]) -> None:
+        stores[store][key] = value
+
+    return apply
+
+
+def pair(tmp_path: Path, stack: str, base: Edit | None, change: Edit) -> Comparison:
+    base_doc = planned(stack_dir(tmp_path, stack, base), stack)
+    new_doc = planned(stack_dir(tmp_path, stack, edits(*(e for e in (base, change) if e))), stack)
+    return compare(base_doc, new_doc)
+
+
+def by_type(cmp: Comparison, type_: str) -> list[Any]:
+    return [c for c in cmp.changes if c.type == type_]
+
+
+def steps(cmp: Comparison, op: str) -> set[str]:
+    return {c.type for c in cmp.changes if c.op == op}
+
+
+UNPROTECTED = store_set("protect", False)
+# PERSISTENT_1 takes 50, 100 or 200 MB/s/TiB: both properties change, both force a new file system.
+PERSISTENT_1 = edits(
+    store_set("deployment_type", "PERSISTENT_1"), store_set("per_unit_storage_throughput", 200)
+)
+
+
+# --- AWS -------------------------------------------------------------------------------------
+
+
+def test_fsx_deployment_type_change_replaces_the_file_system_and_risks_its_data(tmp_path):
+    cmp = pair(tmp_path, "aws-prod", UNPROTECTED, PERSISTENT_1)
+    (fs,) = by_type(cmp, FSX)
+    assert fs.op == "replace"
+    assert fs.forcing == ["deploymentType", "perUnitStorageThroughput"]
+    assert fs.loses_data and fs.note == "DATA LOSS RISK"
+    assert cmp.exit_code == EXIT_DATA_LOSS
+    # The PVs name the new file system (its id and DNS name are unknown until apply): replaced
+    # with it (spec.csi is immutable), their data kept by the reclaim policy.
+    pvs = by_type(cmp, PV)
+    assert pvs and all(pv.op == "replace" and not pv.loses_data for pv in pvs)
+    assert all(pv.retained == "reclaim policy Retain" for pv in pvs)
+    # Data-bearing steps first, the one that loses data at the very top.
+    assert cmp.ordered()[0] is fs
+    text = to_text(cmp, "base.json")
+    assert text.splitlines()[1].startswith("DATA LOSS RISK: 1 step(s)")
+    assert f"+- replace {FSX} llama-fs  [DATA LOSS RISK]" in text
+    assert 'deploymentType: "PERSISTENT_2" -> "PERSISTENT_1"  (forces replacement)' in text
+    markdown = to_markdown(cmp, "base.json")
+    assert "**DATA LOSS RISK**" in markdown
+    assert f"| replace | `llama-fs` | `{FSX}` |" in markdown
+
+
+def test_fsx_replacement_of_a_protected_file_system_is_refused_not_flagged(tmp_path):
+    cmp = pair(tmp_path, "aws-prod", None, PERSISTENT_1)
+    (fs,) = by_type(cmp, FSX)
+    assert fs.op == "replace" and fs.protected and not fs.loses_data
+    assert fs.note == "protected: pulumi up refuses this step"
+    # A refused replacement gives nothing new to depend on.
+    assert steps(cmp, "replace") == {FSX}
+    assert cmp.exit_code == 0
+
+
+def test_dropping_protect_in_the_same_change_lets_the_replacement_through(tmp_path):
+    cmp = pair(
+        tmp_path,
+        "aws-prod",
+        None,
+        edits(UNPROTECTED, PERSISTENT_1),
+    )
+    (fs,) = by_type(cmp, FSX)
+    assert fs.op == "replace" and not fs.protected
+    # The old file system was retained on delete: left in the account, not deleted.
+    assert fs.retained == "retainOnDelete" and not fs.loses_data
+
+
+def test_growing_fsx_capacity_is_an_update_shrinking_it_a_replacement(tmp_path):
+    base = planned(stack_dir(tmp_path, "aws-prod", UNPROTECTED), "aws-prod")
+    grown = planned(
+        stack_dir(
+            tmp_path, "aws-prod", edits(UNPROTECTED, store_set("storage_capacity_gib", 4800))
+        ),
+        "aws-prod",
+    )
+    (fs,) = by_type(compare(base, grown), FSX)
+    assert fs.op == "update" and fs.paths == ["storageCapacity"]
+    (fs,) = by_type(compare(grown, base), FSX)
+    assert fs.op == "replace" and fs.loses_data
+    assert fs.forcing == [
+        "storageCapacity (storage capacity shrinks, or the deployment type is SCRATCH_1)"
+    ]
+
+
+def test_aws_tag_change_is_an_in_place_update_not_flagged(tmp_path):
+    cmp = pair(
+        tmp_path,
+        "aws-prod",
+        UNPROTECTED,
+        store_set("tags", {"team": "inference-platform", "cost-center": "inference"}),
+    )
+    assert steps(cmp, "replace") == set() and steps(cmp, "delete") == set()
+    assert FSX in steps(cmp, "update")
+    (fs,) = by_type(cmp, FSX)
+    assert fs.paths == ["tags.team"] and not fs.note
+    assert cmp.data_loss == [] and cmp.exit_code == 0
+
+
+def test_a_deleted_store_lists_its_deletions_retained_ones_not_marked(tmp_path):
+    def add_second(stores: dict[str, Any]) -> None:
+        stores["t5"] = {**stores["llama"], "data_repository_path": "s3://acme-models-prod/t5/"}
+
+    base = planned(stack_dir(tmp_path, "aws-prod", add_second), "aws-prod")
+    new = planned(stack_dir(tmp_path, "aws-prod"), "aws-prod")
+    cmp = compare(base, new)
+    deleted = [c for c in cmp.changes if c.op == "delete"]
+    assert deleted and all(c.name.startswith("t5") for c in deleted)
+    (fs,) = [c for c in deleted if c.type == FSX]
+    assert fs.protected and not fs.loses_data
+    pvs = [c for c in deleted if c.type == PV]
+    claims = [c for c in deleted if c.type == PVC]
+    assert pvs and all(c.retained == "reclaim policy Retain" for c in pvs)
+    assert claims and all(c.retained.startswith("bound to t5-") for c in claims)
+    assert cmp.exit_code == 0
+    assert "DATA LOSS RISK" not in to_text(cmp, "base.json")
+    # Unprotected, the file system's deletion is the risk.
+    base = planned(
+        stack_dir(tmp_path, "aws-prod", edits(add_second, store_set("protect", False, "t5"))),
+        "aws-prod",
+    )
+    cmp = compare(base, new)
+    assert [c.urn.rsplit("::", 1)[-1] for c in cmp.data_loss] == ["t5-fs"]
+    assert cmp.ordered()[0].urn.endswith("::t5-fs")
+
+
+# --- Google Cloud ----------------------------------------------------------------------------
+
+
+def test_gcs_bucket_in_another_region_is_a_new_bucket(tmp_path):
+    move = edits(store_set("bucket_region", "us-east1"), store_set("allow_other_region", True))
+    cmp = pair(tmp_path, "gke", UNPROTECTED, move)
+    (bucket,) = by_type(cmp, GCS)
+    assert bucket.op == "replace" and bucket.forcing == ["location"]
+    assert bucket.loses_data and cmp.exit_code == EXIT_DATA_LOSS
+    cmp = pair(tmp_path, "gke", None, move)
+    (bucket,) = by_type(cmp, GCS)
+    assert bucket.op == "replace" and bucket.protected and cmp.exit_code == 0
+
+
+def test_gcs_label_change_is_an_in_place_update(tmp_path):
+    cmp = pair(
+        tmp_path,
+        "gke",
+        UNPROTECTED,
+        store_set("resource_labels", {"team": "serving", "env": "prod"}),
+    )
+    (bucket,) = by_type(cmp, GCS)
+    assert bucket.op == "update" and bucket.paths == ["labels.team"]
+    assert steps(cmp, "replace") == set() and cmp.exit_code == 0
+
+
+def test_a_renamed_gcs_bucket_is_replaced():
+    base = _doc("gke", [_state(GCS, "models-bucket", {"name": "acme-models", "location": "US"})])
+    new = copy.deepcopy(base)
+    new["steps"][0]["newState"]["inputs"]["name"] = "acme-models-v2"
+    (bucket,) = compare(base, new).changes
+    assert bucket.op == "replace" and bucket.forcing == ["name"] and bucket.loses_data
+
+
+# --- Kubernetes ------------------------------------------------------------------------------
+
+
+def test_a_persistent_volume_source_change_replaces_the_volumes(tmp_path):
+    cmp = pair(tmp_path, "onprem-nfs", None, store_set("server", "nas02.corp.example"))
+    pvs = by_type(cmp, PV)
+    assert len(pvs) == 3
+    for pv in pvs:
+        assert pv.op == "replace"
+        assert pv.forcing == ["spec.csi.volumeAttributes.server", "spec.csi.volumeHandle"]
+        assert pv.retained == "reclaim policy Retain" and not pv.loses_data
+    # The claims name the volumes, which keep their names: unchanged.
+    assert all(c.op == "same" for c in by_type(cmp, PVC))
+    assert cmp.exit_code == 0
+
+
+def test_a_label_on_a_persistent_volume_is_an_update():
+    labels = {"metadata": {"name": "llama-inference", "labels": {"a": "1"}}, "spec": {}}
+    base = _doc("dev", [_state(PV, "llama-pv", labels)])
+    new = copy.deepcopy(base)
+    new["steps"][0]["newState"]["inputs"]["metadata"]["labels"]["a"] = "2"
+    (pv,) = compare(base, new).changes
+    assert pv.op == "update"
+    new["steps"][0]["newState"]["inputs"]["metadata"]["name"] = "llama-inference-2"
+    (pv,) = compare(base, new).changes
+    assert pv.op == "replace" and "metadata.name" in pv.forcing
+
+
+# --- Azure (hand-built plans: the AKS stacks are not on this branch yet) ---------------------
+
+
+def test_azure_storage_account_location_forces_replacement_kind_does_not():
+    inputs = {
+        "accountName": "acmemodels",
+        "resourceGroupName": "ml",
+        "kind": "StorageV2",
+        "location": "westeurope",
+        "sku": {"name": "Premium_ZRS"},
+        "tags": {"team": "ml"},
+    }
+    base = _doc("aks", [_state(STORAGE_ACCOUNT, "models-account", inputs)])
+    moved = copy.deepcopy(base)
+    moved["steps"][0]["newState"]["inputs"]["location"] = "northeurope"
+    (account,) = compare(base, moved).changes
+    assert account.op == "replace" and account.forcing == ["location"]
+    assert account.loses_data and compare(base, moved).exit_code == EXIT_DATA_LOSS
+    # pulumi-azure-native's forceNewMap lists isHnsEnabled and location for StorageAccount, not
+    # kind: a kind change (StorageV2 -> BlockBlobStorage here) is sent to ARM as an update.
+    rekinded = copy.deepcopy(base)
+    rekinded["steps"][0]["newState"]["inputs"]["kind"] = "BlockBlobStorage"
+    (account,) = compare(base, rekinded).changes
+    assert account.op == "update" and not account.note
+    retagged = copy.deepcopy(base)
+    retagged["steps"][0]["newState"]["inputs"]["tags"]["team"] = "serving"
+    assert compare(base, retagged).changes[0].op == "update"
+    # Protected (the Azure stores protect their account by default): refused, not flagged.
+    for doc in (base, moved):
+        doc["steps"][0]["newState"]["protect"] = True
+    (account,) = compare(base, moved).changes
+    assert account.op == "replace" and account.protected and not account.loses_data
+
+
+# --- Moves, replaceOnChanges, ignoreChanges --------------------------------------------------
+
+
+def test_a_resource_that_moved_with_an_alias_is_a_move_not_a_delete_and_create():
+    parent = "urn:pulumi:dev::modelstore::pulumi:pulumi:Stack$modelstore:index:Store::llama"
+    old = _state(FSX, "llama-fs", {"deploymentType": "PERSISTENT_2"}, parent=parent)
+    base = _doc("dev", [old])
+    cluster = "urn:pulumi:dev::modelstore::pulumi:pulumi:Stack$modelstore:index:Cluster::eks"
+    new_state = _state(FSX, "eks-fs", {"deploymentType": "PERSISTENT_2"}, parent=cluster)
+    new_state["newState"]["aliases"] = [{"name": "llama-fs", "parentUrn": parent}]
+    old_urn = base["steps"][0]["urn"]
+    cmp = compare(base, _doc("dev", [new_state]))
+    (moved,) = cmp.changes
+    assert moved.op == "same" and moved.old_urn == old_urn
+    assert cmp.counts() == {"move": 1}
+    assert "move aws:fsx/lustreFileSystem:LustreFileSystem eks-fs (moved from" in to_text(cmp, "b")
+    # An old URN given as such works the same.
+    new_state["newState"]["aliases"] = [old_urn]
+    assert compare(base, _doc("dev", [new_state])).counts() == {"move": 1}
+    # Without the alias: a new file system, and the old one deleted.
+    new_state["newState"]["aliases"] = []
+    assert compare(base, _doc("dev", [new_state])).counts() == {"create": 1, "delete": 1}
+
+
+def test_golden_aliases_resolve_to_the_old_urns():
+    """The driver install moved from the store to the cluster scope with an alias: a plan from
+    before the move compares as a move."""
+    doc = json.loads(golden_path("stacks/aws-prod").read_text())
+    step = next(s for s in doc["steps"] if s["newState"]["aliases"])
+    spec = step["newState"]["aliases"][0]
+    base = copy.deepcopy(doc)
+    old_urn = (
+        f"urn:pulumi:aws-prod::modelstore::{spec['parentUrn'].split('::')[2].split('$')[-1]}"
+        f"${step['newState']['type']}::{spec['name']}"
+    )
+    for s in base["steps"]:
+        if s["urn"] == step["urn"]:
+            s["urn"] = s["newState"]["urn"] = old_urn
+            s["newState"]["aliases"] = []
+    cmp = compare(base, doc)
+    assert cmp.counts() == {"move": 1}
+    (moved,) = [c for c in cmp.changes if c.old_urn]
+    assert moved.urn == step["urn"] and moved.old_urn == old_urn
+
+
+def test_replace_on_changes_and_ignore_changes_are_honoured():
+    base = _doc("dev", [_state("aws:iam/role:Role", "r", {"description": "a", "tags": {"x": "1"}})])
+    new = copy.deepcopy(base)
+    new["steps"][0]["newState"]["inputs"]["description"] = "b"
+    assert compare(base, new).changes[0].op == "update"
+    new["steps"][0]["newState"]["replaceOnChanges"] = ["description"]
+    assert compare(base, new).changes[0].forcing == ["description (replaceOnChanges)"]
+    new["steps"][0]["newState"]["ignoreChanges"] = ["description"]
+    assert compare(base, new).changes[0].op == "same"
+
+
+# --- CLI -------------------------------------------------------------------------------------
+
+
+def test_cli_exit_codes_and_formats(tmp_path, capsys):
+    base_dir = stack_dir(tmp_path, "aws-prod", UNPROTECTED)
+    base_file = tmp_path / "base.json"
+    assert (
+        main(
+            [
+                "plan",
+                "--cwd",
+                str(base_dir),
+                "--stack",
+                "aws-prod",
+                "--format",
+                "json",
+                "--fill-outputs",
+                "--out",
+                str(base_file),
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    # The same program and config: nothing to do.
+    assert (
+        main(["plan", "--cwd", str(base_dir), "--stack", "aws-prod", "--compare", str(base_file)])
+        == 0
+    )
+    out, _ = capsys.readouterr()
+    assert out.endswith("Resources: no changes\n")
+    changed = stack_dir(tmp_path, "aws-prod", edits(UNPROTECTED, PERSISTENT_1))
+    code = main(
+        [
+            "plan",
+            "--cwd",
+            str(changed),
+            "--stack",
+            "aws-prod",
+            "--compare",
+            str(base_file),
+            "--format",
+            "markdown",
+        ]
+    )
+    out, _ = capsys.readouterr()
+    assert code == EXIT_DATA_LOSS == 3
+    assert out.startswith("### modelstore plan: `aws-prod` compared with `base.json`")
+    assert "**DATA LOSS RISK**" in out
+    code = main(
+        [
+            "plan",
+            "--cwd",
+            str(changed),
+            "--stack",
+            "aws-prod",
+            "--compare",
+            str(base_file),
+            "--format",
+            "json",
+        ]
+    )
+    out, _ = capsys.readouterr()
+    assert code == 3
+    assert json.loads(out)["dataLossRisk"] == [
+        f"urn:pulumi:aws-prod::modelstore::modelstore:index:FsxLustreModelStore${FSX}::llama-fs"
+    ]
+    retagged = stack_dir(tmp_path, "aws-prod", edits(UNPROTECTED, store_set("tags", {"team": "x"})))
+    assert (
+        main(["plan", "--cwd", str(retagged), "--stack", "aws-prod", "--compare", str(base_file)])
+        == 0
+    )
+    out, _ = capsys.readouterr()
+    assert "~ update aws:fsx/lustreFileSystem:LustreFileSystem llama-fs" in out
+
+
+def test_cli_refuses_a_base_of_another_stack_or_not_a_plan(tmp_path, capsys):
+    other = golden_path("stacks/gke")
+    assert main(["plan", "--cwd", str(ROOT), "--stack", "aws-prod", "--compare", str(other)]) == 1
+    _, err = capsys.readouterr()
+    assert (
+        err.strip()
+        == "error: " + f"{other}: BASE is a plan of modelstore/gke, not modelstore/aws-prod"
+    )
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert main(["plan", "--cwd", str(ROOT), "--stack", "aws-prod", "--compare", str(bad)]) == 1
+    assert "no steps" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "plan",
+                "--cwd",
+                str(ROOT),
+                "--stack",
+                "aws-prod",
+                "--compare",
+                str(bad),
+                "--format",
+                "yaml",
+            ]
+        )
+        == 1
+    )
+    assert main(["plan", "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "markdown"]) == 1
+
+
+def test_help_documents_the_exit_code(capsys):
+    with pytest.raises(SystemExit):
+        main(["plan", "--help"])
+    assert "Exit code 3" in " ".join(capsys.readouterr().out.split())
+
+
+def test_base_fill_outputs_setting_is_read_from_its_ids(tmp_path):
+    assert filled_outputs(json.loads(golden_path("stacks/aws-prod").read_text()))
+    doc = json.loads(to_json(plan_directory(ROOT, "aws-prod", fill_outputs=False)))
+    assert not filled_outputs(doc)
+    assert any(s["newState"]["id"] == UNKNOWN for s in doc["steps"])
+
+
+def test_a_golden_plan_compared_with_a_fresh_plan_of_its_stack_has_no_changes():
+    doc = json.loads(golden_path("stacks/gke").read_text())
+    cmp = compare(doc, json.loads(to_json(plan_directory(ROOT, "gke", fill_outputs=True))))
+    assert cmp.counts() == {} and cmp.exit_code == 0
+
+
+# --- The tables ------------------------------------------------------------------------------
+
+
+def test_data_bearing_types_cover_every_backends_data():
+    for backend, types in DATA_BEARING.items():
+        assert set(types) <= DATA_BEARING_TYPES, backend
+
+
+def test_every_data_bearing_type_the_library_creates_has_its_force_new_rules():
+    created = {
+        s["newState"]["type"]
+        for path in golden_path("x").parent.rglob("*.json")
+        for s in json.loads(path.read_text())["steps"]
+    }
+    for type_ in created & DATA_BEARING_TYPES:
+        assert rules_for(type_), type_
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _state(type_: str, name: str, inputs: dict[str, Any], parent: str = "") -> dict[str, Any]:
+    prefix = parent.split("::")[2].split("$")[-1] + "$" if parent else ""
+    urn = f"urn:pulumi:STACK::modelstore::{prefix}{type_}::{name}"
+    return {
+        "op": "create",
+        "urn": urn,
+        "provider": "",
+        "newState": {
+            "urn": urn,
+            "type": type_,
+            "custom": True,
+            "id": "id-1",
+            "parent": parent,
+            "inputs": inputs,
+            "protect": False,
+            "retainOnDelete": False,
+            "aliases": [],
+            "ignoreChanges": [],
+            "replaceOnChanges": [],
+            "propertyDependencies": {},
+        },
+    }
+
+
+def _doc(stack: str, steps_: list[dict[str, Any]]) -> dict[str, Any]:
+    steps_ = json.loads(json.dumps(steps_).replace("urn:pulumi:STACK::", f"urn:pulumi:{stack}::"))
+    return {"project": "modelstore", "stack": stack, "steps": steps_}
