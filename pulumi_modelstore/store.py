@@ -310,6 +310,11 @@ class ModelStore(pulumi.ComponentResource):
     """Consumer namespace -> PersistentVolumeClaim name."""
     volume_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolume name."""
+    mounts: pulumi.Output[dict[str, Any]]
+    """Consumer namespace -> what a pod there needs (``WorkloadMount.to_output()``): the
+    claim, volume and volumeMount, service account, pod annotations, labels and security
+    context, env. An application stack reads it by ``StackReference`` and rebuilds the mount
+    with ``WorkloadMount.from_output`` (the default ``mount_path``)."""
 
     def __init_subclass__(cls, backend: str | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -456,6 +461,9 @@ class ModelStore(pulumi.ComponentResource):
         # A provisioned claim's volume is named by its provisioner: no static PV name to give.
         self.volume_names = pulumi.Output.from_input(
             {ns: self.volume_name(ns) for ns in self.persistent_volumes}
+        )
+        self.mounts = pulumi.Output.from_input(
+            {ns: self.mount_for(ns).to_output() for ns, _ in c.consumers}
         )
 
     def _provisioned_claim(

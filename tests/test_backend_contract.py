@@ -171,3 +171,35 @@ def test_nothing_registers_on_bad_input(backend):
         plan(lambda: build(backend, claim_name="Models"))
     assert str(err.value).startswith("llama: claim_name must be a DNS-1123 label")
     assert len(err.value.registered) == 1  # the stack itself
+
+
+@pytest.mark.parametrize("backend", NAMES)
+def test_the_mounts_output_rebuilds_what_mount_for_gives(backend):
+    # An application stack reads `mounts` by StackReference: the pod it wires from the output
+    # must be the pod `mount_for` wires, for every consumer namespace.
+    import pulumi
+
+    from pulumi_modelstore.kube.workload import WorkloadMount
+
+    stores = {}
+
+    def program():
+        stores["llama"] = build(backend)
+        pulumi.export("mounts", stores["llama"].mounts)
+
+    p = plan(program)
+    mounts = p.outputs["mounts"]
+    assert sorted(mounts) == sorted(READERS + writers(backend))
+    pod = {"containers": [{"name": "server", "image": "vllm/vllm-openai"}]}
+    for ns, data in mounts.items():
+        rebuilt = WorkloadMount.from_output(data)
+        assert rebuilt == stores["llama"].mount_for(ns)
+        assert rebuilt.patch_pod_spec(pod) == stores["llama"].mount_for(ns).patch_pod_spec(pod)
+
+
+def test_a_mounts_output_of_another_shape_is_refused():
+    from pulumi_modelstore.kube.workload import WorkloadMount
+
+    with pytest.raises(ValueError) as err:
+        WorkloadMount.from_output({"namespace": "a", "claimName": "b", "volumeSource": {}})
+    assert str(err.value) == "not a WorkloadMount output: unknown keys volumeSource"

@@ -3,7 +3,8 @@ vLLM pod can be wired with in one call."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 # Where Hugging Face libraries may write when the model volume is read-only.
@@ -54,6 +55,22 @@ class WorkloadMount:
         sidecar mounts, such as GCS FUSE's cache, comes last and has none)."""
         return [self.volume_mount, *self.extra_volume_mounts]
 
+    def to_output(self) -> dict[str, Any]:
+        """This mount as plain JSON data with camelCase keys, for a stack output: an
+        application stack reads it by ``StackReference`` and rebuilds the mount with
+        :meth:`from_output`, so its pods are wired as ``mount_for`` would wire them."""
+        return {_camel(f.name): getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_output(cls, data: Mapping[str, Any]) -> WorkloadMount:
+        """The mount :meth:`to_output` gave (from a ``StackReference`` output, once
+        resolved); unknown keys are refused, so a mismatched library version is noticed."""
+        names = {_camel(f.name): f.name for f in fields(cls)}
+        unknown = sorted(set(data) - set(names))
+        if unknown:
+            raise ValueError(f"not a WorkloadMount output: unknown keys {', '.join(unknown)}")
+        return cls(**{names[key]: value for key, value in data.items()})
+
     def kserve_storage_uri(self, path: str = "") -> str:
         """``pvc://<claim>/<path>``: KServe mounts it read-only at /mnt/models, no copy."""
         return f"pvc://{self.claim_name}/{path.lstrip('/')}"
@@ -80,6 +97,11 @@ class WorkloadMount:
         if self.service_account_name:
             out["serviceAccountName"] = self.service_account_name
         return out
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
 
 
 def reader_env() -> list[dict[str, Any]]:
