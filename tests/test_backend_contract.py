@@ -26,6 +26,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "mountpoint-s3": {"cluster_name": CLUSTER},
     "gcs-fuse": {"cluster_name": CLUSTER, "location": "us-central1"},
     "nfs": {"server": "nas01.example.internal", "share": "/exports/models"},
+    "azure-blob": {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"},
     "hyperdisk-ml": {
         "cluster_name": "prod-gke",
         "location": "us-central1",
@@ -44,6 +45,7 @@ DATA_BEARING: dict[str, tuple[str, ...]] = {
     "efs": ("aws:efs/fileSystem:FileSystem",),
     "mountpoint-s3": ("aws:s3/bucket:Bucket",),
     "gcs-fuse": ("gcp:storage/bucket:Bucket",),
+    "azure-blob": ("azure-native:storage:StorageAccount", "azure-native:storage:BlobContainer"),
     # The volumes are provisioned by the PD CSI driver from the claims (no disk resource in the
     # graph) and are copies of a bucket that is not the store's: nothing to protect.
     "hyperdisk-ml": (),

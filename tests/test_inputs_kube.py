@@ -74,6 +74,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "efs": {"cluster_name": CLUSTER},
     "mountpoint-s3": {"cluster_name": CLUSTER},
     "gcs-fuse": {"cluster_name": "ml-gke", "location": "us-central1"},
+    "azure-blob": {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"},
     "hyperdisk-ml": {
         "cluster_name": "prod-gke",
         "location": "us-central1",
@@ -224,6 +225,17 @@ BAD_INPUTS: list[Row] = [
         "gcs-fuse",
         store("gcs-fuse", storage_class_name="Models"),
         f"llama: storage_class_name must be {DNS_SUBDOMAIN}, got 'Models'",
+    ),
+    # -- azure-blob ---------------------------------------------------------------------------
+    (
+        "azure-blob",
+        store("azure-blob", service_account_name="Model_Reader"),
+        f"llama: service_account_name must be {DNS_SUBDOMAIN}, got 'Model_Reader'",
+    ),
+    (
+        "azure-blob",
+        store("azure-blob", labels={"team": "ML team"}),
+        f"llama: labels['team'] must be {LABEL_VALUE}, got 'ML team'",
     ),
     # -- fsx-lustre ---------------------------------------------------------------------------
     (

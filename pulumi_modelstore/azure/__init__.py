@@ -1,9 +1,12 @@
 """Azure stores on AKS: the cluster scope, Blob (blobfuse2) and Azure Files NFS stores."""
 
+from .blob import AzureBlobModelStore, AzureBlobModelStoreArgs
 from .cluster import AksCluster, AksClusterArgs, cluster_settings
 
 __all__ = [
     "AksCluster",
     "AksClusterArgs",
+    "AzureBlobModelStore",
+    "AzureBlobModelStoreArgs",
     "cluster_settings",
 ]

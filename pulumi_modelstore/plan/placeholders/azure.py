@@ -100,6 +100,28 @@ ID_MAKERS.update(
         "azure-native:managedidentity:UserAssignedIdentity": lambda r: arm_id(
             r, "Microsoft.ManagedIdentity/userAssignedIdentities", "resourceName"
         ),
+        "azure-native:storage:BlobContainer": lambda r: arm_id(
+            r,
+            "Microsoft.Storage/storageAccounts",
+            "containerName",
+            f"{r.inputs.get('accountName', 'account')}/blobServices/default/containers/",
+        ),
+        "azure-native:storage:BlobServiceProperties": lambda r: arm_id(
+            r,
+            "Microsoft.Storage/storageAccounts",
+            "blobServicesName",
+            f"{r.inputs.get('accountName', 'account')}/blobServices/",
+        ),
+        "azure-native:managedidentity:FederatedIdentityCredential": lambda r: arm_id(
+            r,
+            "Microsoft.ManagedIdentity/userAssignedIdentities",
+            "federatedIdentityCredentialResourceName",
+            f"{r.inputs.get('resourceName', 'identity')}/federatedIdentityCredentials/",
+        ),
+        "azure-native:authorization:RoleAssignment": lambda r: (
+            f"{r.inputs.get('scope', '')}/providers/Microsoft.Authorization/roleAssignments/"
+            f"{r.inputs.get('roleAssignmentName') or _guid('role-assignment', r.urn)}"
+        ),
     }
 )
 
@@ -124,3 +146,13 @@ def _identity(r: Created) -> dict[str, Any]:
         "principalId": _guid("principal-id", r.urn),
         "tenantId": tenant_id(r.config),
     }
+
+
+@outputs_of("azure-native:storage:BlobContainer")
+def _blob_container(r: Created) -> dict[str, Any]:
+    return {"name": r.autoname(r.inputs.get("containerName"))}
+
+
+@outputs_of("azure-native:authorization:RoleAssignment")
+def _role_assignment(r: Created) -> dict[str, Any]:
+    return {"name": r.inputs.get("roleAssignmentName") or _guid("role-assignment", r.urn)}

@@ -1,0 +1,723 @@
+"""Azure Blob model store on AKS (blobfuse2): a hardened storage account (or an existing one), a
+private container, user-assigned identities split by access level with a federated credential
+per consumer service account, container-scoped data roles, and a static PV/PVC per consumer
+namespace on the blob CSI driver (``blob.csi.azure.com``, ``protocol: fuse2``).
+
+Mount mode, from the driver's code (kubernetes-sigs/blob-csi-driver, tags v1.27.0, v1.27.7 and
+master 0744a60b; paths below are that repository's):
+
+- ``mountWithWorkloadIdentityToken: "true"`` with ``clientID`` and ``tenantID`` (the store's
+  default, ``mount_mode: workload-identity-token``): ``pkg/blob/blob.go`` ``GetAuthEnv`` writes
+  the pod's projected service account token to a file and hands blobfuse2
+  ``AZURE_OAUTH_TOKEN_FILE`` (workload identity credential); the driver makes no ARM call and
+  reads no key. Data roles scoped to the container are enough (blobfuse2 lists blobs at mount,
+  then reads them), and the account can refuse shared keys. The token is refreshed only from
+  driver v1.27.0 (CSIDriver ``requiresRepublish: true`` and ``tokenRequests`` with audience
+  ``api://AzureADTokenExchange``, ``deploy/csi-blob-driver.yaml`` at v1.27.0); v1.25.6+ and
+  v1.26.3+ accept the attribute but pass a token that expires. Managed AKS runs driver v1.27
+  from Kubernetes 1.34 (1.33 ships v1.26): checked before deploy. Upstream still calls the
+  attribute preview.
+- ``clientID`` alone (``mount_mode: account-key``, the fallback): ``GetAuthEnv`` exchanges the
+  token (``GetStorageAccesskeyFromServiceAccountToken``) and calls ARM ListKeys, then mounts
+  with the account key. That needs ``listkeys/action`` at ACCOUNT scope (Storage Account Key
+  Operator Service Role) and shared keys on, and the key reads and writes the whole account:
+  readers then hold a key that can write.
+- On this path ``pkg/blob/nodeserver.go`` ``NodePublishVolume`` calls ``NodeStageVolume``
+  directly per pod and adds ``-o ro`` only from a read-only ACCESS MODE
+  (``isReadOnlyFromCapability``); the pod's or claim's ``readOnly`` is applied on the bind
+  path only, which workload identity never reaches. The kubelet sends the PV's first access
+  mode: readers' PVs list ``ReadOnlyMany`` alone.
+- ``GetContainerInfo`` (``pkg/blob/blob.go``) reads handle fields 0-2 (resource group,
+  account, container), 4 (secret namespace) and 5 (subscription, when not empty); field 3 is
+  never read (the controller puts a volume uuid there): the per-PV suffix goes there.
+- Attribute keys are case-insensitive and the driver refuses two spellings of one key: each is
+  given once.
+
+blobfuse2 (Azure/azure-storage-fuse ``cmd/mount.go``, ``component/block_cache``): block cache,
+file cache, preload and streaming are mutually exclusive; an unset block cache pool takes 60%
+(2.5.4+) or 80% of free (earlier) node memory per mount, outside pod limits; prefetch is 0 or at
+least 11 and ``prefetch x block size <= pool`` (not reduced for you once the pool is set).
+"""
+
+# No `from __future__ import annotations`: the component analyzer reads these annotations.
+# Signatures naming a provider SDK class quote it (keeps the SDK's modules lazily loaded).
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .. import validation as v
+from ..cluster import ClusterScope
+from ..errors import ModelStoreInputError
+from ..fields import Parser
+from ..store import STORE_NAME, Binding, Spec
+from . import identity as ident
+from . import validation as az_v
+from .cluster import (
+    AksCluster,
+    AksClusterFacts,
+    require_blob_csi_driver,
+    require_oidc_issuer,
+    require_workload_identity,
+)
+from .storage import account_baseline
+from .store import AzureModelStore, AzureModelStoreArgs
+
+DRIVER = "blob.csi.azure.com"
+# Blob storage has no size: Kubernetes requires a capacity on PV and claim, the driver ignores
+# it. Small, so the claims do not eat into a `requests.storage` quota.
+NOMINAL_CAPACITY = "1Gi"
+TOKEN_MODE, KEY_MODE = "workload-identity-token", "account-key"
+MOUNT_MODES = (TOKEN_MODE, KEY_MODE)
+IDENTITY_PER = ("access", "namespace")
+# StorageV2 with block blobs: the standard redundancies (Premium_* StorageV2 serves page blobs
+# only; premium block blobs need a BlockBlobStorage account).
+SKUS = (
+    "Standard_LRS",
+    "Standard_ZRS",
+    "Standard_GRS",
+    "Standard_RAGRS",
+    "Standard_GZRS",
+    "Standard_RAGZRS",
+)
+TOKEN_MODE_MIN_K8S = (1, 34)
+"""Managed AKS runs blob CSI driver v1.27 (refreshed tokens) from Kubernetes 1.34."""
+TOKEN_MODE_MIN_DRIVER = "v1.27.0"
+SOFT_DELETE_MAX_DAYS = 365
+MIN_PREFETCH = 11
+
+# blobfuse2 options the driver sets itself, or that break its mount (pkg/blob/blob.go
+# appendDefaultMountOptions and allowedEphemeralMountOptions; authentication comes from the
+# volume attributes).
+DRIVER_OPTIONS = (
+    "--container-name",
+    "--tmp-path",
+    "--config-file",
+    "--secure-config",
+    "--passphrase",
+    "--log-file-path",
+    "--use-https",
+    "--account-name",
+    "--account-key",
+    "--auth-type",
+    "--sas",
+    "--client-id",
+    "--client-secret",
+    "--tenant-id",
+    "--identity-client-id",
+    "--identity-object-id",
+    "--identity-resource-id",
+    "--msi-endpoint",
+    "--aad-endpoint",
+)
+# Pipelines exclusive with the readers' block cache.
+CONFLICTING_PREFIXES = ("--file-cache", "--preload", "--streaming", "--stream")
+# What the store sets from its fields (block cache, attribute caching, read-only from the
+# access mode, allow_other always).
+STORE_OPTIONS = (
+    "--block-cache",
+    "--use-attr-cache",
+    "--attr-cache-timeout",
+    "--attr-timeout",
+    "--entry-timeout",
+    "--negative-timeout",
+    "--read-only",
+    "--allow-other",
+    "-o ro",
+    "-o rw",
+    "-o allow_other",
+    "-o attr_timeout",
+    "-o entry_timeout",
+    "-o negative_timeout",
+)
+
+
+class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
+    """Arguments of :class:`AzureBlobModelStore`. ``cluster_name`` and
+    ``cluster_resource_group_name`` (or ``cluster``) are required; everything else has a
+    default."""
+
+    storage_account_name: str
+    """The storage account's name (3-24 lowercase letters and digits, unique in Azure).
+    Default: a name made of "ms", the store name's letters and 8 hex digits of a hash of the
+    subscription, resource group and store name (``default_account_name``)."""
+    create_storage_account: bool
+    """Create the account. False takes an existing one by ``storage_account_name`` (required
+    then) and leaves its settings alone: no lookup, no account resources; with the
+    workload-identity-token mode the account must allow Entra ID auth, with ``account-key`` it
+    must allow shared keys. Default: ``True``: StorageV2, HTTPS only, TLS 1.2, no anonymous blob
+    access, shared keys off (on only with ``account-key``), in the store's region, protected
+    unless ``protect`` is False."""
+    sku_name: str
+    """The new account's redundancy: one of Standard_LRS, Standard_ZRS, Standard_GRS,
+    Standard_RAGRS, Standard_GZRS, Standard_RAGZRS. Default: ``Standard_LRS``."""
+    infrastructure_encryption: bool
+    """Encrypt the new account twice (infrastructure encryption), chosen at creation only
+    (changing it replaces the account). Default: ``False``."""
+    allowed_subnet_ids: Sequence[str]
+    """Subnet ids whose traffic the new account admits (virtual network rules, default action
+    Deny; each subnet needs the ``Microsoft.Storage`` service endpoint). Default: none: the
+    public endpoint, open to the network, with Entra ID auth only (shared keys off) in the
+    default mount mode."""
+    blob_soft_delete_days: int
+    """Days deleted or overwritten blobs stay recoverable (0 turns soft delete off; at most
+    365), billed as stored meanwhile. Default: ``7``."""
+    container_soft_delete_days: int
+    """Days a deleted container stays recoverable (0 off; at most 365). Default: ``7``."""
+    versioning: bool
+    """Keep every overwritten blob as a version (each billed until deleted). Default:
+    ``False`` (soft delete already recovers deletes and overwrites for its days)."""
+    container_name: str
+    """The private container holding the models. Default: the store's name, lowercase, with
+    anything but letters and digits made '-'."""
+    create_container: bool
+    """Create the container (private, protected unless ``protect`` is False). False takes an
+    existing one by ``container_name``. Default: ``True``."""
+    mount_mode: str
+    """How blobfuse2 authenticates. ``workload-identity-token``: the pod's own token
+    (``mountWithWorkloadIdentityToken``), data roles on the container alone (Storage Blob Data
+    Reader for readers, Contributor for writers) and shared keys off; needs blob CSI driver
+    v1.27 or later, i.e. AKS Kubernetes 1.34 or later (checked before deploy).
+    ``account-key``: the fallback for older clusters: the driver lists the account's keys
+    (Storage Account Key Operator Service Role at ACCOUNT scope, shared keys on) and mounts with
+    a key, which can write the whole account: readers then hold write access. Default:
+    ``workload-identity-token``."""
+    identity_per: str
+    """``access``: one user-assigned identity for the store's readers and one for its writers
+    (none for a store without writers); each holds at most 20 federated credentials, so at most
+    20 namespaces of each. ``namespace``: one identity per consumer namespace. Default:
+    ``access``."""
+    service_account_name: str
+    """The Kubernetes service account consumer pods run as, in every consumer namespace,
+    annotated ``azure.workload.identity/client-id``. Default: named ``<claim_name>-blob``."""
+    create_service_account: bool
+    """Create that service account in every consumer namespace. False takes existing ones by
+    name (the federated credentials name them all the same; annotate them yourself for Azure
+    SDKs). Default: ``True``."""
+    block_cache_block_size_mb: int
+    """The readers' blobfuse2 block cache block size in MiB. Default: ``16``."""
+    block_cache_pool_size_mb: int
+    """The readers' block cache memory pool in MiB, per mount (per pod): blobfuse2 runs on the
+    node outside pod limits and would otherwise take 60-80% of the node's memory. Default:
+    ``4096``."""
+    block_cache_prefetch: int
+    """Blocks the readers' block cache reads ahead: 0 (off) or at least 11, and prefetch x
+    block size must fit the pool. Default: ``32``."""
+    attribute_cache_seconds: int
+    """How long the readers cache file attributes and names (blobfuse2 attribute cache and the
+    kernel's attribute and entry caches); model files are immutable, so long. Default:
+    ``3600``."""
+    negative_cache_seconds: int
+    """How long a reader remembers that a file does not exist (a model published meanwhile
+    stays invisible that long). Default: ``60``."""
+    extra_mount_options: Sequence[str]
+    """More blobfuse2 options for every PV, one per item (``--log-level=LOG_WARNING``,
+    ``-o umask=0022``). Default: none. Refused: what the driver sets itself or what breaks its
+    mount (--container-name, --tmp-path, --config-file, authentication), the file cache,
+    preload and streaming (exclusive with the readers' block cache), and what the store sets
+    (block cache and attribute caching fields, ``-o ro``/``rw`` from the access mode,
+    ``allow_other``)."""
+
+
+# ---- rules --------------------------------------------------------------------------------
+
+
+def default_container_name(store: str) -> str:
+    name = re.sub(r"[^a-z0-9]+", "-", store.lower()).strip("-")
+    return name[:63].rstrip("-")
+
+
+def store_name_fits_container(store: str, container_name: Any) -> None:
+    if container_name is not None:
+        return
+    try:
+        az_v.container_name(store, "container_name", default_container_name(store))
+    except ModelStoreInputError:
+        raise ModelStoreInputError(
+            store,
+            STORE_NAME,
+            store,
+            f"a name that makes {az_v.CONTAINER_NAME_RULE} (or give container_name)",
+        ) from None
+
+
+def existing_account_named(store: str, create: bool, name: Any) -> None:
+    if not create and name is None:
+        raise ModelStoreInputError(
+            store,
+            "storage_account_name",
+            None,
+            "the existing account's name when create_storage_account is False",
+        )
+
+
+def new_account_only(store: str, field: str, value: Any, create: bool) -> None:
+    """Settings of a new account: an existing one is left alone."""
+    if not create:
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            "unset when create_storage_account is False (the store leaves the account alone)",
+        )
+
+
+def soft_delete_days(store: str, field: str, value: int) -> None:
+    if not 0 <= value <= SOFT_DELETE_MAX_DAYS:
+        raise ModelStoreInputError(store, field, value, f"0 (off) to {SOFT_DELETE_MAX_DAYS} days")
+
+
+def non_negative(store: str, field: str, value: int) -> None:
+    if value < 0:
+        raise ModelStoreInputError(store, field, value, "a whole number of seconds, 0 or more")
+
+
+def valid_prefetch(store: str, field: str, value: int) -> None:
+    if value != 0 and value < MIN_PREFETCH:
+        raise ModelStoreInputError(
+            store, field, value, f"0 (off) or at least {MIN_PREFETCH} (blobfuse2's minimum)"
+        )
+
+
+def prefetch_fits_pool(store: str, pool: int, block: int, prefetch: int) -> None:
+    """blobfuse2 refuses ``prefetch x block size > pool`` ("memory limit too low for configured
+    prefetch") and, once the pool is set, does not lower prefetch for you."""
+    if prefetch * block > pool:
+        raise ModelStoreInputError(
+            store,
+            "block_cache_pool_size_mb",
+            pool,
+            f"at least block_cache_prefetch x block_cache_block_size_mb = {prefetch} x {block} "
+            f"= {prefetch * block} MiB (blobfuse2 refuses a smaller pool)",
+        )
+
+
+def identities_hold_their_credentials(
+    store: str, identity_per: str, readers: Any, writers: Any
+) -> None:
+    """One identity per access level holds a federated credential per namespace of that
+    level: at most 20 (Entra's limit per identity)."""
+    if identity_per != "access":
+        return
+    for field, namespaces in (("readers", readers or ()), ("writers", writers or ())):
+        if len(namespaces) > ident.MAX_FEDERATED_CREDENTIALS:
+            raise ModelStoreInputError(
+                store,
+                field,
+                f"{len(namespaces)} namespaces",
+                f"at most {ident.MAX_FEDERATED_CREDENTIALS} namespaces with identity_per "
+                f"access (Azure allows {ident.MAX_FEDERATED_CREDENTIALS} federated credentials "
+                "on one identity), or set identity_per to namespace",
+            )
+
+
+def _option_keys(option: str) -> list[str]:
+    """The names in one blobfuse2 option: ``--x=1`` -> ``--x``; ``-o a=1,b`` -> ``-o a``,
+    ``-o b``."""
+    s = option.strip()
+    if s.startswith("-o"):
+        return [f"-o {item.split('=', 1)[0].strip()}" for item in s[2:].strip().split(",")]
+    return [s.split("=", 1)[0]]
+
+
+def mount_options_kept(store: str, field: str, options: Sequence[Any]) -> None:
+    for option in options:
+        if v.is_output(option):
+            continue
+        body = option.strip()
+        body = body[2:].strip() if body.startswith("-o") else body
+        if not body or any(c.isspace() for c in body):
+            raise ModelStoreInputError(
+                store, field, option, "one blobfuse2 option per item, without spaces ('-o x' aside)"
+            )
+        for key in _option_keys(option):
+            if key in DRIVER_OPTIONS:
+                raise ModelStoreInputError(
+                    store,
+                    field,
+                    option,
+                    "a blobfuse2 option the blob CSI driver leaves to the user (it sets "
+                    "--container-name, --tmp-path and the authentication itself; --config-file, "
+                    "--secure-config, --passphrase, --log-file-path and --use-https break its "
+                    "mount)",
+                )
+            if key.startswith(CONFLICTING_PREFIXES):
+                raise ModelStoreInputError(
+                    store,
+                    field,
+                    option,
+                    "a blobfuse2 option that keeps the readers' block cache (file cache, "
+                    "preload and streaming are exclusive with it)",
+                )
+            if key.startswith("--block-cache") or key in STORE_OPTIONS:
+                raise ModelStoreInputError(
+                    store,
+                    field,
+                    option,
+                    "a blobfuse2 option the store does not set itself (block cache and "
+                    "attribute caching follow their fields, -o ro/rw the access mode, "
+                    "allow_other is always on)",
+                )
+
+
+# ---- preflight (needs the cluster's facts) --------------------------------------------------
+
+
+def token_mode_supported(store: str, mode: str, facts: AksClusterFacts) -> None:
+    if mode == TOKEN_MODE and not facts.version_at_least(*TOKEN_MODE_MIN_K8S):
+        minimum = ".".join(map(str, TOKEN_MODE_MIN_K8S))
+        raise ModelStoreInputError(
+            store,
+            "mount_mode",
+            mode,
+            f"{KEY_MODE} on cluster {facts.name!r}, whose control plane runs Kubernetes "
+            f"{facts.kubernetes_version or 'of an unknown version'} (the token mount needs "
+            f"blob CSI driver {TOKEN_MODE_MIN_DRIVER}, which AKS runs from {minimum}; "
+            f"{KEY_MODE} is the fallback, with readers holding an account key)",
+        )
+
+
+def mount_options(a: Any, read_only: bool) -> list[str]:
+    """A PV's blobfuse2 options. Readers: block cache sized explicitly (the pool and prefetch
+    both set: blobfuse2 keeps its CPU-sized prefetch default once the pool is set), long
+    attribute caches. Writers: blobfuse2's default file cache, no block cache: block cache
+    uploads whole blocks on flush, and several nodes writing one file through it corrupt it."""
+    options = ["-o allow_other"]
+    if read_only:
+        seconds = a["attribute_cache_seconds"]
+        options += [
+            "--block-cache",
+            f"--block-cache-block-size={a['block_cache_block_size_mb']}",
+            f"--block-cache-pool-size={a['block_cache_pool_size_mb']}",
+            f"--block-cache-prefetch={a['block_cache_prefetch']}",
+            "--use-attr-cache=true",
+            f"--attr-cache-timeout={seconds}",
+            f"-o attr_timeout={seconds}",
+            f"-o entry_timeout={seconds}",
+            f"-o negative_timeout={a['negative_cache_seconds']}",
+        ]
+    return [*options, *(a.get("extra_mount_options") or ())]
+
+
+@dataclass(frozen=True)
+class _Preflight:
+    facts: AksClusterFacts
+    region: str
+    resource_group: str
+    account_name: str
+
+
+class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
+    """A shared model store in an Azure Blob container, mounted with blobfuse2 by the AKS blob
+    CSI driver through workload identity.
+
+    Readers and writers get separate user-assigned identities (``identity_per``), each with a
+    federated credential per consumer service account and a data role on the container alone
+    (Storage Blob Data Reader / Contributor): a reader holds no write role. Each consumer
+    namespace gets a service account and a static PV (``ReadOnlyMany`` alone for readers, the
+    only read-only switch blobfuse2 obeys on this path; ``ReadWriteMany`` for writers) bound
+    to its claim. ``mount_for`` gives the service account and the
+    ``azure.workload.identity/use`` pod label; the mount itself needs neither (the driver
+    requests the token), applications using Azure SDKs do.
+    """
+
+    args_type = AzureBlobModelStoreArgs
+
+    storage_account_name: pulumi.Output[str]
+    """The storage account's name."""
+    container_name: pulumi.Output[str]
+    """The container's name."""
+    service_account_name: pulumi.Output[str]
+    """The Kubernetes service account consumer pods run as, in every consumer namespace."""
+    client_ids: pulumi.Output[dict[str, str]]
+    """Consumer namespace -> client id of the user-assigned identity its pods use."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: AzureBlobModelStoreArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(resource_name, args, opts)
+
+    # ---- 1. parse ------------------------------------------------------------------------------
+
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        p.field_rule(az_v.storage_account_name, "storage_account_name")
+        p.rule(existing_account_named, "create_storage_account", "storage_account_name")
+        for name in (
+            "sku_name",
+            "infrastructure_encryption",
+            "allowed_subnet_ids",
+            "blob_soft_delete_days",
+            "container_soft_delete_days",
+            "versioning",
+        ):
+            if name in p:
+                p.rule(
+                    lambda store, value, create, n=name: new_account_only(store, n, value, create),
+                    name,
+                    "create_storage_account",
+                )
+        p.field_rule(v.one_of, "sku_name", SKUS)
+        if p.ok("allowed_subnet_ids"):
+            for subnet in p["allowed_subnet_ids"] or ():
+                p.check(functools.partial(az_v.subnet_id, p.store, "allowed_subnet_ids", subnet))
+        p.field_rule(soft_delete_days, "blob_soft_delete_days")
+        p.field_rule(soft_delete_days, "container_soft_delete_days")
+        if p["container_name"] is None and p.ok(STORE_NAME):
+            p.check(lambda: store_name_fits_container(p.store, None))
+            p.set("container_name", default_container_name(p.store))
+        else:
+            p.field_rule(az_v.container_name, "container_name")
+        p.field_rule(v.one_of, "mount_mode", MOUNT_MODES)
+        p.field_rule(v.one_of, "identity_per", IDENTITY_PER)
+        p.rule(identities_hold_their_credentials, "identity_per", "readers", "writers")
+        if p["service_account_name"] is None and p.ok("claim_name"):
+            p.set("service_account_name", f"{p['claim_name']}-blob")
+        p.field_rule(v.dns_subdomain, "service_account_name")
+        p.field_rule(v.positive_int, "block_cache_block_size_mb")
+        p.field_rule(v.positive_int, "block_cache_pool_size_mb")
+        p.field_rule(valid_prefetch, "block_cache_prefetch")
+        p.rule(
+            prefetch_fits_pool,
+            "block_cache_pool_size_mb",
+            "block_cache_block_size_mb",
+            "block_cache_prefetch",
+        )
+        p.field_rule(non_negative, "attribute_cache_seconds")
+        p.field_rule(non_negative, "negative_cache_seconds")
+        p.field_rule(mount_options_kept, "extra_mount_options")
+        cls.azure_rules(p)
+
+    # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
+
+    def preflight(
+        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+    ) -> _Preflight:
+        assert isinstance(cluster, AksCluster)  # what AzureModelStore.join returns
+        a, name = spec.args, spec.common.name
+        facts = cluster.facts(name)
+        require_oidc_issuer(name, facts)
+        require_workload_identity(name, facts)
+        require_blob_csi_driver(name, facts)
+        region = self.region(spec, facts)
+        token_mode_supported(name, a["mount_mode"], facts)
+        group = self.resource_group(spec, facts)
+        account = a.get("storage_account_name") or az_v.default_account_name(
+            facts.subscription_id, group, name
+        )
+        return _Preflight(facts, region, group, account)
+
+    # ---- 3. provision ---------------------------------------------------------------------------
+
+    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: _Preflight) -> Binding:
+        import pulumi_azure_native as azure_native
+
+        a, c = spec.args, spec.common
+        f, group, tags = facts.facts, facts.resource_group, self.tags(spec)
+        token = a["mount_mode"] == TOKEN_MODE
+        ksa, container = a["service_account_name"], a["container_name"]
+
+        self.storage_account: Any = None
+        self.blob_service: Any = None
+        self.container: Any = None
+        if a["create_storage_account"]:
+            self.storage_account = self._new_account(spec, facts, token)
+            account_name: Any = self.storage_account.name
+            service: Any = {
+                "account_name": account_name,
+                "resource_group_name": group,
+                "blob_services_name": "default",
+                "delete_retention_policy": _retention(a["blob_soft_delete_days"]),
+                "container_delete_retention_policy": _retention(a["container_soft_delete_days"]),
+                "is_versioning_enabled": a["versioning"],
+            }
+            # A singleton of the account: deleting it from the stack deletes nothing in Azure.
+            self.blob_service = azure_native.storage.BlobServiceProperties(
+                f"{c.name}-blob-service", **service, opts=pulumi.ResourceOptions(parent=self)
+            )
+        else:
+            account_name = facts.account_name
+        if a["create_container"]:
+            private: Any = {
+                "account_name": account_name,
+                "resource_group_name": group,
+                "container_name": container,
+                "public_access": "None",
+            }
+            self.container = azure_native.storage.BlobContainer(
+                f"{c.name}-container", **private, opts=self.data_protection()
+            )
+
+        account_id = (
+            f"/subscriptions/{f.subscription_id}/resourceGroups/{group}/providers/"
+            f"Microsoft.Storage/storageAccounts/{facts.account_name}"
+        )
+        container_id = f"{account_id}/blobServices/default/containers/{container}"
+        # Token mode: data roles on the container alone. Key mode: the driver lists the
+        # account's keys, which only an account-scope role allows.
+        scope = container_id if token else account_id
+        # The scope must exist before a role is assigned on it.
+        scope_ready = [r for r in (self.storage_account, self.container) if r is not None]
+
+        groups: dict[str, list[tuple[str, bool]]] = {}
+        for ns, read_only in c.consumers:
+            key = (
+                ns if a["identity_per"] == "namespace" else ("readers" if read_only else "writers")
+            )
+            groups.setdefault(key, []).append((ns, read_only))
+
+        ready: list[pulumi.Resource] = []  # what the PVs wait for: no mount before access
+        self.identities: dict[str, Any] = {}
+        self.federated_credentials: dict[str, Any] = {}
+        self.role_assignments: dict[str, Any] = {}
+        client_ids: dict[str, Any] = {}
+        for key, members in groups.items():
+            read_only = all(ro for _, ro in members)
+            identity = ident.user_assigned_identity(
+                f"{c.name}-identity-{key}",
+                name=ident.identity_name(c.name, key),
+                resource_group_name=group,
+                location=facts.region,
+                tags=tags,
+                parent=self,
+            )
+            self.identities[key] = identity
+            assert f.oidc_issuer_url is not None  # require_oidc_issuer
+            credentials = ident.federated_credentials(
+                f"{c.name}-federated-{key}",
+                identity,
+                resource_group_name=group,
+                issuer=f.oidc_issuer_url,
+                service_accounts=[(ns, ksa) for ns, _ in members],
+                parent=self,
+            )
+            self.federated_credentials.update(credentials)
+            role = (
+                ident.STORAGE_ACCOUNT_KEY_OPERATOR
+                if not token
+                else ident.STORAGE_BLOB_DATA_READER
+                if read_only
+                else ident.STORAGE_BLOB_DATA_CONTRIBUTOR
+            )
+            assignment = ident.role_assignment(
+                f"{c.name}-role-{key}",
+                principal_id=identity.principal_id,
+                role=role,
+                scope=scope,
+                subscription_id=f.subscription_id,
+                name_parts=(c.name, key),
+                parent=self,
+                depends_on=scope_ready,
+            )
+            self.role_assignments[key] = assignment
+            ready += [assignment, *credentials.values()]
+            for ns, _ in members:
+                client_ids[ns] = identity.client_id
+
+        self.service_accounts: dict[str, Any] = {}
+        if a["create_service_account"]:
+            for ns, _ in c.consumers:
+                depends = [cluster.namespace(ns, self, c.name)] if c.create_namespaces else []
+                self.service_accounts[ns] = k8s.core.v1.ServiceAccount(
+                    f"{c.name}-sa-{ns}",
+                    metadata={
+                        "name": ksa,
+                        "namespace": ns,
+                        "labels": c.labels,
+                        # For applications using Azure SDKs; the mount does not read it.
+                        "annotations": {ident.CLIENT_ID_ANNOTATION: client_ids[ns]},
+                    },
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+                )
+
+        self.storage_account_name = pulumi.Output.from_input(account_name)
+        self.container_name = pulumi.Output.from_input(container)
+        self.service_account_name = pulumi.Output.from_input(ksa)
+        self.client_ids = pulumi.Output.from_input(client_ids)
+
+        def source(namespace: str, read_only: bool) -> dict[str, Any]:
+            attributes: dict[str, Any] = {
+                "resourceGroup": group,
+                "storageAccount": facts.account_name,
+                "containerName": container,
+                "protocol": "fuse2",
+                "clientID": client_ids[namespace],
+            }
+            if token:
+                attributes["mountWithWorkloadIdentityToken"] = "true"
+                attributes["tenantID"] = f.tenant_id
+            else:  # ListKeys runs in this subscription
+                attributes["subscriptionID"] = f.subscription_id
+            return {
+                "csi": {
+                    "driver": DRIVER,
+                    # Fields 0-2 are read; field 3 never is (unique per PV); 4 and 5 empty.
+                    "volumeHandle": (
+                        f"{group}#{facts.account_name}#{container}#{self.volume_name(namespace)}##"
+                    ),
+                    # Not what makes the mount read-only on this path (the access mode does).
+                    "readOnly": read_only,
+                    "volumeAttributes": attributes,
+                },
+                "mountOptions": mount_options(a, read_only),
+            }
+
+        return Binding(
+            capacity=NOMINAL_CAPACITY,
+            source=source,
+            # The driver's only read-only switch here; the PV lists it alone (the kubelet sends
+            # the PV's first access mode).
+            reader_access_mode="ReadOnlyMany",
+            writer_access_mode="ReadWriteMany",
+            ready=ready,
+            service_account_name=ksa,
+            pod_labels={ident.USE_LABEL: "true"},
+        )
+
+    def _new_account(self, spec: Spec[Any], facts: _Preflight, token: bool) -> Any:
+        """StorageV2 on the account baseline: HTTPS only, shared keys only for the key mode,
+        virtual network rules when subnets are given."""
+        import pulumi_azure_native as azure_native
+
+        a = spec.args
+        subnets = list(a.get("allowed_subnet_ids") or ())
+        network: dict[str, Any] = {"default_action": "Allow", "bypass": "AzureServices"}
+        if subnets:
+            network = {
+                "default_action": "Deny",
+                "bypass": "AzureServices",
+                "virtual_network_rules": [
+                    {"virtual_network_resource_id": s, "action": "Allow"} for s in subnets
+                ],
+            }
+        settings: Any = {
+            "account_name": facts.account_name,
+            "resource_group_name": facts.resource_group,
+            "location": facts.region,
+            "kind": "StorageV2",
+            "sku": {"name": a["sku_name"]},
+            **account_baseline(
+                infrastructure_encryption=a["infrastructure_encryption"], services=("blob",)
+            ),
+            "enable_https_traffic_only": True,
+            # Entra ID only, unless the driver must list the keys (account-key mode).
+            "allow_shared_key_access": not token,
+            "public_network_access": "Enabled",
+            "network_rule_set": network,
+            "tags": self.tags(spec),
+        }
+        return azure_native.storage.StorageAccount(
+            f"{spec.common.name}-account", **settings, opts=self.data_protection()
+        )
+
+
+def _retention(days: int) -> dict[str, Any]:
+    return {"enabled": True, "days": days} if days else {"enabled": False}
