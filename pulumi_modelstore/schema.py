@@ -47,11 +47,11 @@ class Analyzer(_StockAnalyzer):
 
 def components() -> list[type]:
     """Every public component of the package (each cloud's room imported)."""
-    from . import aws, gcp, local, nfs  # noqa: F401  (rooms register their components)
+    from . import aws, azure, gcp, local, nfs  # noqa: F401  (rooms register their components)
     from .cluster import KubernetesCluster
     from .store import ModelStore
 
-    found: list[type] = [KubernetesCluster, aws.EksCluster, gcp.GkeCluster]
+    found: list[type] = [KubernetesCluster, aws.EksCluster, gcp.GkeCluster, azure.AksCluster]
     found += list(ModelStore.backends().values())
     found += [getattr(aws, n) for n in ("EbsCsiDriver", "EbsModelCache") if hasattr(aws, n)]
     return sorted(set(found), key=lambda c: c.__name__)
