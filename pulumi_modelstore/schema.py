@@ -67,6 +67,7 @@ def components() -> list[type]:
     found: set[type] = set(ModelStore.backends().values())
     pending: list[type] = [ClusterScope]
     while pending:
+        sub: type
         for sub in pending.pop().__subclasses__():
             found.add(sub)
             pending.append(sub)
