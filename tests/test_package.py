@@ -185,3 +185,39 @@ def test_our_analyzer_is_why_the_shared_fields_have_descriptions():
     assert "description" not in local["readers"]
     ours = SCHEMA["resources"]["modelstore:index:LocalModelStore"]["inputProperties"]
     assert ours["readers"]["description"]
+
+
+# ---- the README's programs in other languages use the schema's names ---------------------------
+
+
+def readme_section() -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("## Use from TypeScript, Go, C# or YAML")
+    return text[start : text.index("\n## ", start + 1)]
+
+
+def test_the_readme_typescript_program_uses_the_schema_names():
+    [block] = re.findall(r"```typescript\n(.*?)```", readme_section(), re.S)
+    resources = SCHEMA["resources"]
+    made = re.findall(r"const (\w+) = new modelstore\.(\w+)\(\"[^\"]+\", \{(.*?)\}\);", block, re.S)
+    assert made
+    for variable, component, body in made:
+        resource = resources[f"modelstore:index:{component}"]
+        keys = re.findall(r"^\s*(\w+):", body, re.M)
+        assert keys and set(keys) <= set(resource["inputProperties"])
+        outputs = re.findall(rf"\b{variable}\.(\w+)", block)
+        assert outputs and set(outputs) <= set(resource["properties"])
+
+
+def test_the_readme_yaml_program_uses_the_schema_names():
+    [block] = re.findall(r"```yaml\n(.*?)```", readme_section(), re.S)
+    program = yaml.safe_load(block)
+    assert program["packages"]["modelstore"]
+    for name, resource in program["resources"].items():
+        schema = SCHEMA["resources"][resource["type"]]
+        assert set(resource["properties"]) <= set(schema["inputProperties"])
+        assert set(resource["properties"]) >= set(schema.get("requiredInputs", []))
+        for value in program["outputs"].values():
+            owner, output = re.fullmatch(r"\$\{(\w+)\.(\w+)\}", value).groups()
+            if owner == name:
+                assert output in schema["properties"]
