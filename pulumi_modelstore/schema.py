@@ -20,6 +20,7 @@ for outputs, on the component's base classes.
 
 from __future__ import annotations
 
+import importlib
 import typing
 from typing import Any
 
@@ -45,16 +46,42 @@ class Analyzer(_StockAnalyzer):
         return None
 
 
+ROOMS = ("aws", "azure", "gcp", "local", "nfs")
+"""The package's rooms (subpackages) that define components."""
+
+
 def components() -> list[type]:
-    """Every public component of the package (each cloud's room imported)."""
-    from . import aws, azure, gcp, local, nfs  # noqa: F401  (rooms register their components)
-    from .cluster import KubernetesCluster
+    """Every public component of the package, found rather than listed, so a new store or
+    cluster scope needs no edit here: every registered store backend
+    (``ModelStore.backends()``), every cluster scope (subclasses of ``ClusterScope``, at any
+    depth) and every other ``ComponentResource`` the package or a room exports in
+    ``__all__`` (``aws.EbsCsiDriver``...), each room imported first. Classes defined outside
+    the package (a test's fake backend) and the two abstract bases are left out."""
+    import pulumi
+
+    from .cluster import ClusterScope
     from .store import ModelStore
 
-    found: list[type] = [KubernetesCluster, aws.EksCluster, gcp.GkeCluster, azure.AksCluster]
-    found += list(ModelStore.backends().values())
-    found += [getattr(aws, n) for n in ("EbsCsiDriver", "EbsModelCache") if hasattr(aws, n)]
-    return sorted(set(found), key=lambda c: c.__name__)
+    package = importlib.import_module(__package__)
+    modules = [package] + [importlib.import_module(f"{__package__}.{room}") for room in ROOMS]
+    found: set[type] = set(ModelStore.backends().values())
+    pending: list[type] = [ClusterScope]
+    while pending:
+        sub: type
+        for sub in pending.pop().__subclasses__():
+            found.add(sub)
+            pending.append(sub)
+    for module in modules:
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name)
+            if isinstance(value, type) and issubclass(value, pulumi.ComponentResource):
+                found.add(value)
+    public = [
+        c
+        for c in found - {ModelStore, ClusterScope}
+        if c.__module__.startswith(f"{__package__}.") and not c.__name__.startswith("_")
+    ]
+    return sorted(public, key=lambda c: c.__name__)
 
 
 def analyze() -> dict[str, Any]:

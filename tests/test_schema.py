@@ -16,8 +16,53 @@ COMPONENTS = components()
 
 def test_every_public_component_is_in_the_schema():
     names = {c.__name__ for c in COMPONENTS}
-    assert {"LocalModelStore", "EksCluster", "KubernetesCluster"} <= names
+    assert {
+        # core and local
+        "KubernetesCluster",
+        "LocalModelStore",
+        "NfsModelStore",
+        # AWS
+        "EksCluster",
+        "EfsModelStore",
+        "FsxLustreModelStore",
+        "MountpointS3ModelStore",
+        "EbsCsiDriver",
+        "EbsModelCache",
+        # GCP (since the cluster-scope issue)
+        "GkeCluster",
+        "GcsFuseModelStore",
+        "HyperdiskMlModelStore",
+        # Azure
+        "AksCluster",
+    } <= names
     assert set(DEFINITIONS) == names
+    assert len(names) == len(COMPONENTS), "two components share a class name (one type token)"
+
+
+def test_components_are_found_not_listed():
+    """Every registered store backend and every cluster scope is a component, with no list to
+    keep: a new backend or scope is in the schema as soon as its room is imported."""
+    from pulumi_modelstore.cluster import ClusterScope
+    from pulumi_modelstore.store import ModelStore
+
+    def scopes(cls: type) -> set[type]:
+        return {s for sub in cls.__subclasses__() for s in {sub} | scopes(sub)}
+
+    package_scopes = {
+        c for c in scopes(ClusterScope) if c.__module__.startswith("pulumi_modelstore.")
+    }
+    assert set(ModelStore.backends().values()) <= set(COMPONENTS)
+    assert package_scopes <= set(COMPONENTS)
+    assert ModelStore not in COMPONENTS and ClusterScope not in COMPONENTS
+
+
+def test_a_class_defined_outside_the_package_is_not_a_component():
+    from pulumi_modelstore.cluster import ClusterScope
+
+    class ScopeOfATest(ClusterScope):  # a test's own subclass
+        pass
+
+    assert ScopeOfATest not in components()
 
 
 @pytest.mark.parametrize("component", COMPONENTS, ids=lambda c: c.__name__)

@@ -39,7 +39,7 @@ workloads) whenever its spec changes, never edited.
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Required
 
 import pulumi
 import pulumi_gcp as gcp
@@ -89,16 +89,16 @@ class HyperdiskMlModelStoreArgs(GcpModelStoreArgs, total=False):
     """Arguments of :class:`HyperdiskMlModelStore`: the cluster, the source folder, the model
     revision, the size and at least one reader namespace are required."""
 
-    source_uri: str
+    source_uri: Required[str]
     """The Cloud Storage folder the volumes are filled from, ``gs://<bucket>/<path>/`` (the
     trailing ``/`` is required: the populator copies the folder's contents). Required."""
-    model_revision: str
+    model_revision: Required[str]
     """The model revision the volumes hold, a DNS-1123 label (``v1``, ``2024-06-01``,
     ``llama-3-8b-r2``). A Hyperdisk ML volume turns read-only for good on its first read-only
     attach, so a new model is a new volume: changing the revision makes new data sources, a
     new StorageClass and REPLACES every claim (same claim name, new volume, filled again from
     ``source_uri``). Required."""
-    size_gib: int
+    size_gib: Required[int]
     """Size of each volume in GiB, 4-65536 (Hyperdisk ML's range); at least the folder's size.
     Fixed: the class allows no expansion, a new size is a new revision. Required."""
     throughput_mib_per_s: int
@@ -247,7 +247,7 @@ class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
     ``protect`` does not apply: the volumes are copies of the bucket (the StorageClass deletes
     a volume with its claim), and the bucket is not the store's."""
 
-    args_type = HyperdiskMlModelStoreArgs
+    args_type = HyperdiskMlModelStoreArgs  # type: ignore[assignment]  # Required keys: no structural subtype of the base's args
 
     storage_class_name: pulumi.Output[str]
     """The ``hyperdisk-ml`` StorageClass the claims are provisioned from."""

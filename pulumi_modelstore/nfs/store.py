@@ -11,7 +11,7 @@ Upstream facts below were checked in kubernetes-csi/csi-driver-nfs at tag v4.13.
 import ipaddress
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Required
 
 import pulumi
 
@@ -54,10 +54,10 @@ class NfsModelStoreArgs(ModelStoreArgs, total=False):
     """Arguments of :class:`NfsModelStore`: the export (``server``, ``share``) and a consumer
     namespace are required, the rest optional."""
 
-    server: str
+    server: Required[str]
     """The NFS server: a hostname or IP address (``nas01.corp.example``, ``10.0.0.2``; a
     Filestore instance's IP). Required."""
-    share: str
+    share: Required[str]
     """The export's absolute path on the server (``/exports/models``; ``/vol1`` for a Filestore
     instance whose file share is ``vol1``). Required."""
     sub_dir: str
@@ -184,7 +184,7 @@ class NfsModelStore(ModelStore, backend="nfs"):
     still cannot write); writers mount it ReadWriteMany. Access control is the server's
     (exports, root squash): the store adds none."""
 
-    args_type = NfsModelStoreArgs
+    args_type = NfsModelStoreArgs  # type: ignore[assignment]  # Required keys: no structural subtype of the base's args
 
     server: pulumi.Output[str]
     """The NFS server."""
