@@ -244,8 +244,8 @@ def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
     code, _, err = run_cli(capsys, "--cwd", str(directory))
     assert code == 1
     assert err == (
-        "error: llama: backend must be one of efs, fsx-lustre, gcs-fuse, hyperdisk-ml, local, "
-        "mountpoint-s3, nfs, got 'fsx-lustr'\n"
+        "error: llama: backend must be one of azure-files-nfs, efs, fsx-lustre, gcs-fuse, "
+        "hyperdisk-ml, local, mountpoint-s3, nfs, got 'fsx-lustr'\n"
     )
 
 

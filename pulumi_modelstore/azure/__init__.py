@@ -1,9 +1,12 @@
 """Azure stores on AKS: the cluster scope, Blob (blobfuse2) and Azure Files NFS stores."""
 
 from .cluster import AksCluster, AksClusterArgs, cluster_settings
+from .files import AzureFilesNfsModelStore, AzureFilesNfsModelStoreArgs
 
 __all__ = [
     "AksCluster",
     "AksClusterArgs",
+    "AzureFilesNfsModelStore",
+    "AzureFilesNfsModelStoreArgs",
     "cluster_settings",
 ]
