@@ -34,7 +34,7 @@ def replay(plan: Plan) -> Replay:
 def test_aws_payloads_replay_against_moto(aws_env, filled_plans, pid):
     done = replay(filled_plans[pid])
     # Only the laptop-cluster, on-prem and GKE programs may send nothing to AWS.
-    assert done.replayed or any(w in pid for w in ("local", "onprem", "gke")), (
+    assert done.replayed or any(w in pid for w in ("local", "onprem", "gke", "aks")), (
         f"{pid} sent no AWS payload"
     )
 

@@ -220,7 +220,7 @@ def test_unknown_stack_lists_the_stacks(capsys):
     assert (code, out) == (1, "")
     assert err == (
         f"error: stack 'aws-staging' not found in {ROOT}; "
-        "stacks: aws-dev, aws-efs, aws-prod, gke-hyperdisk, gke, local, onprem-nfs\n"
+        "stacks: aks-files, aws-dev, aws-efs, aws-prod, gke-hyperdisk, gke, local, onprem-nfs\n"
     )
 
 
