@@ -34,6 +34,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
         "model_revision": "v1",
         "size_gib": 100,
     },
+    "azure-files-nfs": {"cluster_name": CLUSTER, "cluster_resource_group_name": "ml-rg"},
 }
 # Backends that take readers only (filled once, read-only for many): no writers in their build.
 READERS_ONLY = {"hyperdisk-ml"}
@@ -49,6 +50,7 @@ DATA_BEARING: dict[str, tuple[str, ...]] = {
     # The volumes are provisioned by the PD CSI driver from the claims (no disk resource in the
     # graph) and are copies of a bucket that is not the store's: nothing to protect.
     "hyperdisk-ml": (),
+    "azure-files-nfs": ("azure-native:storage:StorageAccount", "azure-native:storage:FileShare"),
 }
 NAMES = sorted(BACKENDS)
 

@@ -149,7 +149,8 @@ def test_program_validates_every_store_before_registering_any():
     with pytest.raises(PlanError) as err:
         plan(lambda: build_stores(stores))
     assert str(err.value) == (
-        "bad: backend must be one of azure-blob, efs, fsx-lustre, gcs-fuse, hyperdisk-ml, "
+        "bad: backend must be one of azure-blob, azure-files-nfs, efs, fsx-lustre, gcs-fuse, "
+        "hyperdisk-ml, "
         "local, mountpoint-s3, nfs, got 's3'"
     )
     assert len(err.value.registered) == 1  # the stack itself

@@ -82,6 +82,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
         "model_revision": "v1",
         "size_gib": 100,
     },
+    "azure-files-nfs": {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"},
 }
 LOADER = {"image": "python:3.12-slim", "command": ["python", "-c", "print('load')"]}
 
@@ -209,6 +210,17 @@ BAD_INPUTS: list[Row] = [
         "nfs",
         store("nfs", claim_name="hf-home", writers=["loader"]),
         f"llama: claim_name must be {HF_HOME_CLAIM}, got 'hf-home'",
+    ),
+    # -- azure-files-nfs (its own rules: tests/test_azure_files.py) ----------------------------
+    (
+        "azure-files-nfs",
+        store("azure-files-nfs", labels={"team": "ML team"}),
+        f"llama: labels['team'] must be {LABEL_VALUE}, got 'ML team'",
+    ),
+    (
+        "azure-files-nfs",
+        store("azure-files-nfs", claim_name="Models"),
+        f"llama: claim_name must be {DNS_LABEL}, got 'Models'",
     ),
     # -- gcs-fuse -----------------------------------------------------------------------------
     (

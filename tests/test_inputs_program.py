@@ -29,7 +29,10 @@ from tests.conftest import plan
 
 PROGRAM = "from pulumi_modelstore.program import main\nmain()\n"
 PROJECT = "name: modelstore\nruntime: python\n"
-BACKENDS = "one of azure-blob, efs, fsx-lustre, gcs-fuse, hyperdisk-ml, local, mountpoint-s3, nfs"
+BACKENDS = (
+    "one of azure-blob, azure-files-nfs, efs, fsx-lustre, gcs-fuse, hyperdisk-ml, local, "
+    "mountpoint-s3, nfs"
+)
 STORES = "a mapping of store names to their fields, with at least one store"
 FIELDS = "a mapping of field names to values"
 LOCAL_FIELDS = (

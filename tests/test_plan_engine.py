@@ -220,7 +220,8 @@ def test_unknown_stack_lists_the_stacks(capsys):
     assert (code, out) == (1, "")
     assert err == (
         f"error: stack 'aws-staging' not found in {ROOT}; "
-        "stacks: aks, aws-dev, aws-efs, aws-prod, gke-hyperdisk, gke, local, onprem-nfs\n"
+        "stacks: aks-files, aks, aws-dev, aws-efs, aws-prod, gke-hyperdisk, gke, local, "
+        "onprem-nfs\n"
     )
 
 
@@ -244,7 +245,8 @@ def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
     code, _, err = run_cli(capsys, "--cwd", str(directory))
     assert code == 1
     assert err == (
-        "error: llama: backend must be one of azure-blob, efs, fsx-lustre, gcs-fuse, "
+        "error: llama: backend must be one of azure-blob, azure-files-nfs, efs, fsx-lustre, "
+        "gcs-fuse, "
         "hyperdisk-ml, local, mountpoint-s3, nfs, got 'fsx-lustr'\n"
     )
 

@@ -2,11 +2,14 @@
 
 from .blob import AzureBlobModelStore, AzureBlobModelStoreArgs
 from .cluster import AksCluster, AksClusterArgs, cluster_settings
+from .files import AzureFilesNfsModelStore, AzureFilesNfsModelStoreArgs
 
 __all__ = [
     "AksCluster",
     "AksClusterArgs",
     "AzureBlobModelStore",
     "AzureBlobModelStoreArgs",
+    "AzureFilesNfsModelStore",
+    "AzureFilesNfsModelStoreArgs",
     "cluster_settings",
 ]

@@ -156,3 +156,64 @@ def _blob_container(r: Created) -> dict[str, Any]:
 @outputs_of("azure-native:authorization:RoleAssignment")
 def _role_assignment(r: Created) -> dict[str, Any]:
     return {"name": r.inputs.get("roleAssignmentName") or _guid("role-assignment", r.urn)}
+
+
+# ---- Azure Files NFS: subnets with the storage service endpoint, shares, private endpoints -----
+
+
+def _subnet(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+    """A subnet with the cross-region storage service endpoint (what a VNet rule needs)."""
+    group = str(args.get("resourceGroupName", "rg"))
+    vnet = str(args.get("virtualNetworkName", "vnet"))
+    name = str(args.get("subnetName", "subnet"))
+    return {
+        "id": (
+            f"/subscriptions/{subscription_id(config)}/resourceGroups/{group}/providers/"
+            f"Microsoft.Network/virtualNetworks/{vnet}/subnets/{name}"
+        ),
+        "name": name,
+        "addressPrefix": "10.224.0.0/16",
+        "serviceEndpoints": [
+            {
+                "service": "Microsoft.Storage.Global",
+                "locations": ["*"],
+                "provisioningState": "Succeeded",
+            }
+        ],
+    }
+
+
+INVOKES["azure-native:network:getSubnet"] = _subnet
+
+
+ID_MAKERS.update(
+    {
+        "azure-native:storage:FileShare": lambda r: arm_id(
+            r,
+            "Microsoft.Storage/storageAccounts",
+            "shareName",
+            f"{r.inputs.get('accountName', 'account')}/fileServices/default/shares/",
+        ),
+        "azure-native:network:PrivateEndpoint": lambda r: arm_id(
+            r, "Microsoft.Network/privateEndpoints", "privateEndpointName"
+        ),
+        "azure-native:privatedns:PrivateZone": lambda r: arm_id(
+            r, "Microsoft.Network/privateDnsZones", "privateZoneName"
+        ),
+    }
+)
+
+
+@outputs_of("azure-native:storage:FileShare")
+def _file_share(r: Created) -> dict[str, Any]:
+    return {"name": r.autoname(r.inputs.get("shareName"))}
+
+
+@outputs_of("azure-native:network:PrivateEndpoint")
+def _private_endpoint(r: Created) -> dict[str, Any]:
+    return {"name": r.autoname(r.inputs.get("privateEndpointName"))}
+
+
+@outputs_of("azure-native:privatedns:PrivateZone")
+def _private_zone(r: Created) -> dict[str, Any]:
+    return {"name": r.autoname(r.inputs.get("privateZoneName"))}

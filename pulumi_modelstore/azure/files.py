@@ -1,0 +1,571 @@
+"""Azure Files NFS model store on AKS: a premium FileStorage account (new or existing) reachable
+only from the cluster's subnets (virtual network rules) or through a private endpoint, an NFS
+4.1 share, and a static PV/PVC per consumer namespace on the Azure Files CSI driver.
+
+Upstream facts this module encodes (kubernetes-sigs/azurefile-csi-driver, main, 2026; Azure
+docs ``storage/files/files-nfs-protocol``, ``understanding-billing``):
+- the static volume handle is ``rg#account#share#<disk name>#<uuid>#<secret ns>#<sub>``
+  (pkg/azurefile/azurefile.go ``GetFileShareInfo``): field 4 is never read, so the per-PV
+  suffix goes there; field 3 (a VHD disk name) stays empty; field 0 stays non-empty (an
+  empty resource group moves the namespace to field 4);
+- the driver always adds ``vers=4,minorversion=1,sec=sys`` for NFS (nodeserver.go
+  ``NodeStageVolume``) and refuses none of them, so they are refused here; since v1.30 it also
+  appends ``noresvport`` and ``actimeo=30`` unless given (``appendDefaultNfsMountOptions``);
+- after an NFS mount the driver chmods the mount point to ``mountPermissions`` (default
+  0777), which fails on a read-only mount: ``mountPermissions: "0"`` skips it (v1.18);
+- ``ro`` comes from a ReadOnlyMany access mode (``isReadOnlyFromCapability``, v1.31) and the
+  bind mount from ``csi.readOnly``;
+- the driver applies the pod's fsGroup itself (VOLUME_MOUNT_GROUP) with the PV attribute
+  ``fsGroupChangePolicy`` (default OnRootMismatch), see :data:`FS_GROUP_CHANGE_POLICY`;
+- NFS shares are authorised by the network alone: no account key (``GetAccountInfo`` returns
+  without one for ``protocol: nfs``), no Entra ID role; IP rules do not work for NFS, only
+  virtual network rules (the subnet needs the ``Microsoft.Storage`` or
+  ``Microsoft.Storage.Global`` service endpoint) or a private endpoint.
+"""
+
+# No `from __future__ import annotations`: the component analyzer reads these annotations.
+# Signatures naming a provider SDK class quote it (keeps the SDK's modules lazily loaded).
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_azure_native as azure_native
+
+from .. import validation as v
+from ..cluster import ClusterScope
+from ..errors import ModelStoreInputError
+from ..fields import Parser
+from ..store import Binding, Spec
+from . import validation as az_v
+from .cluster import AksCluster, AksClusterFacts, _get, require_file_csi_driver
+from .storage import account_baseline
+from .store import AzureModelStore, AzureModelStoreArgs
+
+DRIVER = "file.csi.azure.com"
+SKUS_V1 = ("Premium_LRS", "Premium_ZRS")
+SKUS_V2 = ("PremiumV2_LRS", "PremiumV2_ZRS")
+SKUS = (*SKUS_V1, *SKUS_V2)
+# Provisioned share sizes in GiB (learn.microsoft.com/azure/storage/files/understanding-billing).
+QUOTA_V1 = (100, 102400)
+QUOTA_V2 = (32, 262144)
+IOPS_V2 = (3000, 102400)
+BANDWIDTH_V2 = (100, 10340)
+ROOT_SQUASH = ("NoRootSquash", "RootSquash", "AllSquash")
+DEFAULT_MOUNT_OPTIONS = ("nconnect=4", "noresvport", "actimeo=30")
+# The driver sets `vers=4,minorversion=1,sec=sys` itself for NFS and documents that NFS
+# version options are not supported (docs/driver-parameters.md).
+DRIVER_MOUNT_OPTIONS = ("vers", "nfsvers", "minorversion", "sec")
+STORAGE_ENDPOINTS = ("Microsoft.Storage", "Microsoft.Storage.Global")
+PRIVATE_DNS_ZONE = "privatelink.file.core.windows.net"
+# FACTS.md says only "pods fsGroupChangePolicy: None", which does nothing for this driver: it
+# advertises VOLUME_MOUNT_GROUP, so kubelet hands the pod's fsGroup to NodeStage, and
+# pkg/azurefile/nodeserver.go (NodeStageVolume: `if volumeMountGroup != "" &&
+# fsGroupChangePolicy != FSGroupChangeNone { SetVolumeOwnership(...) }`) reads the policy from
+# the PV's volumeAttributes (default OnRootMismatch); docs/driver-parameters.md: "pod
+# securityContext.fsGroupChangePolicy is ignored". A chown walk of a read-only share fails and
+# of a large one takes minutes: the PV attribute says None; mount_for sets the pod's too.
+FS_GROUP_CHANGE_POLICY = "None"
+NO_NETWORK_RULE = "NFS without a network rule"
+_SUBNET_PARTS = re.compile(
+    r"/subscriptions/[^/]+/resourceGroups/(?P<rg>[^/]+)/providers/Microsoft\.Network/"
+    r"virtualNetworks/(?P<vnet>[^/]+)/subnets/(?P<subnet>[^/]+)",
+    re.IGNORECASE,
+)
+
+
+class AzureFilesNfsModelStoreArgs(AzureModelStoreArgs, total=False):
+    """Arguments of :class:`AzureFilesNfsModelStore`. ``cluster_name`` and
+    ``cluster_resource_group_name`` (or ``cluster``) are required; everything else has a
+    default."""
+
+    create_storage_account: bool
+    """Create the storage account. False serves from an existing FileStorage account named by
+    ``storage_account_name`` (in ``resource_group_name``): the store then creates no account
+    resources (no network rules, no private endpoint) and leaves its settings alone; it still
+    creates the share in it. Default: ``True``."""
+    storage_account_name: str
+    """The storage account's name (3-24 lowercase letters and digits, unique in Azure).
+    Default: for a new account, ``ms`` + the store's name + a hash of the subscription,
+    resource group and store; required with ``create_storage_account: False``."""
+    sku_name: str
+    """The FileStorage account's SKU: ``Premium_LRS`` or ``Premium_ZRS`` (provisioned v1: IOPS
+    and throughput follow the share size) or ``PremiumV2_LRS`` or ``PremiumV2_ZRS``
+    (provisioned v2: IOPS and throughput set apart from the size). With an existing account,
+    the SKU it has (the share's size rules depend on it). Default: ``Premium_LRS``."""
+    allowed_subnet_ids: Sequence[str]
+    """The subnets (ARM ids) the new account admits by virtual network rule; each must have
+    the ``Microsoft.Storage`` or ``Microsoft.Storage.Global`` service endpoint (checked before
+    deploy). Default: the cluster's node subnets (a cluster on the AKS-managed VNet has none
+    the store can name: give these or ``private_endpoint_subnet_id``)."""
+    private_endpoint_subnet_id: str
+    """Reach the new account through a private endpoint in this subnet (ARM id) instead of
+    virtual network rules: the store creates the endpoint (group ``file``), the private DNS
+    zone ``privatelink.file.core.windows.net`` linked to the subnet's virtual network, and the
+    zone group, and turns the account's public network access off. Not with
+    ``allowed_subnet_ids``. Default: none (virtual network rules)."""
+    share_name: str
+    """The NFS share's name (3-63 lowercase letters, digits and '-', no '--'). Default: the
+    claim name (``-share`` appended when shorter than 3)."""
+    share_quota_gib: int
+    """The share's provisioned size in GiB. Provisioned v1 (``Premium_*``): 100 to 102400;
+    baseline IOPS ``min(3000 + GiB, 102400)``, throughput ``100 + ceil(0.04 * GiB) +
+    ceil(0.06 * GiB)`` MiB/s (1024 GiB: 4024 IOPS, 203 MiB/s; 100 GiB: 3100 IOPS, 110 MiB/s).
+    Provisioned v2 (``PremiumV2_*``): 32 to 262144, IOPS and throughput default to
+    ``3000 + GiB`` and ``100 + ceil(0.1 * GiB)`` MiB/s, or as set below. A decrease is allowed
+    only 24 hours after an increase. Default: ``1024``."""
+    provisioned_iops: int
+    """Provisioned v2 only: the share's IOPS, 3000 to 102400. Default: Azure's recommendation
+    for the size (``3000 + GiB``)."""
+    provisioned_bandwidth_mibps: int
+    """Provisioned v2 only: the share's throughput in MiB/s, 100 to 10340. Default: Azure's
+    recommendation for the size (``100 + ceil(0.1 * GiB)``)."""
+    root_squash: str
+    """How the share maps a client's root: ``NoRootSquash`` (a writer copying as root owns the
+    files as root), ``RootSquash`` (root becomes nobody) or ``AllSquash`` (everyone becomes
+    nobody). Readers mount read-only whatever this is. Default: ``NoRootSquash``."""
+    extra_mount_options: Sequence[str]
+    """More NFS mount options for every PV, after ``nconnect=4``, ``noresvport`` and
+    ``actimeo=30`` (an option with one of those names replaces the store's). Default: none.
+    ``vers``, ``nfsvers``, ``minorversion`` and ``sec`` are refused: the driver sets
+    ``vers=4,minorversion=1,sec=sys`` itself."""
+
+
+# ---- rules --------------------------------------------------------------------------------
+
+
+def is_v2(sku: str) -> bool:
+    return sku in SKUS_V2
+
+
+def baseline_v1(quota_gib: int) -> tuple[int, int]:
+    """Provisioned v1's baseline (IOPS, MiB/s) for a share of ``quota_gib``."""
+    iops = min(3000 + quota_gib, 102400)
+    return iops, 100 + math.ceil(0.04 * quota_gib) + math.ceil(0.06 * quota_gib)
+
+
+def quota_in_range(store: str, quota: int, sku: str) -> None:
+    low, high = QUOTA_V2 if is_v2(sku) else QUOTA_V1
+    if not low <= quota <= high:
+        model = "provisioned v2" if is_v2(sku) else "provisioned v1"
+        raise ModelStoreInputError(
+            store,
+            "share_quota_gib",
+            quota,
+            f"{low} to {high} GiB for {sku} ({model}; the minimum is {low} GiB)",
+        )
+
+
+def v2_setting(store: str, field: str, value: Any, sku: str, bounds: tuple[int, int]) -> None:
+    """``provisioned_iops`` and ``provisioned_bandwidth_mibps``: provisioned v2 only, in range."""
+    if not is_v2(sku):
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            f"unset unless sku_name is {' or '.join(SKUS_V2)} (provisioned v1 derives it from "
+            f"share_quota_gib; sku_name is {sku})",
+        )
+    low, high = bounds
+    if not low <= value <= high:
+        raise ModelStoreInputError(store, field, value, f"{low} to {high} for {sku}")
+
+
+def mount_options_allowed(store: str, field: str, options: Sequence[str]) -> None:
+    for option in options:
+        key = option.split("=", 1)[0].strip()
+        if key in DRIVER_MOUNT_OPTIONS or not key:
+            raise ModelStoreInputError(
+                store,
+                field,
+                option,
+                "NFS mount options other than vers, nfsvers, minorversion and sec (the driver "
+                "sets vers=4,minorversion=1,sec=sys itself)",
+            )
+
+
+def subnet_ids(store: str, field: str, value: Sequence[str]) -> None:
+    if not value:
+        raise ModelStoreInputError(store, field, [], "at least one subnet id when given")
+    for subnet in value:
+        az_v.subnet_id(store, field, subnet)
+
+
+def new_account_only(store: str, field: str, value: Any, create: bool) -> None:
+    """Settings of a new account: an existing one is left alone."""
+    if not create:
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            "unset when create_storage_account is False (the store leaves the existing "
+            "account's settings alone)",
+        )
+
+
+def existing_account_named(store: str, create: bool, name: Any) -> None:
+    if not create and name is None:
+        raise ModelStoreInputError(
+            store,
+            "storage_account_name",
+            None,
+            "the existing account's name when create_storage_account is False",
+        )
+
+
+def one_network_path(store: str, allowed: Any, endpoint: Any) -> None:
+    if allowed is not None and endpoint is not None:
+        raise ModelStoreInputError(
+            store,
+            "allowed_subnet_ids",
+            list(allowed),
+            "unset when private_endpoint_subnet_id is given (the account's public network "
+            "access is then off)",
+        )
+
+
+def default_share_name(claim_name: str) -> str:
+    name = re.sub(r"-+", "-", claim_name)
+    return name if len(name) >= 3 else f"{name}-share"
+
+
+# ---- preflight ------------------------------------------------------------------------------
+
+
+def subnet_parts(subnet_id: str) -> tuple[str, str, str]:
+    """(resource group, virtual network, subnet) of a subnet's ARM id."""
+    found = _SUBNET_PARTS.fullmatch(subnet_id)
+    assert found is not None, subnet_id  # ids are checked by the rules or come from AKS
+    return found["rg"], found["vnet"], found["subnet"]
+
+
+def has_storage_endpoint(subnet: Any) -> bool:
+    endpoints = _get(subnet, "service_endpoints", "serviceEndpoints") or []
+    return any(_get(e, "service") in STORAGE_ENDPOINTS for e in endpoints)
+
+
+def require_storage_endpoint(store: str, field: str, subnet_id: str, subnet: Any) -> None:
+    """A virtual network rule admits a subnet's traffic only through the storage service
+    endpoint; the store does not change the subnet (it is the cluster's)."""
+    if not has_storage_endpoint(subnet):
+        rg, vnet, name = subnet_parts(subnet_id)
+        raise ModelStoreInputError(
+            store,
+            field,
+            subnet_id,
+            f"subnets with the Microsoft.Storage or Microsoft.Storage.Global service endpoint "
+            f"(subnet {name} of virtual network {vnet} has neither: az network vnet subnet "
+            f"update -g {rg} --vnet-name {vnet} -n {name} --service-endpoints "
+            f"Microsoft.Storage.Global)",
+        )
+
+
+def require_a_network_rule(store: str, facts: AksClusterFacts) -> None:
+    """NFS is authorised by the network only: a cluster on the AKS-managed VNet has no subnet
+    the store can name in a rule."""
+    raise ModelStoreInputError(
+        store,
+        "allowed_subnet_ids",
+        None,
+        f"given, or private_endpoint_subnet_id (cluster {facts.name} is on the AKS-managed "
+        f"virtual network, with no node subnet to admit: {NO_NETWORK_RULE} would refuse every "
+        f"mount)",
+    )
+
+
+@dataclass(frozen=True)
+class _Preflight:
+    facts: AksClusterFacts
+    location: str
+    resource_group: str
+    account_name: str
+    rule_subnets: tuple[str, ...]
+    """The subnets the new account admits by virtual network rule (none with a private
+    endpoint or an existing account)."""
+
+
+class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
+    """A shared model store on an Azure Files NFS 4.1 share, mounted with the AKS Azure Files
+    CSI driver.
+
+    A premium FileStorage account (new, or an existing one) holds one NFS share. "Secure
+    transfer required" is off on a new account (NFS does not use TLS), so access is the
+    network: a new account denies all traffic except from the cluster's node subnets (virtual
+    network rules; each subnet needs the storage service endpoint, checked before deploy) or
+    arrives through a private endpoint (public network access off). Every consumer namespace
+    gets a static PV (driver ``file.csi.azure.com``, ``protocol: nfs``, handle
+    ``rg#account#share##<pv name>``, mount options ``nconnect=4``, ``noresvport``,
+    ``actimeo=30``) bound to its claim: ReadOnlyMany with ``csi.readOnly`` and
+    ``mountPermissions: "0"`` for readers, ReadWriteMany for writers.
+
+    No identities and no role assignments: an NFS mount presents no key and no token, and
+    Azure Files authorises NFS by network rules alone (Entra ID roles and account keys apply to
+    SMB and the REST API, which NFS shares do not serve). Whoever reaches the share from an
+    admitted subnet can mount it; what keeps a reader from writing is its read-only mount
+    (ReadOnlyMany and ``readOnly``), and ``root_squash`` limits what root may do.
+
+    The account and the share are protected and retained on delete unless ``protect`` is
+    False.
+    """
+
+    args_type = AzureFilesNfsModelStoreArgs
+
+    storage_account_name: pulumi.Output[str]
+    """The storage account's name."""
+    share_name: pulumi.Output[str]
+    """The NFS share's name."""
+    nfs_source: pulumi.Output[str]
+    """What a client mounts: ``<account>.file.core.windows.net:/<account>/<share>``."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        args: AzureFilesNfsModelStoreArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(resource_name, args, opts)
+
+    # ---- 1. parse ------------------------------------------------------------------------------
+
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        cls.azure_rules(p)
+        p.field_rule(az_v.storage_account_name, "storage_account_name")
+        p.rule(existing_account_named, "create_storage_account", "storage_account_name")
+        for name in ("allowed_subnet_ids", "private_endpoint_subnet_id"):
+            if name in p:
+                p.rule(
+                    lambda store, value, create, n=name: new_account_only(store, n, value, create),
+                    name,
+                    "create_storage_account",
+                )
+        p.field_rule(v.one_of, "sku_name", SKUS)
+        p.field_rule(subnet_ids, "allowed_subnet_ids")
+        p.field_rule(az_v.subnet_id, "private_endpoint_subnet_id")
+        p.rule(one_network_path, "allowed_subnet_ids", "private_endpoint_subnet_id")
+        if p["share_name"] is None and p.ok("claim_name"):
+            p.set("share_name", default_share_name(p["claim_name"]))
+        p.field_rule(az_v.share_name, "share_name")
+        p.rule(quota_in_range, "share_quota_gib", "sku_name")
+        for name, bounds in (
+            ("provisioned_iops", IOPS_V2),
+            ("provisioned_bandwidth_mibps", BANDWIDTH_V2),
+        ):
+            if p[name] is not None:
+                p.rule(
+                    lambda store, value, sku, n=name, b=bounds: v2_setting(store, n, value, sku, b),
+                    name,
+                    "sku_name",
+                )
+        p.field_rule(v.one_of, "root_squash", ROOT_SQUASH)
+        p.field_rule(mount_options_allowed, "extra_mount_options")
+
+    # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
+
+    def preflight(
+        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+    ) -> _Preflight:
+        assert isinstance(cluster, AksCluster)  # what AzureModelStore.join returns
+        a, name = spec.args, spec.common.name
+        facts = cluster.facts(name)
+        require_file_csi_driver(name, facts)
+        location = self.region(spec, facts)
+        resource_group = self.resource_group(spec, facts)
+        account = a.get("storage_account_name") or az_v.default_account_name(
+            facts.subscription_id, resource_group, name
+        )
+        rule_subnets: tuple[str, ...] = ()
+        if a["create_storage_account"] and a.get("private_endpoint_subnet_id") is None:
+            given = a.get("allowed_subnet_ids")
+            field = "allowed_subnet_ids" if given is not None else "node subnet"
+            rule_subnets = tuple(given) if given is not None else facts.node_subnet_ids
+            if not rule_subnets:
+                require_a_network_rule(name, facts)
+            for subnet_id in rule_subnets:
+                if v.is_output(subnet_id):
+                    continue
+                subnet = self._subnet(cluster, subnet_id)
+                require_storage_endpoint(name, field, subnet_id, subnet)
+        return _Preflight(facts, location, resource_group, account, rule_subnets)
+
+    @staticmethod
+    def _subnet(cluster: AksCluster, subnet_id: str) -> Any:
+        """A subnet, looked up once per cluster (ARM ids are case-insensitive)."""
+        rg, vnet, name = subnet_parts(subnet_id)
+        return cluster.lookup(
+            ("azure-subnet", subnet_id.lower()),
+            lambda: azure_native.network.get_subnet(
+                resource_group_name=rg,
+                virtual_network_name=vnet,
+                subnet_name=name,
+                opts=cluster._invoke_opts,
+            ),
+        )
+
+    # ---- 3. provision ---------------------------------------------------------------------------
+
+    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: _Preflight) -> Binding:
+        a, c = spec.args, spec.common
+        rg, account, share_name = facts.resource_group, facts.account_name, a["share_name"]
+        self.account: Any = None
+        if a["create_storage_account"]:
+            self.account = self._new_account(spec, facts)
+            account_name: pulumi.Input[str] = self.account.name
+        else:
+            account_name = account
+        share_args: dict[str, Any] = {
+            "account_name": account_name,
+            "resource_group_name": rg,
+            "share_name": share_name,
+            "enabled_protocols": "NFS",
+            "share_quota": a["share_quota_gib"],
+            "root_squash": a["root_squash"],
+        }
+        if a.get("provisioned_iops") is not None:
+            share_args["provisioned_iops"] = a["provisioned_iops"]
+        if a.get("provisioned_bandwidth_mibps") is not None:
+            share_args["provisioned_bandwidth_mibps"] = a["provisioned_bandwidth_mibps"]
+        self.share = azure_native.storage.FileShare(
+            f"{c.name}-share", **share_args, opts=self.data_protection()
+        )
+        ready: list[pulumi.Resource] = [self.share]  # no mount before the share exists
+        if self.account is not None and a.get("private_endpoint_subnet_id") is not None:
+            # A mount before the private DNS record resolves reaches the public endpoint,
+            # which refuses it.
+            ready.append(self._private_endpoint(spec, facts))
+
+        self.storage_account_name = pulumi.Output.from_input(account_name)
+        self.share_name = self.share.name
+        self.nfs_source = pulumi.Output.concat(
+            account_name, ".file.core.windows.net:/", account_name, "/", self.share.name
+        )
+
+        def source(namespace: str, read_only: bool) -> dict[str, Any]:
+            attributes = {
+                "resourceGroup": rg,
+                "storageAccount": account,
+                "shareName": share_name,
+                "protocol": "nfs",
+                "fsGroupChangePolicy": FS_GROUP_CHANGE_POLICY,  # see FS_GROUP_CHANGE_POLICY
+            }
+            if read_only:
+                # The driver's post-mount chmod (default 0777) fails on a read-only mount.
+                attributes["mountPermissions"] = "0"
+            return {
+                "csi": {
+                    "driver": DRIVER,
+                    # Field 4 is free (GetFileShareInfo never reads it); unique per PV, as the
+                    # driver stages once per handle on a node.
+                    "volumeHandle": f"{rg}#{account}#{share_name}##{self.volume_name(namespace)}",
+                    "readOnly": read_only,
+                    "volumeAttributes": attributes,
+                }
+            }
+
+        return Binding(
+            capacity=f"{a['share_quota_gib']}Gi",
+            source=source,
+            reader_access_mode="ReadOnlyMany",
+            writer_access_mode="ReadWriteMany",
+            mount_options=mount_options(a.get("extra_mount_options") or ()),
+            ready=ready,
+            # Belt and braces only: the driver ignores it (the PV attribute above decides).
+            pod_security_context={"fsGroupChangePolicy": FS_GROUP_CHANGE_POLICY},
+        )
+
+    def _new_account(
+        self, spec: Spec[Any], facts: _Preflight
+    ) -> "azure_native.storage.StorageAccount":
+        """A premium FileStorage account in the store's region: the hardened baseline, secure
+        transfer off (NFS), public traffic denied but for the admitted subnets or a private
+        endpoint."""
+        a = spec.args
+        network: dict[str, Any] = {"default_action": "Deny", "bypass": "AzureServices"}
+        if facts.rule_subnets:
+            network["virtual_network_rules"] = [
+                {"virtual_network_resource_id": s, "action": "Allow"} for s in facts.rule_subnets
+            ]
+        private = a.get("private_endpoint_subnet_id") is not None
+        settings: dict[str, Any] = {
+            **account_baseline(infrastructure_encryption=False, services=("file",)),
+            "account_name": facts.account_name,
+            "resource_group_name": facts.resource_group,
+            "location": facts.location,
+            "kind": "FileStorage",
+            "sku": {"name": a["sku_name"]},
+            # "Secure transfer required" off: NFS 4.1 does not use TLS and the account refuses
+            # NFS mounts with it on. Storage API 2024-01-01 (azure-native 3.x) has no NFS
+            # encryption-in-transit setting, so the network rules are the protection.
+            "enable_https_traffic_only": False,
+            # NFS uses no key: azurefile-csi-driver docs/driver-parameters.md recommends
+            # allowSharedKeyAccess = false for NFS-only shares (PR #3365: "NFS: safe to
+            # disable"), and azure-native manages the share through ARM (fileServices/shares),
+            # not the key-authorised data plane that azurerm's storage_share trips on.
+            "allow_shared_key_access": False,
+            "network_rule_set": network,
+            "public_network_access": "Disabled" if private else "Enabled",
+            "tags": self.tags(spec),
+        }
+        return azure_native.storage.StorageAccount(
+            f"{spec.common.name}-account",
+            **settings,
+            opts=self.data_protection(),
+        )
+
+    def _private_endpoint(self, spec: Spec[Any], facts: _Preflight) -> pulumi.Resource:
+        """The private endpoint (group ``file``), its DNS zone linked to the subnet's virtual
+        network, and the zone group that writes the account's A record. Returns the zone
+        group (the mount needs the record)."""
+        name, a = spec.common.name, spec.args
+        subnet = a["private_endpoint_subnet_id"]
+        vnet_id = pulumi.Output.from_input(subnet).apply(lambda s: s.rsplit("/subnets/", 1)[0])
+        tags = self.tags(spec)
+        parent = pulumi.ResourceOptions(parent=self)
+        endpoint = azure_native.network.PrivateEndpoint(
+            f"{name}-pe",
+            resource_group_name=facts.resource_group,
+            location=facts.location,
+            subnet={"id": subnet},
+            private_link_service_connections=[
+                {"name": "file", "private_link_service_id": self.account.id, "group_ids": ["file"]}
+            ],
+            tags=tags,
+            opts=parent,
+        )
+        zone = azure_native.privatedns.PrivateZone(
+            f"{name}-dns",
+            resource_group_name=facts.resource_group,
+            private_zone_name=PRIVATE_DNS_ZONE,
+            location="global",
+            tags=tags,
+            opts=parent,
+        )
+        azure_native.privatedns.VirtualNetworkLink(
+            f"{name}-dns-link",
+            resource_group_name=facts.resource_group,
+            private_zone_name=zone.name,
+            virtual_network_link_name=f"{name}-link",
+            location="global",
+            virtual_network={"id": vnet_id},
+            registration_enabled=False,
+            tags=tags,
+            opts=parent,
+        )
+        return azure_native.network.PrivateDnsZoneGroup(
+            f"{name}-pe-dns",
+            resource_group_name=facts.resource_group,
+            private_endpoint_name=endpoint.name,
+            private_dns_zone_group_name="default",
+            private_dns_zone_configs=[{"name": "file", "private_dns_zone_id": zone.id}],
+            opts=parent,
+        )
+
+
+def mount_options(extra: Sequence[str]) -> list[str]:
+    """The store's options, each replaced by a given option of the same name, then the rest."""
+    keys = {o.split("=", 1)[0].strip(): o for o in extra}
+    ours = [keys.pop(o.split("=", 1)[0], o) for o in DEFAULT_MOUNT_OPTIONS]
+    return [*ours, *(o for o in extra if o.split("=", 1)[0].strip() in keys)]
