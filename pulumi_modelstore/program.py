@@ -14,18 +14,27 @@ Field names are the backend's argument names (``storage_capacity_gib``); camelCa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections.abc import Mapping
+from importlib import import_module
 from typing import Any
 
 import pulumi
 
-from . import aws, azure, gcp, local, nfs  # noqa: F401  (importing a backend registers it: `backend=`)
+from . import local, nfs  # noqa: F401  (importing a backend registers it: `backend=`)
 from .cluster import NameBook
 from .errors import ModelStoreInputError
+from .extras import CLOUD_ROOMS, MissingExtraError, install_hint, room_of_backend
 from .fields import fields_of
 from .store import ModelStore
+
+# The cloud rooms whose extra is installed (pulumi-modelstore[aws], ...); a config naming a
+# backend of another is refused in one line naming its extra.
+for _room in CLOUD_ROOMS:
+    with contextlib.suppress(MissingExtraError):
+        import_module(f".{_room}", __package__)
 
 # Backend name -> store class: every backend registers itself (`backend=`) when its module is
 # imported (the imports above).
@@ -95,6 +104,14 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
             if not isinstance(fields, Mapping):
                 raise ModelStoreInputError(name, "fields", fields, FIELDS_ALLOWED)
             backend = fields.get("backend")
+            room = room_of_backend(backend) if isinstance(backend, str) else None
+            if backend not in BACKENDS and room is not None:
+                raise ModelStoreInputError(
+                    name,
+                    "backend",
+                    backend,
+                    f"a backend whose cloud SDK is installed ({install_hint(room)})",
+                )
             if not isinstance(backend, str) or backend not in BACKENDS:
                 raise ModelStoreInputError(
                     name, "backend", backend, f"one of {', '.join(sorted(BACKENDS))}"

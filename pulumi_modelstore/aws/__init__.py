@@ -1,5 +1,9 @@
 """AWS stores: FSx for Lustre, EFS and Mountpoint for S3 on EKS; EBS volumes and model caches."""
 
+from ..extras import require
+
+require("aws")  # one line naming the extra, not an ImportError from deep inside
+
 from .cluster import EksCluster, EksClusterArgs
 from .drivers import EBS_CSI, EFS_CSI, FSX_CSI, MOUNTPOINT_S3_CSI, SNAPSHOT_CONTROLLER
 from .ebs import (

@@ -1,5 +1,9 @@
 """Azure stores on AKS: the cluster scope, Blob (blobfuse2) and Azure Files NFS stores."""
 
+from ..extras import require
+
+require("azure")  # one line naming the extra, not an ImportError from deep inside
+
 from .blob import AzureBlobModelStore, AzureBlobModelStoreArgs
 from .cluster import AksCluster, AksClusterArgs, cluster_settings
 from .files import AzureFilesNfsModelStore, AzureFilesNfsModelStoreArgs

@@ -1,5 +1,9 @@
 """GCP stores on GKE: the cluster scope, Cloud Storage FUSE and Hyperdisk ML stores."""
 
+from ..extras import require
+
+require("gcp")  # one line naming the extra, not an ImportError from deep inside
+
 from .cluster import GkeCluster, GkeClusterArgs, cluster_settings, node_pool_settings
 from .gcsfuse import GcsFuseModelStore, GcsFuseModelStoreArgs
 from .hyperdisk import HyperdiskMlModelStore, HyperdiskMlModelStoreArgs

@@ -1,0 +1,76 @@
+"""Each cloud is an extra: the core installs without any cloud SDK, a room imported without its
+extra fails in one line naming it, and the config program still plans the other backends."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from pulumi_modelstore.extras import CLOUD_ROOMS
+from pulumi_modelstore.program import BACKENDS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_without(sdk: str, code: str) -> subprocess.CompletedProcess[str]:
+    """``code`` in a fresh interpreter where importing ``sdk`` fails as if not installed."""
+    prelude = f"import sys; sys.modules[{sdk!r}] = None\n"
+    return subprocess.run(
+        [sys.executable, "-c", prelude + code], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+@pytest.mark.parametrize("room", sorted(CLOUD_ROOMS))
+def test_a_room_without_its_extra_fails_in_one_line_naming_the_extra(room):
+    spec = CLOUD_ROOMS[room]
+    out = run_without(spec.module, f"import pulumi_modelstore.{room}")
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines()[-1] == (
+        f"pulumi_modelstore.extras.MissingExtraError: pulumi_modelstore.{room} needs "
+        f"{spec.distribution}, which is not installed: pip install 'pulumi-modelstore[{room}]'"
+    )
+
+
+def test_the_config_program_plans_other_backends_and_names_the_missing_extra():
+    code = (
+        "from pulumi_modelstore.program import BACKENDS, build_stores\n"
+        "print(' '.join(BACKENDS))\n"
+        "try:\n"
+        "    build_stores({'llama': {'backend': 'efs', 'cluster_name': 'prod'}})\n"
+        "except Exception as e:\n"
+        "    print(e)\n"
+    )
+    out = run_without("pulumi_aws", code)
+    assert out.returncode == 0, out.stderr
+    backends, message = out.stdout.strip().splitlines()
+    assert not set(backends.split()) & set(CLOUD_ROOMS["aws"].backends)
+    assert {"local", "nfs", "gcs-fuse"} <= set(backends.split())
+    assert message == (
+        "llama: backend must be a backend whose cloud SDK is installed "
+        "(pip install 'pulumi-modelstore[aws]'), got 'efs'"
+    )
+
+
+@pytest.mark.parametrize("room", sorted(CLOUD_ROOMS))
+def test_each_rooms_backends_are_the_ones_its_modules_register(room):
+    registered = {
+        name
+        for name, cls in BACKENDS.items()
+        if cls.__module__.startswith(f"pulumi_modelstore.{room}.")
+    }
+    assert registered == set(CLOUD_ROOMS[room].backends)
+
+
+def test_the_core_installs_no_cloud_sdk_and_each_extra_installs_its_own():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = " ".join(project["dependencies"])
+    extras = project["optional-dependencies"]
+    for spec in CLOUD_ROOMS.values():
+        assert spec.distribution not in core
+        assert [d.split(">")[0] for d in extras[spec.extra]] == [spec.distribution]
+    assert extras["all"] == ["pulumi-modelstore[aws,gcp,azure]"]
+    assert "pulumi-modelstore[all]" in extras["test"]
