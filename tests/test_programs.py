@@ -15,7 +15,7 @@ PROGRAMS = all_programs()
 # Custom resources have no schema in the core set; anything else without one fails the test.
 CRD_GROUPS = {
     "snapshot.storage.k8s.io": "checked against the external-snapshotter v1 CRDs in test_ebs.py",
-    "serving.kserve.io": "KServe's InferenceService",
+    "serving.kserve.io": "KServe's InferenceService: checked in test_examples.py",
     "datalayer.gke.io": "GKE Volume Populator's GCPDataSource: checked in test_hyperdisk.py",
     "cloud.google.com": "GKE's ComputeClass: checked in test_hyperdisk.py",
 }
@@ -23,7 +23,13 @@ CRD_GROUPS = {
 
 def test_there_is_something_to_plan():
     assert {"local", "aws-prod"} <= set(STACKS)
-    assert {e.name for e in EXAMPLES} >= {"fsx-vllm", "fsx-kserve", "local-kind"}
+    assert {e.name for e in EXAMPLES} >= {
+        "fsx-vllm",
+        "fsx-kserve",
+        "local-kind",
+        "gke-gcsfuse-kserve",
+        "local-kind-seeded",
+    }
 
 
 @pytest.mark.parametrize(("pid", "directory", "stack"), PROGRAMS, ids=[p[0] for p in PROGRAMS])

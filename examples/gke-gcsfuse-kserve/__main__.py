@@ -1,0 +1,104 @@
+"""A KServe InferenceService on GKE serving a model straight from Cloud Storage through the Cloud
+Storage FUSE CSI driver: ``storageUri: pvc://<claim>/<path>``, no copy.
+
+The store makes a hardened bucket in the cluster's region, a Kubernetes service account per
+consumer namespace granted on that bucket alone through workload identity, and a static PV and
+claim per namespace (read-only for readers). KServe mounts the claim read-only at /mnt/models
+in the predictor's ``kserve-container``; the GKE webhook injects the gcsfuse sidecar into the
+predictor pod when that pod carries ``gke-gcsfuse/volumes: "true"``, and the sidecar reaches the
+bucket as the pod's service account. So the predictor pod needs what ``mount_for`` gives
+besides the volume (KServe adds that one): the service account, the pod annotations and
+labels, the helper volumes (HF_HOME's emptyDir, a custom gcsfuse cache), the pod security
+context and the container env.
+
+How an InferenceService passes those to its predictor pod (kserve/kserve, master, 2026):
+- ``spec.predictor`` inlines KServe's ``PodSpec`` (pkg/apis/serving/v1beta1/predictor.go
+  ``PredictorSpec``: ``PodSpec `json:",inline"```; pkg/apis/serving/v1beta1/podspec.go has
+  ``serviceAccountName``, ``volumes``, ``securityContext``, ``nodeSelector``,
+  ``tolerations``), copied into the pod spec
+  (pkg/controller/v1beta1/inferenceservice/components/predictor.go ``buildPodSpec``);
+- ``spec.predictor.annotations`` and ``.labels`` are "added to the component pod"
+  (pkg/apis/serving/v1beta1/component.go ``ComponentExtensionSpec``): ``buildObjectMeta``
+  (components/predictor.go) unions them over the InferenceService's own, and both the
+  Standard (raw Deployment: reconcilers/deployment/deployment_reconciler.go, pod template
+  ObjectMeta) and Knative (reconcilers/knative/ksvc_reconciler.go, revision template
+  annotations) reconcilers put them on the POD TEMPLATE. The predictor's, not
+  ``metadata.annotations``: they reach this component's pods only;
+- ``spec.predictor.model`` inlines a ``corev1.Container`` (PredictorExtensionSpec), so
+  ``env`` and ``volumeMounts`` go to ``kserve-container``;
+- a ``pvc://`` URI is mounted into ``kserve-container`` at /mnt/models with the path as
+  ``subPath``, read-only unless ``storage.kserve.io/readonly: "false"``
+  (pkg/webhook/admission/pod/storage_initializer_injector.go, ``CommonStorageInitialization``).
+"""
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from pulumi_modelstore.gcp import GcsFuseModelStore
+
+config = pulumi.Config()
+
+READER = "kserve-inference"
+MODEL = "llama-3-8b-instruct"
+
+store = GcsFuseModelStore(
+    "models",
+    {
+        "cluster_name": config.require("clusterName"),
+        # A zonal cluster: the bucket goes to the zone's region.
+        "location": config.require("location"),
+        "readers": [READER],
+        "writers": ["model-publisher"],
+        # No prefix: one bucket holds many models, each InferenceService names its folder.
+        "tuning": "serving",
+    },
+)
+
+mount = store.mount_for(READER)
+storage_uri = mount.kserve_storage_uri(MODEL)
+
+predictor: dict[str, object] = {
+    # PodSpec fields (inline in PredictorSpec): the pod runs as the store's service account,
+    # the identity the gcsfuse sidecar uses for the bucket.
+    "serviceAccountName": mount.service_account_name,
+    # ComponentExtensionSpec.annotations: onto the predictor's pod template, where the GKE
+    # webhook reads gke-gcsfuse/volumes and the sidecar's resource annotations.
+    "annotations": mount.pod_annotations,
+    # Helper volumes only: KServe adds the claim itself from storageUri.
+    "volumes": mount.extra_volumes,
+    "model": {
+        "modelFormat": {"name": "huggingface"},
+        "storageUri": storage_uri,
+        "env": mount.env,
+        "volumeMounts": mount.extra_volume_mounts,
+        "resources": {"limits": {"nvidia.com/gpu": "1"}},
+    },
+    "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+}
+if mount.pod_labels:
+    predictor["labels"] = mount.pod_labels
+if mount.pod_security_context:
+    # A custom gcsfuse cache volume needs an fsGroup the sidecar can write with.
+    predictor["securityContext"] = mount.pod_security_context
+
+k8s.apiextensions.CustomResource(
+    "llama",
+    api_version="serving.kserve.io/v1beta1",
+    kind="InferenceService",
+    metadata={
+        "name": "llama",
+        "namespace": READER,
+        # A plain Deployment (KServe >= 0.16 calls it Standard; "RawDeployment" before): Knative
+        # refuses pod specs with persistentVolumeClaim volumes unless its
+        # kubernetes.podspec-persistent-volume-claim feature flag is on.
+        "annotations": {"serving.kserve.io/deploymentMode": "Standard"},
+    },
+    spec={"predictor": predictor},
+    opts=pulumi.ResourceOptions(depends_on=[store]),
+)
+
+pulumi.export("storageUri", storage_uri)
+pulumi.export("claimNames", store.claim_names)
+pulumi.export("bucketName", store.bucket_name)
+pulumi.export("serviceAccountName", store.service_account_name)

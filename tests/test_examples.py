@@ -1,0 +1,300 @@
+"""What a user of the runnable examples relies on: the KServe InferenceService on GCS FUSE reads
+the store's reader claim with the pod wiring the GKE sidecar needs, and the kind example's model
+is written once by a Job through the writer claim and served read-only only after it."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+
+from pulumi_modelstore.plan.engine import Plan, plan_directory
+from tests.conftest import ROOT, all_programs
+from tests.test_programs import KUBERNETES_VERSION
+
+ISVC = "kubernetes:serving.kserve.io/v1beta1:InferenceService"
+JOB = "kubernetes:batch/v1:Job"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+
+# InferenceService fields outside the Kubernetes PodSpec and Container, from KServe's API types
+# (kserve/kserve v0.16.0, pkg/apis/serving/v1beta1): InferenceServiceSpec; PredictorSpec's own
+# fields (the framework implementations, model, storageUris, workerSpec) and its inline
+# ComponentExtensionSpec (component.go); ModelSpec (predictor_model.go) and its inline
+# PredictorExtensionSpec (predictor.go). PredictorSpec also inlines KServe's copy of the
+# corev1 PodSpec, and PredictorExtensionSpec a corev1.Container: those parts are validated
+# strictly against the Kubernetes schema below.
+ISVC_SPEC_FIELDS = {"predictor", "explainer", "transformer"}
+PREDICTOR_IMPLEMENTATIONS = {
+    "sklearn",
+    "xgboost",
+    "tensorflow",
+    "pytorch",
+    "triton",
+    "onnx",
+    "huggingface",
+    "pmml",
+    "lightgbm",
+    "paddle",
+    "model",
+}
+PREDICTOR_KSERVE_FIELDS = PREDICTOR_IMPLEMENTATIONS | {
+    "storageUris",
+    "workerSpec",
+    # ComponentExtensionSpec
+    "minReplicas",
+    "maxReplicas",
+    "scaleTarget",
+    "scaleMetric",
+    "scaleMetricType",
+    "autoScaling",
+    "containerConcurrency",
+    "timeout",
+    "canaryTrafficPercent",
+    "logger",
+    "batcher",
+    "labels",
+    "annotations",
+    "deploymentStrategy",
+}
+MODEL_KSERVE_FIELDS = {
+    "modelFormat",
+    "runtime",
+    "storageUri",
+    "runtimeVersion",
+    "protocolVersion",
+    "storage",
+}
+MODEL_FORMAT_FIELDS = {"name", "version"}
+# KServe's default name for the model container (constants.InferenceServiceContainerName).
+KSERVE_CONTAINER = "kserve-container"
+
+
+def _programs_with_inference_services() -> list[tuple[str, Path, str]]:
+    return [p for p in all_programs() if "InferenceService" in _sources(p[1])]
+
+
+def _sources(directory: Path) -> str:
+    return "".join(p.read_text() for p in directory.glob("*.py"))
+
+
+@pytest.mark.parametrize(
+    ("pid", "directory", "stack"),
+    _programs_with_inference_services(),
+    ids=[p[0] for p in _programs_with_inference_services()],
+)
+def test_every_inference_service_keeps_to_kserves_api(pid, directory, stack):
+    """kubernetes-validate has no schema for serving.kserve.io: the KServe-only fields are
+    checked against KServe's API types, and the predictor's PodSpec and the model's Container
+    fields are validated strictly as the Kubernetes PodSpec and Container they are."""
+    planned = plan_directory(directory, stack, fill_outputs=True)
+    services = [o for o in planned.kubernetes_objects() if o["kind"] == "InferenceService"]
+    assert services
+    for isvc in services:
+        assert isvc["apiVersion"] == "serving.kserve.io/v1beta1"
+        assert set(isvc) == {"apiVersion", "kind", "metadata", "spec"}
+        assert isvc["metadata"]["name"] and isvc["metadata"]["namespace"]
+        assert set(isvc["spec"]) <= ISVC_SPEC_FIELDS
+        predictor = isvc["spec"]["predictor"]
+        assert len(PREDICTOR_IMPLEMENTATIONS & set(predictor)) == 1
+        model = predictor["model"]
+        assert set(model["modelFormat"]) <= MODEL_FORMAT_FIELDS and model["modelFormat"]["name"]
+        container = {k: v for k, v in model.items() if k not in MODEL_KSERVE_FIELDS}
+        pod_spec = {k: v for k, v in predictor.items() if k not in PREDICTOR_KSERVE_FIELDS}
+        pod_spec["containers"] = [{"name": KSERVE_CONTAINER, **container}]
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": isvc["metadata"]["name"],
+                "labels": predictor.get("labels", {}),
+                "annotations": predictor.get("annotations", {}),
+            },
+            "spec": pod_spec,
+        }
+        try:
+            kubernetes_validate.validate(pod, KUBERNETES_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            pytest.fail(f"{pid}: InferenceService {isvc['metadata']['name']}: {exc.message}")
+
+
+# -- GKE + GCS FUSE + KServe -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kserve() -> Plan:
+    return plan_directory(ROOT / "examples" / "gke-gcsfuse-kserve", "dev", fill_outputs=True)
+
+
+def _claim(p: Plan, namespace: str, name: str) -> dict[str, Any]:
+    (claim,) = [
+        c["inputs"]
+        for c in p.by_type("kubernetes:core/v1:PersistentVolumeClaim")
+        if c["inputs"]["metadata"] == {**c["inputs"]["metadata"], "namespace": namespace}
+        and c["inputs"]["metadata"]["name"] == name
+    ]
+    return claim
+
+
+def test_inference_service_reads_the_stores_reader_claim(kserve):
+    (isvc,) = kserve.by_type(ISVC)
+    ns = isvc["inputs"]["metadata"]["namespace"]
+    uri = isvc["inputs"]["spec"]["predictor"]["model"]["storageUri"]
+    claim_name = kserve.outputs["claimNames"][ns]
+    assert uri == f"pvc://{claim_name}/llama-3-8b-instruct"
+    assert kserve.outputs["storageUri"] == uri
+    # The namespace is one of the store's readers: its claim binds a read-only PV.
+    claim = _claim(kserve, ns, claim_name)
+    assert claim["spec"]["accessModes"] == ["ReadOnlyMany"]
+    pvs = {
+        pv["inputs"]["metadata"]["name"]: pv["inputs"]
+        for pv in kserve.by_type("kubernetes:core/v1:PersistentVolume")
+    }
+    assert pvs[claim["spec"]["volumeName"]]["spec"]["csi"]["readOnly"] is True
+    # Ordered after the store: the claim exists when KServe mounts it.
+    (claim_state,) = [
+        c
+        for c in kserve.by_type("kubernetes:core/v1:PersistentVolumeClaim")
+        if c["inputs"]["metadata"]["namespace"] == ns
+    ]
+    assert claim_state["urn"] in isvc["dependencies"]
+
+
+def test_predictor_pod_gets_the_gcsfuse_annotations_and_the_stores_service_account(kserve):
+    (isvc,) = kserve.by_type(ISVC)
+    ns = isvc["inputs"]["metadata"]["namespace"]
+    predictor = isvc["inputs"]["spec"]["predictor"]
+    # On the predictor (ComponentExtensionSpec.annotations: the component's pod template),
+    # where the GKE webhook looks for them.
+    annotations = predictor["annotations"]
+    assert annotations["gke-gcsfuse/volumes"] == "true"
+    assert {k for k in annotations if k.startswith("gke-gcsfuse/")} > {"gke-gcsfuse/volumes"}
+    # The service account the store made in this namespace, the one its IAM grant names.
+    account = predictor["serviceAccountName"]
+    assert account == kserve.outputs["serviceAccountName"]
+    accounts = [
+        a["inputs"]["metadata"]
+        for a in kserve.by_type("kubernetes:core/v1:ServiceAccount")
+        if a["inputs"]["metadata"]["namespace"] == ns
+    ]
+    assert [a["name"] for a in accounts] == [account]
+    (grant,) = [
+        g["inputs"]
+        for g in kserve.by_type("gcp:storage/bucketIAMMember:BucketIAMMember")
+        if f"/ns/{ns}/" in g["inputs"]["member"]
+    ]
+    assert grant["member"].endswith(f"/ns/{ns}/sa/{account}")
+    assert grant["role"] == "roles/storage.objectViewer"
+
+
+def test_predictor_adds_no_second_model_volume_and_mounts_only_its_own_volumes(kserve):
+    (isvc,) = kserve.by_type(ISVC)
+    predictor = isvc["inputs"]["spec"]["predictor"]
+    volumes = {v["name"]: v for v in predictor.get("volumes", [])}
+    # KServe mounts the claim from storageUri itself; the pod spec must not mount it again.
+    assert not any("persistentVolumeClaim" in v for v in volumes.values())
+    for mount in predictor["model"].get("volumeMounts", []):
+        assert mount["name"] in volumes
+    env = {e["name"]: e["value"] for e in predictor["model"]["env"]}
+    # The model volume is read-only: Hugging Face libraries stay offline and write elsewhere.
+    assert env["HF_HUB_OFFLINE"] == "1"
+    assert any(m["mountPath"] == env["HF_HOME"] for m in predictor["model"]["volumeMounts"])
+
+
+def test_inference_service_runs_as_plain_deployments(kserve):
+    """Knative refuses persistentVolumeClaim volumes unless a feature flag is on."""
+    (isvc,) = kserve.by_type(ISVC)
+    annotations = isvc["inputs"]["metadata"]["annotations"]
+    assert annotations["serving.kserve.io/deploymentMode"] == "Standard"
+
+
+# -- kind: a seeding Job, then a reader Deployment ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def seeded() -> Plan:
+    return plan_directory(ROOT / "examples" / "local-kind-seeded", "dev", fill_outputs=True)
+
+
+def _model_volume(pod_spec: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    (volume,) = [v for v in pod_spec["volumes"] if "persistentVolumeClaim" in v]
+    return volume, volume["name"]
+
+
+def test_job_writes_through_the_writer_claim_and_the_deployment_reads_read_only(seeded):
+    job = seeded.by_name("seed-model")["inputs"]
+    server = seeded.by_name("server")["inputs"]
+    claims = seeded.outputs["claimNames"]
+    for obj, writes in ((job, True), (server, False)):
+        ns = obj["metadata"]["namespace"]
+        pod_spec = obj["spec"]["template"]["spec"]
+        volume, name = _model_volume(pod_spec)
+        assert volume["persistentVolumeClaim"]["claimName"] == claims[ns]
+        assert volume["persistentVolumeClaim"]["readOnly"] is (not writes)
+        claim = _claim(seeded, ns, claims[ns])
+        assert claim["metadata"]["namespace"] == ns
+        for container in pod_spec["containers"] + pod_spec.get("initContainers", []):
+            (mount,) = [m for m in container["volumeMounts"] if m["name"] == name]
+            assert mount["readOnly"] is (not writes)
+    assert job["metadata"]["namespace"] != server["metadata"]["namespace"]
+
+
+def test_deployment_is_created_only_after_the_job_completed(seeded):
+    job = seeded.by_name("seed-model")
+    server = seeded.by_name("server")
+    assert job["urn"] in server["dependencies"]
+    # Pulumi awaits the Job (until Complete) unless told to skip: it is not.
+    assert job["inputs"]["metadata"]["annotations"].get("pulumi.com/skipAwait") != "true"
+    # And a pod started later still waits for the whole model: the init container's marker is
+    # the one the Job writes last, in the directory the server serves.
+    (seeder,) = job["inputs"]["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in seeder["env"]}
+    pod_spec = server["inputs"]["spec"]["template"]["spec"]
+    (init,) = pod_spec["initContainers"]
+    served = seeded.outputs["modelPath"]
+    assert f"[ -f {served}/{env['MARKER']} ]" in init["command"][-1]
+    assert pod_spec["containers"][0]["command"][-1] == served
+    assert env["MODEL_DIR"] == served  # same mount path in both namespaces
+
+
+def _run_seed(job: dict[str, Any], root: Path) -> subprocess.CompletedProcess[str]:
+    (container,) = job["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    mount_path = container["volumeMounts"][0]["mountPath"]
+    model_dir = root / env["MODEL_DIR"].removeprefix(mount_path).lstrip("/")
+    assert container["command"][:2] == ["python", "-c"]
+    return subprocess.run(
+        [sys.executable, *container["command"][1:]],
+        env={**os.environ, **env, "MODEL_DIR": str(model_dir)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+def test_seeding_job_writes_a_loadable_model_once(seeded, tmp_path):
+    job = seeded.by_name("seed-model")["inputs"]
+    first = _run_seed(job, tmp_path)
+    model = tmp_path / "tiny-model"
+    files = sorted(p.name for p in model.iterdir())
+    assert files == [".seeded", "config.json", "model.safetensors"]
+    assert json.loads((model / "config.json").read_text())["model_type"] == "tiny"
+    data = (model / "model.safetensors").read_bytes()
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + size])
+    start, end = header["weight"]["data_offsets"]
+    assert header["weight"]["shape"] == [4, 4] and end - start == 16 * 4
+    assert len(data) == 8 + size + end
+    assert "seeded:" in first.stdout
+
+    # Idempotent: a second run finds the marker and leaves the files alone.
+    (model / "config.json").write_text("kept")
+    second = _run_seed(job, tmp_path)
+    assert second.stdout.startswith("already seeded:")
+    assert (model / "config.json").read_text() == "kept"
