@@ -618,5 +618,6 @@ def test_the_component_registers_its_outputs():
         "dataRepositoryAssociationId",
         "claimNames",
         "volumeNames",
+        "mounts",
     ]
     assert all(isinstance(value, pulumi.Output) for value in found.values())
