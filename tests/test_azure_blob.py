@@ -389,6 +389,25 @@ def test_region_mismatch():
     assert p.by_type(ACCOUNT)[0]["inputs"]["location"] == "westeurope"
 
 
+def test_a_network_rule_subnet_without_the_storage_endpoint_is_refused_before_deploy():
+    # The account would deny the nodes' traffic: every mount would fail at pod start.
+    def no_endpoint(args: Any, config: Any) -> dict[str, Any]:
+        return {**INVOKES["azure-native:network:getSubnet"](args, config), "serviceEndpoints": []}
+
+    with pytest.raises(PlanError) as err:
+        plan(
+            blob(allowed_subnet_ids=[SUBNET]),
+            invokes={"azure-native:network:getSubnet": no_endpoint},
+        )
+    assert str(err.value) == (
+        "llama: allowed_subnet_ids must be subnets with the Microsoft.Storage or "
+        "Microsoft.Storage.Global service endpoint (subnet aks of virtual network v has "
+        "neither: az network vnet subnet update -g net --vnet-name v -n aks --service-endpoints "
+        f"Microsoft.Storage.Global), got '{SUBNET}'"
+    )
+    assert len(err.value.registered) == 1
+
+
 # -- bad input ----------------------------------------------------------------------------------
 
 DRIVER_SETS = (

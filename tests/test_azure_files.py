@@ -317,7 +317,7 @@ PREFLIGHT = [
     (
         {},
         subnet_answer(endpoints=["Microsoft.KeyVault"]),
-        "llama: node subnet must be subnets with the Microsoft.Storage or "
+        "llama: allowed_subnet_ids must be subnets with the Microsoft.Storage or "
         "Microsoft.Storage.Global service endpoint (subnet ml-nodes of virtual network "
         "ml-vnet has neither: az network vnet subnet update -g ml-rg --vnet-name ml-vnet -n "
         f"ml-nodes --service-endpoints Microsoft.Storage.Global), got '{NODE_SUBNET}'",

@@ -57,6 +57,7 @@ from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import STORE_NAME, Binding, Spec
 from . import identity as ident
+from . import network as net
 from . import validation as az_v
 from .cluster import (
     AksCluster,
@@ -509,6 +510,10 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
         require_blob_csi_driver(name, facts)
         region = self.region(spec, facts)
         token_mode_supported(name, a["mount_mode"], facts)
+        if a["create_storage_account"]:
+            net.check_rule_subnets(
+                name, "allowed_subnet_ids", cluster, a.get("allowed_subnet_ids") or ()
+            )
         group = self.resource_group(spec, facts)
         account = a.get("storage_account_name") or az_v.default_account_name(
             facts.subscription_id, group, name

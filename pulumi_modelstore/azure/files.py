@@ -40,8 +40,9 @@ from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import Binding, Spec
+from . import network as net
 from . import validation as az_v
-from .cluster import AksCluster, AksClusterFacts, _get, require_file_csi_driver
+from .cluster import AksCluster, AksClusterFacts, require_file_csi_driver
 from .storage import account_baseline
 from .store import AzureModelStore, AzureModelStoreArgs
 
@@ -59,7 +60,6 @@ DEFAULT_MOUNT_OPTIONS = ("nconnect=4", "noresvport", "actimeo=30")
 # The driver sets `vers=4,minorversion=1,sec=sys` itself for NFS and documents that NFS
 # version options are not supported (docs/driver-parameters.md).
 DRIVER_MOUNT_OPTIONS = ("vers", "nfsvers", "minorversion", "sec")
-STORAGE_ENDPOINTS = ("Microsoft.Storage", "Microsoft.Storage.Global")
 PRIVATE_DNS_ZONE = "privatelink.file.core.windows.net"
 # FACTS.md says only "pods fsGroupChangePolicy: None", which does nothing for this driver: it
 # advertises VOLUME_MOUNT_GROUP, so kubelet hands the pod's fsGroup to NodeStage, and
@@ -70,11 +70,6 @@ PRIVATE_DNS_ZONE = "privatelink.file.core.windows.net"
 # of a large one takes minutes: the PV attribute says None; mount_for sets the pod's too.
 FS_GROUP_CHANGE_POLICY = "None"
 NO_NETWORK_RULE = "NFS without a network rule"
-_SUBNET_PARTS = re.compile(
-    r"/subscriptions/[^/]+/resourceGroups/(?P<rg>[^/]+)/providers/Microsoft\.Network/"
-    r"virtualNetworks/(?P<vnet>[^/]+)/subnets/(?P<subnet>[^/]+)",
-    re.IGNORECASE,
-)
 
 
 class AzureFilesNfsModelStoreArgs(AzureModelStoreArgs, total=False):
@@ -235,34 +230,6 @@ def default_share_name(claim_name: str) -> str:
 # ---- preflight ------------------------------------------------------------------------------
 
 
-def subnet_parts(subnet_id: str) -> tuple[str, str, str]:
-    """(resource group, virtual network, subnet) of a subnet's ARM id."""
-    found = _SUBNET_PARTS.fullmatch(subnet_id)
-    assert found is not None, subnet_id  # ids are checked by the rules or come from AKS
-    return found["rg"], found["vnet"], found["subnet"]
-
-
-def has_storage_endpoint(subnet: Any) -> bool:
-    endpoints = _get(subnet, "service_endpoints", "serviceEndpoints") or []
-    return any(_get(e, "service") in STORAGE_ENDPOINTS for e in endpoints)
-
-
-def require_storage_endpoint(store: str, field: str, subnet_id: str, subnet: Any) -> None:
-    """A virtual network rule admits a subnet's traffic only through the storage service
-    endpoint; the store does not change the subnet (it is the cluster's)."""
-    if not has_storage_endpoint(subnet):
-        rg, vnet, name = subnet_parts(subnet_id)
-        raise ModelStoreInputError(
-            store,
-            field,
-            subnet_id,
-            f"subnets with the Microsoft.Storage or Microsoft.Storage.Global service endpoint "
-            f"(subnet {name} of virtual network {vnet} has neither: az network vnet subnet "
-            f"update -g {rg} --vnet-name {vnet} -n {name} --service-endpoints "
-            f"Microsoft.Storage.Global)",
-        )
-
-
 def require_a_network_rule(store: str, facts: AksClusterFacts) -> None:
     """NFS is authorised by the network only: a cluster on the AKS-managed VNet has no subnet
     the store can name in a rule."""
@@ -380,30 +347,12 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
         rule_subnets: tuple[str, ...] = ()
         if a["create_storage_account"] and a.get("private_endpoint_subnet_id") is None:
             given = a.get("allowed_subnet_ids")
-            field = "allowed_subnet_ids" if given is not None else "node subnet"
             rule_subnets = tuple(given) if given is not None else facts.node_subnet_ids
             if not rule_subnets:
                 require_a_network_rule(name, facts)
-            for subnet_id in rule_subnets:
-                if v.is_output(subnet_id):
-                    continue
-                subnet = self._subnet(cluster, subnet_id)
-                require_storage_endpoint(name, field, subnet_id, subnet)
+            # The cluster's node subnets are allowed_subnet_ids' default: named as that field.
+            net.check_rule_subnets(name, "allowed_subnet_ids", cluster, rule_subnets)
         return _Preflight(facts, location, resource_group, account, rule_subnets)
-
-    @staticmethod
-    def _subnet(cluster: AksCluster, subnet_id: str) -> Any:
-        """A subnet, looked up once per cluster (ARM ids are case-insensitive)."""
-        rg, vnet, name = subnet_parts(subnet_id)
-        return cluster.lookup(
-            ("azure-subnet", subnet_id.lower()),
-            lambda: azure_native.network.get_subnet(
-                resource_group_name=rg,
-                virtual_network_name=vnet,
-                subnet_name=name,
-                opts=cluster._invoke_opts,
-            ),
-        )
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
