@@ -105,7 +105,7 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
                 raise ModelStoreInputError(name, "fields", fields, FIELDS_ALLOWED)
             backend = fields.get("backend")
             room = room_of_backend(backend) if isinstance(backend, str) else None
-            if backend not in BACKENDS and room is not None:
+            if room is not None and backend not in BACKENDS:
                 raise ModelStoreInputError(
                     name,
                     "backend",
