@@ -237,7 +237,7 @@ def test_bad_config_is_one_line_per_problem_naming_its_key_path(tmp_path, capsys
     assert _only_the_stack(error.value.registered)
 
 
-# ---- clusters that work ---------------------------------------------------------------------------
+# ---- clusters that work -------------------------------------------------------------------------
 
 
 def _types(plan) -> list[str]:
@@ -393,3 +393,38 @@ def test_stores_giving_cluster_name_still_work(tmp_path):
     assert [s["urn"].rsplit("::", 1)[1] for s in plan.by_type("modelstore:index:EksCluster")] == [
         "prod-eks"
     ]
+
+
+# ---- Pulumi.yaml declares what the program reads ------------------------------------------------
+
+
+def _keys_the_program_reads() -> set[str]:
+    """Every ``modelstore:<key>`` program.py reads: its ``_config("<key>")`` calls."""
+    import ast
+
+    import pulumi_modelstore.program as program
+
+    tree = ast.parse(Path(program.__file__).read_text())
+    return {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "_config"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    }
+
+
+def test_pulumi_yaml_declares_every_key_the_program_reads_and_no_other():
+    from pulumi_modelstore.plan.project import load_project
+    from tests.conftest import ROOT
+
+    declared = load_project(ROOT).declared
+    reads = _keys_the_program_reads()
+    assert reads == {"stores", "clusters"}
+    assert {k.removeprefix("modelstore:") for k in declared} == reads
+    for key, declaration in declared.items():
+        assert isinstance(declaration, dict) and declaration.get("description"), key
+        # Pulumi's project config types: an object has none yet (pulumi/pulumi#11321).
+        assert declaration.get("type") in (None, "string", "integer", "boolean", "array"), key

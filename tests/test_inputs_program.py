@@ -359,24 +359,24 @@ FILES: list[tuple[str, str | bytes, str, str, str | list[str]]] = [
         stores("llama: {backend: local, readers: [a], claim_name: x, claimName: y}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        "modelstore:stores.llama.claimName must be unset when claim_name is given (the same field, spelled "
-        "differently), got 'y'",
+        "modelstore:stores.llama.claimName must be unset when claim_name is given (the same "
+        "field, spelled differently), got 'y'",
     ),
     (
         "spelling: camelCase first, then snake_case",
         stores("llama: {backend: local, readers: [a], capacityGib: 5, capacity_gib: 6}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        "modelstore:stores.llama.capacity_gib must be unset when capacityGib is given (the same field, spelled "
-        "differently), got 6",
+        "modelstore:stores.llama.capacity_gib must be unset when capacityGib is given (the "
+        "same field, spelled differently), got 6",
     ),
     (
         "spelling: neither snake_case nor camelCase",
         stores("llama: {backend: local, readers: [a], CLAIM_NAME: x}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"modelstore:stores.llama.CLAIM_NAME must be a field of backend local: one of {LOCAL_FIELDS}, "
-        "got 'CLAIM_NAME'",
+        "modelstore:stores.llama.CLAIM_NAME must be a field of backend local: one of "
+        f"{LOCAL_FIELDS}, got 'CLAIM_NAME'",
     ),
     (
         "spelling: an old name and its new one",
@@ -386,7 +386,8 @@ FILES: list[tuple[str, str | bytes, str, str, str | list[str]]] = [
         ),
         PROJECT,
         PROGRAM_INPUT,
-        "modelstore:stores.llama.kmsKeyId must be unset when kms_key_arn is given (it is its new name), got 'k'",
+        "modelstore:stores.llama.kmsKeyId must be unset when kms_key_arn is given (it is its "
+        "new name), got 'k'",
     ),
     # ---- every problem at once ----
     (

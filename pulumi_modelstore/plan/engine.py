@@ -22,11 +22,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import json
 import logging
 import os
 import runpy
 import sys
-import json
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
