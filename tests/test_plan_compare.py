@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,8 @@ def stack_dir(tmp_path: Path, stack: str, edit: Edit | None = None) -> Path:
     if edit is not None:
         edit(config["config"]["modelstore:stores"])
     (directory / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(config))
+    # A stack naming its cluster by StackReference reads the platform stack's saved outputs.
+    shutil.copytree(ROOT / "stacks" / "stack-outputs", directory / "stack-outputs")
     return directory
 
 
