@@ -10,6 +10,15 @@ It reads ``modelstore:stores``, a mapping of store name to its backend and field
 
 Field names are the backend's argument names (``storage_capacity_gib``); camelCase spellings
 (``storageCapacityGib``) are accepted too. Each store's outputs are exported under its name.
+
+A store may name its cluster from ``modelstore:clusters`` instead (``cluster: prod``; see
+``config_clusters``): the program makes each cluster's scope (and its Kubernetes provider) once
+and passes it to the stores as ``cluster``. A store naming an unknown cluster, or a cluster of
+another kind than its backend serves (an efs store on a gke cluster), is refused.
+
+Every problem is one line naming its key path (``modelstore:stores.llama.backend must be ...``,
+``modelstore:clusters.prod.kind must be ...``), all at once, before anything registers
+(:func:`main`; :func:`build_stores` called from Python names the store, as the library does).
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from typing import Any
 
 import pulumi
 
+from . import config_clusters as cc
 from . import local, nfs  # noqa: F401  (importing a backend registers it: `backend=`)
 from .cluster import NameBook
 from .errors import ModelStoreInputError
@@ -88,16 +98,40 @@ STORES_ALLOWED = "a mapping of store names to their fields, with at least one st
 FIELDS_ALLOWED = "a mapping of field names to values"  # the words the Parser uses for `args`
 
 
-def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
-    """Build every store in ``stores`` (the value of ``modelstore:stores``) and export its
-    outputs. Every store's input is checked before the first one registers anything (its
-    name, backend and fields, and the PV and claim names across the stores of each cluster),
-    and every problem of every store is reported at once; checks that need a lookup (the
-    cluster, a subnet, the OIDC provider) run as each store is built."""
+def cluster_kinds(store_class: type[ModelStore]) -> tuple[str, ...]:
+    """The kinds of cluster (``modelstore:clusters.<key>.kind``) a backend serves: a cloud's
+    stores their cloud's clusters; NFS and local stores any cluster."""
+    module = store_class.__module__.split(".")
+    for room, kind in (("aws", "eks"), ("gcp", "gke"), ("azure", "aks")):
+        if room in module:
+            return (kind,)
+    return cc.KINDS
+
+
+class _EntryRefused(Exception):
+    """The store names a cluster whose entry was refused (with its own message)."""
+
+
+class _ClusterToCome:
+    """Stands for a store's cluster scope while its fields are checked (the scopes are made
+    once every input is known good, so that nothing registers before)."""
+
+
+def build_stores(
+    stores: Mapping[str, Any], clusters: Mapping[str, Any] | None = None
+) -> dict[str, ModelStore]:
+    """Build every store in ``stores`` (the value of ``modelstore:stores``) on the clusters of
+    ``clusters`` (``modelstore:clusters``, optional) and export its outputs. Every store's input
+    is checked before the first one registers anything (its name, backend and fields, the
+    cluster it names, and the PV and claim names across the stores of each cluster), and every
+    problem of every store is reported at once; checks that need a lookup (the cluster, a
+    subnet, the OIDC provider) run as each store is built."""
+    entries, errors = cc.parse_clusters(clusters)
     if not isinstance(stores, Mapping) or not stores:
-        raise ModelStoreInputError(None, "modelstore:stores", stores, STORES_ALLOWED)
-    errors: list[ModelStoreInputError] = []
-    plans: list[tuple[str, type[ModelStore], dict[str, Any], list[tuple[str, str, str]]]] = []
+        raise ModelStoreInputError.combine(
+            [*errors, ModelStoreInputError(None, "modelstore:stores", stores, STORES_ALLOWED)]
+        )
+    plans: list[tuple[str, type[ModelStore], dict[str, Any], Any, list[tuple[str, str, str]]]] = []
     for name, fields in stores.items():
         try:
             _a_store_name(name)
@@ -117,20 +151,80 @@ def build_stores(stores: Mapping[str, Any]) -> dict[str, ModelStore]:
                     name, "backend", backend, f"one of {', '.join(sorted(BACKENDS))}"
                 )
             args = store_args(name, BACKENDS[backend], fields)
+            cluster_key = _named_cluster(name, backend, args, entries, clusters)
+            if cluster_key is not None:
+                args["cluster"] = _ClusterToCome()
             # The constructor warns of old spellings: the check here does not, so each warns once.
             common = BACKENDS[backend].parse(name, args, warn=False).common
-            plans.append((name, BACKENDS[backend], args, common.volumes))
+            plans.append((name, BACKENDS[backend], args, cluster_key, common.volumes))
         except ModelStoreInputError as error:
             errors.append(error)
+        except _EntryRefused:
+            continue
     if errors:
         raise ModelStoreInputError.combine(errors)
-    _names_unique_per_cluster(plans)
+    _names_unique_per_cluster(plans, entries)
+    used = {key: entries[key] for key in entries if any(p[3] == key for p in plans)}
+    reference_errors = cc.read_references(used)
+    if reference_errors:
+        raise ModelStoreInputError.combine(reference_errors)
+    scopes: dict[str, tuple[Any, pulumi.ResourceOptions | None]] = {}
     built: dict[str, ModelStore] = {}
-    for name, constructor, args, _ in plans:
-        store = constructor(name, args)  # type: ignore[arg-type]
+    for name, constructor, args, cluster_key, _ in plans:
+        opts = None
+        if cluster_key is not None:
+            if cluster_key not in scopes:  # it registers as its first store does
+                scopes[cluster_key] = cc.make_scope(used[cluster_key], store=name)
+            args["cluster"], opts = scopes[cluster_key]
+        store = constructor(name, args, opts)  # type: ignore[arg-type]
         built[name] = store
         pulumi.export(name, store.summary)
     return built
+
+
+def _named_cluster(
+    name: str,
+    backend: str,
+    args: dict[str, Any],
+    entries: Mapping[str, cc.ClusterEntry],
+    clusters: Any,
+) -> str | None:
+    """The key of the ``modelstore:clusters`` entry the store names with ``cluster``, checked:
+    a known key, of a kind the backend serves, the store not naming the cluster itself too."""
+    key = args.get("cluster")
+    if key is None:
+        return None
+    known = sorted(entries) if isinstance(clusters, Mapping) else []
+    if not isinstance(key, str) or (key not in entries and key not in (clusters or {})):
+        allowed = (
+            f"one of the keys of modelstore:clusters ({', '.join(known)})"
+            if known
+            else "a key of modelstore:clusters (none is set)"
+        )
+        raise ModelStoreInputError(name, "cluster", key, allowed)
+    if key not in entries:  # its entry was refused, with its own message
+        raise _EntryRefused()
+    entry = entries[key]
+    kinds = cluster_kinds(BACKENDS[backend])
+    if entry.kind not in kinds:
+        raise ModelStoreInputError(
+            name,
+            "cluster",
+            key,
+            f"a cluster of kind {' or '.join(kinds)} for backend {backend} "
+            f"(modelstore:clusters.{key}.kind is {entry.kind})",
+        )
+    for field in cc.STORE_FIELDS[entry.kind]:
+        if field in ("cluster_name", "location", "project", "cluster_resource_group_name") and (
+            args.get(field) is not None
+        ):
+            raise ModelStoreInputError(
+                name,
+                field,
+                args[field],
+                f"unset when cluster is given (modelstore:clusters.{key} names the cluster)",
+            )
+    return key
 
 
 def _a_store_name(name: Any) -> None:
@@ -142,25 +236,98 @@ def _a_store_name(name: Any) -> None:
 
 
 def _names_unique_per_cluster(
-    plans: list[tuple[str, type[ModelStore], dict[str, Any], list[tuple[str, str, str]]]],
+    plans: list[tuple[str, type[ModelStore], dict[str, Any], Any, list[tuple[str, str, str]]]],
+    entries: Mapping[str, cc.ClusterEntry],
 ) -> None:
     """PV names and claims no two stores of one cluster share, checked before any store is
     built (the cluster scope checks them again as each store joins, in library programs)."""
     books: dict[Any, NameBook] = {}
-    for name, constructor, args, volumes in plans:
-        key = constructor.scope_key(args)
+    for name, constructor, args, cluster_key, volumes in plans:
+        if cluster_key is not None:
+            entry = entries[cluster_key]
+            key: tuple[str, str] = (entry.kind, entry.name)
+        else:
+            key = constructor.scope_key(args)
         books.setdefault(key, NameBook(key[1])).reserve(name, volumes)
 
 
-def main() -> dict[str, ModelStore]:
-    """The program: ``modelstore:stores`` of the stack's config, built."""
-    raw = pulumi.Config("modelstore").get("stores")
+def _config(key: str) -> Any:
+    raw = pulumi.Config("modelstore").get(key)
     if raw is None:
+        return None
+    try:
+        return json.loads(raw)  # structured config reaches a program as JSON
+    except ValueError:
+        return raw  # a plain string: refused, as written
+
+
+def main() -> dict[str, ModelStore]:
+    """The program: ``modelstore:stores`` (on ``modelstore:clusters``) of the stack's config,
+    built. Its errors name their key path (:func:`key_paths`)."""
+    stores, clusters = _config("stores"), _config("clusters")
+    if stores is None:
         raise ModelStoreInputError(
             None, "modelstore:stores", None, f"set in the stack's config: {STORES_ALLOWED}"
         )
     try:
-        stores = json.loads(raw)  # structured config reaches a program as JSON
-    except ValueError:
-        stores = raw  # a plain string: refused, as written
-    return build_stores(stores)
+        return build_stores(stores, clusters)
+    except ModelStoreInputError as error:
+        raise key_paths(error, stores, clusters) from None
+
+
+def key_paths(error: ModelStoreInputError, stores: Any, clusters: Any) -> ModelStoreInputError:
+    """``error`` with each line naming its key path in the stack's config: ``llama: backend
+    must be ...`` becomes ``modelstore:stores.llama.backend must be ...``; a store's cluster
+    field (``cluster_name``, a GKE ``location``...) names the ``modelstore:clusters`` entry the
+    value came from, when the store names one. Lines naming no store stay as they are."""
+    lines = [_key_path(one, stores, clusters) for one in error.errors]
+    return ModelStoreInputError.combine(lines)
+
+
+def _key_path(error: ModelStoreInputError, stores: Any, clusters: Any) -> ModelStoreInputError:
+    name = error.store
+    if not isinstance(stores, Mapping) or not isinstance(name, str) or name not in stores:
+        return error
+    fields = stores[name]
+    base = f"modelstore:stores.{name}"
+    if error.field == "fields" or not isinstance(fields, Mapping):
+        return ModelStoreInputError(None, base, error.value, error.allowed)
+    backend = fields.get("backend")
+    if error.field == "field name":
+        return ModelStoreInputError(
+            None,
+            f"{base}.{error.value}",
+            error.value,
+            f"a field of backend {backend}: {error.allowed}",
+        )
+    head, rest = _split(error.field)
+    cluster_key = fields.get("cluster")
+    if (
+        isinstance(cluster_key, str)
+        and isinstance(clusters, Mapping)
+        and cluster_key in clusters
+        and not any(_written(fields, head, backend) == k for k in fields)
+    ):
+        entries, _ = cc.parse_clusters({cluster_key: clusters[cluster_key]})
+        entry = entries.get(cluster_key)
+        field = cc.STORE_FIELDS[entry.kind].get(head) if entry is not None else None
+        if entry is not None and field is not None:
+            source = entry.sources.get(field) or f"{entry.path}.{field}"
+            return ModelStoreInputError(None, f"{source}{rest}", error.value, error.allowed)
+    return ModelStoreInputError(
+        None, f"{base}.{_written(fields, head, backend)}{rest}", error.value, error.allowed
+    )
+
+
+def _split(field: str) -> tuple[str, str]:
+    """``readers[1]`` -> (``readers``, ``[1]``); ``labels`` -> (``labels``, ``""``)."""
+    cut = min((i for i in (field.find("["), field.find(".")) if i > 0), default=len(field))
+    return field[:cut], field[cut:]
+
+
+def _written(fields: Mapping[Any, Any], field: str, backend: Any) -> str:
+    """The key the stack file spells ``field`` with (``claimName`` for ``claim_name``)."""
+    if field in fields or backend not in BACKENDS:
+        return field
+    names = spellings(BACKENDS[backend])
+    return next((k for k in fields if names.get(k) == field), field)

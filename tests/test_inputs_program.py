@@ -289,21 +289,21 @@ FILES: list[tuple[str, str | bytes, str, str, str | list[str]]] = [
         stores("llama: local\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"llama: fields must be {FIELDS}, got 'local'",
+        f"modelstore:stores.llama must be {FIELDS}, got 'local'",
     ),
     (
         "store: its fields a list",
         stores("llama: [backend, local]\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"llama: fields must be {FIELDS}, got ['backend', 'local']",
+        f"modelstore:stores.llama must be {FIELDS}, got ['backend', 'local']",
     ),
     (
         "store: no fields",
         stores("llama:\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"llama: fields must be {FIELDS}, got None",
+        f"modelstore:stores.llama must be {FIELDS}, got None",
     ),
     (
         "store: a field name that is a number",
@@ -319,42 +319,42 @@ FILES: list[tuple[str, str | bytes, str, str, str | list[str]]] = [
         stores("llama: {readers: [a]}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"llama: backend must be {BACKENDS}, got None",
+        f"modelstore:stores.llama.backend must be {BACKENDS}, got None",
     ),
     (
         "backend: misspelt",
         stores("llama: {backend: fsx-lustr, readers: [a]}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"llama: backend must be {BACKENDS}, got 'fsx-lustr'",
+        f"modelstore:stores.llama.backend must be {BACKENDS}, got 'fsx-lustr'",
     ),
     (
         "backend: another cloud's word",
         stores("llama: {backend: s3, readers: [a]}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"llama: backend must be {BACKENDS}, got 's3'",
+        f"modelstore:stores.llama.backend must be {BACKENDS}, got 's3'",
     ),
     (
         "backend: a list",
         stores("llama: {backend: [local], readers: [a]}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"llama: backend must be {BACKENDS}, got ['local']",
+        f"modelstore:stores.llama.backend must be {BACKENDS}, got ['local']",
     ),
     (
         "backend: a mapping",
         stores("llama: {backend: {name: local}, readers: [a]}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"llama: backend must be {BACKENDS}, got {{'name': 'local'}}",
+        f"modelstore:stores.llama.backend must be {BACKENDS}, got {{'name': 'local'}}",
     ),
     (
         "backend: upper case",
         stores("llama: {backend: LOCAL, readers: [a]}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"llama: backend must be {BACKENDS}, got 'LOCAL'",
+        f"modelstore:stores.llama.backend must be {BACKENDS}, got 'LOCAL'",
     ),
     # ---- spellings ----
     (
@@ -362,23 +362,24 @@ FILES: list[tuple[str, str | bytes, str, str, str | list[str]]] = [
         stores("llama: {backend: local, readers: [a], claim_name: x, claimName: y}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        "llama: claimName must be unset when claim_name is given (the same field, spelled "
-        "differently), got 'y'",
+        "modelstore:stores.llama.claimName must be unset when claim_name is given (the same "
+        "field, spelled differently), got 'y'",
     ),
     (
         "spelling: camelCase first, then snake_case",
         stores("llama: {backend: local, readers: [a], capacityGib: 5, capacity_gib: 6}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        "llama: capacity_gib must be unset when capacityGib is given (the same field, spelled "
-        "differently), got 6",
+        "modelstore:stores.llama.capacity_gib must be unset when capacityGib is given (the "
+        "same field, spelled differently), got 6",
     ),
     (
         "spelling: neither snake_case nor camelCase",
         stores("llama: {backend: local, readers: [a], CLAIM_NAME: x}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"llama: field name must be one of {LOCAL_FIELDS}, got 'CLAIM_NAME'",
+        "modelstore:stores.llama.CLAIM_NAME must be a field of backend local: one of "
+        f"{LOCAL_FIELDS}, got 'CLAIM_NAME'",
     ),
     (
         "spelling: an old name and its new one",
@@ -388,7 +389,8 @@ FILES: list[tuple[str, str | bytes, str, str, str | list[str]]] = [
         ),
         PROJECT,
         PROGRAM_INPUT,
-        "llama: kms_key_id must be unset when kms_key_arn is given (it is its new name), got 'k'",
+        "modelstore:stores.llama.kmsKeyId must be unset when kms_key_arn is given (it is its "
+        "new name), got 'k'",
     ),
     # ---- every problem at once ----
     (
@@ -403,9 +405,9 @@ FILES: list[tuple[str, str | bytes, str, str, str | list[str]]] = [
         PROJECT,
         PROGRAM_INPUT,
         [
-            "llama: capacity_gib must be a whole number, got '20'",
-            f"t5: backend must be {BACKENDS}, got 'nope'",
-            f"bert: fields must be {FIELDS}, got 3",
+            "modelstore:stores.llama.capacity_gib must be a whole number, got '20'",
+            f"modelstore:stores.t5.backend must be {BACKENDS}, got 'nope'",
+            f"modelstore:stores.bert must be {FIELDS}, got 3",
         ],
     ),
 ]

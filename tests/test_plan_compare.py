@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,8 @@ def stack_dir(tmp_path: Path, stack: str, edit: Edit | None = None) -> Path:
     if edit is not None:
         edit(config["config"]["modelstore:stores"])
     (directory / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(config))
+    # A stack naming its cluster by StackReference reads the platform stack's saved outputs.
+    shutil.copytree(ROOT / "stacks" / "stack-outputs", directory / "stack-outputs")
     return directory
 
 
@@ -263,6 +266,26 @@ def test_a_label_on_a_persistent_volume_is_an_update():
     new["steps"][0]["newState"]["inputs"]["metadata"]["name"] = "llama-inference-2"
     (pv,) = compare(base, new).changes
     assert pv.op == "replace" and "metadata.name" in pv.forcing
+
+
+def test_a_move_to_another_provider_is_shown_for_review_not_silently_same():
+    # Moving Kubernetes objects from the default provider to a cluster's own provider: the
+    # engine asks pulumi-kubernetes' DiffConfig, which replaces only when the active cluster
+    # changes. A plan cannot see the kubeconfig: the move is listed, never hidden.
+    spec = {"metadata": {"name": "llama-inference"}, "spec": {}}
+    base = _doc("dev", [_state(PV, "llama-pv", spec)])
+    base["steps"][0]["newState"]["provider"] = (
+        "urn:pulumi:dev::modelstore::pulumi:providers:kubernetes::default_4_34_2::id-1"
+    )
+    new = copy.deepcopy(base)
+    new["steps"][0]["newState"]["provider"] = (
+        "urn:pulumi:dev::modelstore::pulumi:providers:kubernetes::prod-kubernetes::id-2"
+    )
+    (pv,) = compare(base, new).changes
+    assert (pv.op, pv.paths, pv.forcing) == ("update", ["(provider)"], [])
+    assert pv.values["(provider)"] == ("default_4_34_2", "prod-kubernetes")
+    (same,) = compare(base, copy.deepcopy(base)).changes
+    assert same.op == "same"
 
 
 # --- Azure (hand-built plans: the AKS stacks are not on this branch yet) ---------------------

@@ -57,7 +57,8 @@ def test_json_has_the_preview_shape(capsys):
     code, out, _ = run_cli(capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "json")
     assert code == 0
     doc = json.loads(out)
-    assert doc["changeSummary"] == {"create": len(doc["steps"])}
+    # aws-prod reads its cluster from the platform stack (StackReference): one read step.
+    assert doc["changeSummary"] == {"create": len(doc["steps"]) - 1, "read": 1}
     for step in doc["steps"]:
         assert {"op", "urn", "provider", "newState"} <= set(step)
         assert set(step["newState"]) >= STEP_STATE_KEYS
@@ -79,12 +80,13 @@ def test_tree_lists_components_and_children(capsys):
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "+ pulumi:pulumi:Stack  modelstore-aws-prod"
-    assert "└─ + modelstore:index:FsxLustreModelStore  llama" in lines
+    assert "├─ + modelstore:index:FsxLustreModelStore  llama" in lines
     assert any(
         "aws:fsx/lustreFileSystem:LustreFileSystem  llama-fs  [protect, retain-on-delete]" in line
         for line in lines
     )
-    assert lines[-1] == "Resources: 23 to create"  # 22 + the EksCluster scope
+    # 22 + the EksCluster scope + the cluster's Kubernetes provider; the platform stack read
+    assert lines[-1] == "Resources: 24 to create, 1 to read"
 
 
 def test_mermaid_is_a_flowchart_with_dependency_edges(capsys):
@@ -245,8 +247,8 @@ def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
     code, _, err = run_cli(capsys, "--cwd", str(directory))
     assert code == 1
     assert err == (
-        "error: llama: backend must be one of azure-blob, azure-files-nfs, efs, fsx-lustre, "
-        "gcs-fuse, "
+        "error: modelstore:stores.llama.backend must be one of azure-blob, azure-files-nfs, efs, "
+        "fsx-lustre, gcs-fuse, "
         "hyperdisk-ml, local, mountpoint-s3, nfs, got 'fsx-lustr'\n"
     )
 
@@ -294,9 +296,10 @@ def test_every_invalid_field_is_an_error_line_of_its_own(tmp_path, capsys):
     code, _, err = run_cli(capsys, "--cwd", str(directory))
     assert code == 1
     assert err.splitlines() == [
-        "error: llama: capacity_gib must be a whole number, got '20'",
-        "error: llama: host_path must be an absolute path starting with '/', got 'relative'",
-        "error: t5: readers must be "
+        "error: modelstore:stores.llama.capacity_gib must be a whole number, got '20'",
+        "error: modelstore:stores.llama.host_path must be an absolute path starting with '/', "
+        "got 'relative'",
+        "error: modelstore:stores.t5.readers must be "
         "a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter "
         "or digit, at most 63 characters), got 'Bad'",
     ]
@@ -323,7 +326,7 @@ def test_console_script_runs_offline():
         env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
     )
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["changeSummary"] == {"create": 23}
+    assert json.loads(result.stdout)["changeSummary"] == {"create": 24, "read": 1}
 
 
 def test_resource_options_reach_the_plan():

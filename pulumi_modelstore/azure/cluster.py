@@ -98,7 +98,11 @@ class AksCluster(ClusterScope):
         opts: pulumi.ResourceOptions | None = None,
         *,
         store: str | None = None,
+        facts: "AksClusterFacts | None" = None,
     ) -> None:
+        """``facts``: the cluster's facts as a platform stack knows them (the config program's
+        ``modelstore:clusters.<key>.attributes``); given, nothing is looked up and the
+        preflight checks run on them."""
         p = Parser(store or resource_name, AksClusterArgs, args)
         p.check(lambda: cluster_named(p.store, p["cluster_name"], p["cluster_resource_group_name"]))
         given = p.finish()
@@ -112,7 +116,7 @@ class AksCluster(ClusterScope):
         self._given: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         provider = provider_of(opts, "azure-native")
         self._invoke_opts = pulumi.InvokeOptions(provider=provider) if provider else None
-        self._facts: AksClusterFacts | None = None
+        self._facts: AksClusterFacts | None = facts
 
     @classmethod
     def join(

@@ -96,7 +96,11 @@ class GkeCluster(ClusterScope):
         opts: pulumi.ResourceOptions | None = None,
         *,
         store: str | None = None,
+        facts: "GkeClusterFacts | None" = None,
     ) -> None:
+        """``facts``: the cluster's facts as a platform stack knows them (the config program's
+        ``modelstore:clusters.<key>.attributes``); given, nothing is looked up and the
+        preflight checks run on them."""
         p = Parser(store or resource_name, GkeClusterArgs, args)
         p.check(lambda: cluster_named(p.store, p["cluster_name"], p["location"]))
         given = p.finish()
@@ -110,7 +114,7 @@ class GkeCluster(ClusterScope):
         self._given: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         provider = provider_of(opts, "gcp")
         self._invoke_opts = pulumi.InvokeOptions(provider=provider) if provider else None
-        self._facts: GkeClusterFacts | None = None
+        self._facts: GkeClusterFacts | None = facts
 
     @classmethod
     def join(

@@ -262,6 +262,17 @@ def _retained(state: Mapping[str, Any], base: Mapping[str, dict[str, Any]]) -> s
     return ""
 
 
+PROVIDER_PATH = "(provider)"
+"""The pseudo-path of a change of the provider a resource is managed by."""
+
+
+def _provider(state: Mapping[str, Any]) -> str:
+    """The name of the provider managing a resource (its reference is ``<urn>::<id>``)."""
+    ref = str(state.get("provider") or "")
+    urn = ref.rsplit("::", 1)[0] if ref.count("::") > 3 else ref
+    return urn.rsplit("::", 1)[-1]
+
+
 def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparison:
     """The steps that take the stack from BASE to the new plan."""
     stack, project = new_doc["stack"], new_doc["project"]
@@ -311,6 +322,15 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
                 p == key or p.startswith(key + ".") or p.startswith(key + "[") for p in paths
             ):
                 paths.append(key)
+        values = {p: (_get(old_inputs, p), _get(new_inputs, p)) for p in paths}
+        old_provider, new_provider = _provider(old), _provider(state)
+        if old_provider != new_provider:
+            # The engine then asks the new provider's DiffConfig whether the move replaces the
+            # resource (pulumi/pulumi#18509); pulumi-kubernetes replaces only when the active
+            # cluster of its kubeconfig changes (provider/pkg/provider/provider.go DiffConfig),
+            # which a plan cannot see: shown as a change to review, not decided here.
+            paths.append(PROVIDER_PATH)
+            values[PROVIDER_PATH] = (old_provider, new_provider)
         reasons: list[str] = []
         if state.get("custom") and not type_.startswith("pulumi:providers:"):
             reasons = forcing(
@@ -329,7 +349,7 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
             # `protect` lets the replacement through.
             protected=bool(old.get("protect")) and bool(state.get("protect")),
             retained=_retained(old, base) if data else "",
-            values={p: (_get(old_inputs, p), _get(new_inputs, p)) for p in paths},
+            values=values,
         )
         if op == "replace" and not change.protected and not type_.startswith("kubernetes:"):
             # Its computed outputs (ids, DNS names) are unknown until apply. A Kubernetes

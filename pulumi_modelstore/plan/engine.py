@@ -6,6 +6,15 @@ would see (type, name, parent, dependencies, property dependencies, provider, pr
 retainOnDelete, deleteBeforeReplace, ignoreChanges, replaceOnChanges, aliases, inputs). Outputs of
 created resources stay unknown, as in ``pulumi preview``, unless ``fill_outputs`` asks for
 placeholders.
+
+A ``pulumi.StackReference`` is answered from a saved output file, not from a backend: the
+outputs of stack ``<org>/<project>/<stack>`` are read from
+``<stack outputs dir>/<org>.<project>.<stack>.json``, a JSON object of output names to values,
+as ``pulumi stack output --stack <org>/<project>/<stack> --json --show-secrets`` prints it. The
+directory is ``stack-outputs`` under the project's stack config directory for
+:func:`plan_directory` (``stacks/stack-outputs/`` on this repository), and ``stack_outputs_dir``
+(default ``./stack-outputs``) for :func:`plan_program`. A missing or malformed file fails the
+plan with one line naming the reference and the file.
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import json
 import logging
 import os
 import runpy
@@ -39,6 +49,34 @@ _SECRET_SIG = rpc._special_secret_sig
 _RESOURCE_SIG = rpc._special_resource_sig
 _ASSET_SIGS = {rpc._special_asset_sig: "[asset]", rpc._special_archive_sig: "[archive]"}
 STACK_TYPE = "pulumi:pulumi:Stack"
+STACK_REFERENCE_TYPE = "pulumi:pulumi:StackReference"
+
+
+class StackOutputsError(Exception):
+    """A stack reference the plan cannot answer: its saved output file is missing or bad."""
+
+
+def saved_stack_outputs(directory: Path, reference: str) -> dict[str, Any]:
+    """The saved outputs of stack ``reference`` (``<org>/<project>/<stack>``) in
+    ``directory`` (see the module docstring)."""
+    path = directory / f"{reference.replace('/', '.')}.json"
+    save = f"pulumi stack output --stack {reference} --json --show-secrets > {path}"
+    if not path.is_file():
+        raise StackOutputsError(
+            f"stack reference {reference}: no saved outputs at {path} (save them with `{save}`)"
+        )
+    try:
+        outputs = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StackOutputsError(
+            f"stack reference {reference}: {path} is not JSON ({' '.join(str(exc).split())})"
+        ) from exc
+    if not isinstance(outputs, dict):
+        raise StackOutputsError(
+            f"stack reference {reference}: {path} must be a JSON object of output names to "
+            f"values, as `{save}` writes it"
+        )
+    return outputs
 
 
 class PlanError(Exception):
@@ -128,8 +166,10 @@ class PlanMocks(mocks.Mocks):
         config: Mapping[str, str],
         fill_outputs: bool,
         invoke_overrides: Mapping[str, placeholders.InvokeHandler] | None,
+        stack_outputs_dir: Path | None = None,
     ) -> None:
         self.config = dict(config)
+        self.stack_outputs_dir = stack_outputs_dir or Path("stack-outputs").resolve()
         self.fill_outputs = fill_outputs
         self.invokes = {**placeholders.INVOKES, **(invoke_overrides or {})}
         self.calls: list[dict[str, Any]] = []
@@ -144,6 +184,10 @@ class PlanMocks(mocks.Mocks):
         if not args.custom and args.resource_id is None:
             return "", {}
         inputs = dict(args.inputs)
+        if args.typ == STACK_REFERENCE_TYPE:  # answered from the saved output file
+            name = str(args.resource_id or inputs.get("name") or args.name)
+            outputs = saved_stack_outputs(self.stack_outputs_dir, name)
+            return name, {"name": name, "outputs": outputs, "secretOutputNames": []}
         if args.resource_id:  # a read of an existing resource: reads happen in a preview too
             key = f"read::{self._key(args)}::{args.resource_id}"
             out = placeholders.resource_outputs(
@@ -324,6 +368,7 @@ def plan_program(
     fill_outputs: bool = False,
     invoke_overrides: Mapping[str, placeholders.InvokeHandler] | None = None,
     echo: TextIO | None = None,
+    stack_outputs_dir: str | Path | None = None,
 ) -> Plan:
     """Run ``program`` (a callable that declares resources) as a preview and return the plan.
 
@@ -331,7 +376,12 @@ def plan_program(
     written there as they come, a line each. Raises :class:`PlanError` with the program's own
     message when it fails."""
     config = dict(config or {})
-    plan_mocks = PlanMocks(config, fill_outputs, invoke_overrides)
+    plan_mocks = PlanMocks(
+        config,
+        fill_outputs,
+        invoke_overrides,
+        Path(stack_outputs_dir).resolve() if stack_outputs_dir is not None else None,
+    )
     monitor = RecordingMonitor(plan_mocks)
     diagnostics = _Diagnostics(echo)
     logger = logging.getLogger(f"modelstore.plan.{id(monitor)}")
@@ -410,6 +460,7 @@ def plan_directory(
             fill_outputs=fill_outputs,
             invoke_overrides=invoke_overrides,
             echo=echo,
+            stack_outputs_dir=project.stack_config_dir / "stack-outputs",
         )
 
 

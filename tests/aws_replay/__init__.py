@@ -116,8 +116,40 @@ class Replay:
                 Url=issuer, ClientIDList=["sts.amazonaws.com"], ThumbprintList=["a" * 40]
             )
 
+    def seed_given(self) -> None:
+        """A cluster given by explicit attributes or a platform stack's outputs is not looked
+        up: seed its VPC, subnets and node security groups from what the stack gives (its
+        ``modelstore:clusters`` attributes, or the outputs of the stack it references, as the
+        plan read them), and its OIDC provider."""
+        ec2 = self.client("ec2")
+        for given in _given_clusters(self.plan):
+            vpc = given.get("vpc_id")
+            if not isinstance(vpc, str):
+                continue
+            if vpc not in self.ids:
+                self.ids[vpc] = ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
+            for i, subnet in enumerate(given.get("cluster_subnet_ids") or []):
+                if subnet not in self.ids:
+                    self.ids[subnet] = ec2.create_subnet(
+                        VpcId=self.ids[vpc],
+                        CidrBlock=f"10.0.{len(self.ids) * 16 % 256}.0/20",
+                        AvailabilityZone=f"{self.region}{'abc'[i % 3]}",
+                    )["Subnet"]["SubnetId"]
+            for group in given.get("node_security_group_ids") or []:
+                if group not in self.ids:
+                    self.ids[group] = ec2.create_security_group(
+                        GroupName=f"nodes-{group}", Description="node group", VpcId=self.ids[vpc]
+                    )["GroupId"]
+            issuer = given.get("oidc_issuer")
+            if isinstance(issuer, str) and issuer not in self.seeded_clusters:
+                self.seeded_clusters[issuer] = given
+                self.client("iam").create_open_id_connect_provider(
+                    Url=issuer, ClientIDList=["sts.amazonaws.com"], ThumbprintList=["a" * 40]
+                )
+
     def run(self) -> Replay:
         self.seed()
+        self.seed_given()
         for state in self.plan.states():
             if not state["custom"] or not state["type"].startswith("aws:"):
                 continue
@@ -126,6 +158,33 @@ class Replay:
             self.ids[state["id"]] = handler(self, state)
             self.replayed.append(state["type"])
         return self
+
+
+def _given_clusters(plan: Plan) -> list[dict[str, Any]]:
+    """The EKS facts each ``modelstore:clusters`` entry of the plan's stack gives: its
+    attributes, and what its outputs read from the referenced stack."""
+    import json
+
+    try:
+        clusters = json.loads(plan.config.get("modelstore:clusters") or "{}")
+    except ValueError:
+        return []
+    read = {
+        s["id"]: s["outputs"].get("outputs") or {}
+        for s in plan.states()
+        if s["type"] == "pulumi:pulumi:StackReference"
+    }
+    found: list[dict[str, Any]] = []
+    for entry in clusters.values() if isinstance(clusters, dict) else []:
+        if not isinstance(entry, dict) or entry.get("kind") != "eks":
+            continue
+        given = dict(entry.get("attributes") or {})
+        outputs = read.get(entry.get("stack_reference"), {})
+        for field, output in (entry.get("outputs") or {}).items():
+            if output in outputs:
+                given[field] = outputs[output]
+        found.append(given)
+    return found
 
 
 for _module in pkgutil.iter_modules(__path__):
