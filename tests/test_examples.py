@@ -298,3 +298,18 @@ def test_seeding_job_writes_a_loadable_model_once(seeded, tmp_path):
     second = _run_seed(job, tmp_path)
     assert second.stdout.startswith("already seeded:")
     assert (model / "config.json").read_text() == "kept"
+
+
+@pytest.mark.parametrize("example", sorted((ROOT / "examples").iterdir()), ids=lambda p: p.name)
+def test_every_example_is_a_whole_project_with_a_readme_that_plans_it(example):
+    # Runnable Pulumi programs: their own project file, a stack config, a README whose offline
+    # plan command is one the CLI accepts for this directory.
+    if not example.is_dir() or example.name.startswith((".", "__")):
+        return
+    assert (example / "Pulumi.yaml").is_file()
+    assert list(example.glob("Pulumi.*.yaml")), "a stack config (Pulumi.<stack>.yaml)"
+    readme = (example / "README.md").read_text()
+    command = f"modelstore plan --cwd examples/{example.name} --stack "
+    assert command in readme
+    stack = readme.split(command, 1)[1].split("`", 1)[0].split()[0]
+    assert (example / f"Pulumi.{stack}.yaml").is_file()
