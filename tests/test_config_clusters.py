@@ -428,3 +428,16 @@ def test_pulumi_yaml_declares_every_key_the_program_reads_and_no_other():
         assert isinstance(declaration, dict) and declaration.get("description"), key
         # Pulumi's project config types: an object has none yet (pulumi/pulumi#11321).
         assert declaration.get("type") in (None, "string", "integer", "boolean", "array"), key
+
+
+def test_the_stores_description_lists_every_backend():
+    import re
+
+    from pulumi_modelstore.plan.project import load_project
+    from pulumi_modelstore.program import BACKENDS
+    from tests.conftest import ROOT
+
+    description = " ".join(load_project(ROOT).declared["stores"]["description"].split())
+    listed = re.search(r"backend is one of (.*?) \(", description)
+    assert listed is not None
+    assert [b.strip() for b in listed.group(1).split(",")] == sorted(BACKENDS)
