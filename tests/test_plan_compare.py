@@ -288,7 +288,54 @@ def test_a_move_to_another_provider_is_shown_for_review_not_silently_same():
     assert same.op == "same"
 
 
-# --- Azure (hand-built plans: the AKS stacks are not on this branch yet) ---------------------
+# --- Azure (the aks and aks-files stacks; the kind rule on a hand-built plan) ----------------
+
+BLOB_CONTAINER = "azure-native:storage:BlobContainer"
+FILE_SHARE = "azure-native:storage:FileShare"
+
+
+def test_a_renamed_azure_storage_account_is_a_new_account_and_risks_its_data(tmp_path):
+    # accountName is a URL path parameter of the account and of its container: another ARM id.
+    rename = store_set("storage_account_name", "acmellamamodels2")
+    cmp = pair(tmp_path, "aks", UNPROTECTED, rename)
+    (account,) = by_type(cmp, STORAGE_ACCOUNT)
+    (container,) = by_type(cmp, BLOB_CONTAINER)
+    for replaced in (account, container):
+        assert replaced.op == "replace" and replaced.forcing == ["accountName"]
+        assert replaced.loses_data and not replaced.protected
+    # The claims' volumes point at the new account (PV specs are immutable), kept by Retain.
+    pvs = by_type(cmp, PV)
+    assert len(pvs) == 2
+    assert all(pv.op == "replace" and not pv.loses_data and pv.retained for pv in pvs)
+    assert {c.type for c in cmp.data_loss} == {STORAGE_ACCOUNT, BLOB_CONTAINER}
+    assert {c.type for c in cmp.ordered()[:2]} == {STORAGE_ACCOUNT, BLOB_CONTAINER}
+    assert cmp.exit_code == EXIT_DATA_LOSS
+    assert "DATA LOSS RISK" in to_text(cmp, "base.json")
+    # As the stack is kept (account and container protected): refused at deploy, not flagged.
+    cmp = pair(tmp_path, "aks", None, rename)
+    (account,) = by_type(cmp, STORAGE_ACCOUNT)
+    assert account.op == "replace" and account.protected and not account.loses_data
+    assert cmp.data_loss == [] and cmp.exit_code == 0
+    assert "DATA LOSS RISK" not in to_text(cmp, "base.json")
+
+
+def test_an_azure_files_account_in_another_region_is_a_new_account(tmp_path):
+    move = edits(store_set("location", "westus2"), store_set("allow_other_region", True))
+    cmp = pair(tmp_path, "aks-files", UNPROTECTED, move)
+    (account,) = by_type(cmp, STORAGE_ACCOUNT)
+    assert account.op == "replace" and account.forcing == ["location"] and account.loses_data
+    assert cmp.exit_code == EXIT_DATA_LOSS
+
+
+def test_azure_tag_and_share_quota_changes_are_in_place_updates(tmp_path):
+    cmp = pair(tmp_path, "aks", UNPROTECTED, store_set("tags", {"team": "serving", "env": "prod"}))
+    (account,) = by_type(cmp, STORAGE_ACCOUNT)
+    assert account.op == "update" and account.paths == ["tags.team"]
+    assert steps(cmp, "replace") == set() and cmp.data_loss == [] and cmp.exit_code == 0
+    cmp = pair(tmp_path, "aks-files", UNPROTECTED, store_set("share_quota_gib", 2048))
+    (share,) = by_type(cmp, FILE_SHARE)
+    assert share.op == "update" and share.paths == ["shareQuota"]
+    assert steps(cmp, "replace") == set() and cmp.exit_code == 0
 
 
 def test_azure_storage_account_location_forces_replacement_kind_does_not():

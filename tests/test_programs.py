@@ -29,6 +29,8 @@ def test_there_is_something_to_plan():
         "local-kind",
         "gke-gcsfuse-kserve",
         "local-kind-seeded",
+        "platform-stores",
+        "app-vllm",
     }
 
 
