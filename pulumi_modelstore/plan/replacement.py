@@ -177,6 +177,35 @@ FORCE_NEW: dict[str, tuple[Rule, ...]] = {
     "azure-native:storage:BlobContainer": ("accountName", "containerName", "resourceGroupName"),
     # Not in forceNewMap: the path parameters make the id.
     "azure-native:storage:FileShare": ("accountName", "shareName", "resourceGroupName"),
+    "azure-native:storage:BlobServiceProperties": (
+        "accountName",
+        "blobServicesName",
+        "resourceGroupName",
+    ),
+    # forceNewMap["Authorization"]["RoleAssignment"] = {principalId, scope}; roleAssignmentName
+    # is the other path parameter (PUT {scope}/providers/Microsoft.Authorization/
+    # roleAssignments/{roleAssignmentName}).
+    "azure-native:authorization:RoleAssignment": ("principalId", "scope", "roleAssignmentName"),
+    # Not in forceNewMap: the path parameters make the id.
+    "azure-native:managedidentity:UserAssignedIdentity": ("resourceGroupName", "resourceName"),
+    "azure-native:managedidentity:FederatedIdentityCredential": (
+        "federatedIdentityCredentialResourceName",
+        "resourceGroupName",
+        "resourceName",
+    ),
+    # forceNewMap["Network"]["PrivateEndpoint"] = {subnet}; the path parameters make the id.
+    "azure-native:network:PrivateEndpoint": ("subnet", "privateEndpointName", "resourceGroupName"),
+    "azure-native:network:PrivateDnsZoneGroup": (
+        "privateDnsZoneGroupName",
+        "privateEndpointName",
+        "resourceGroupName",
+    ),
+    "azure-native:privatedns:PrivateZone": ("privateZoneName", "resourceGroupName"),
+    "azure-native:privatedns:VirtualNetworkLink": (
+        "privateZoneName",
+        "resourceGroupName",
+        "virtualNetworkLinkName",
+    ),
     # --- Kubernetes (pulumi/pulumi-kubernetes provider/pkg/provider/diff.go, 94977969) ---
     # core/v1 PersistentVolume: the volume sources (Kubernetes itself refuses changes to
     # spec.persistentVolumeSource after creation).
