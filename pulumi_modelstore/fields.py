@@ -19,6 +19,7 @@ import functools
 import inspect
 import re
 import sys
+import threading
 import types
 import typing
 import warnings
@@ -50,11 +51,19 @@ class Field:
         return head + "".join(part.title() for part in rest)
 
 
+_SOURCE_LOCK = threading.Lock()
+
+
+@functools.cache
 def _class_docstrings(cls: type) -> tuple[dict[str, str], list[str]]:
     """Field docstrings written in ``cls``'s own body, and the names of its bases as written
-    (TypedDict erases its bases at run time, so they are read from the source)."""
+    (TypedDict erases its bases at run time, so they are read from the source). Read once per
+    class, under a lock: CPython 3.11's AST builder keeps its recursion count in state shared
+    by all threads, and two parses at once fail with "AST constructor recursion depth
+    mismatch" (python/cpython#106905)."""
     try:
-        tree = ast.parse(inspect.getsource(cls).strip())
+        with _SOURCE_LOCK:
+            tree = ast.parse(inspect.getsource(cls).strip())
     except (OSError, TypeError, SyntaxError):
         return {}, []
     node = tree.body[0]
@@ -77,7 +86,8 @@ def _class_docstrings(cls: type) -> tuple[dict[str, str], list[str]]:
 
 def field_docstrings(cls: type) -> dict[str, str]:
     """Every field's docstring, searching the TypedDict's declared bases too."""
-    docs, bases = _class_docstrings(cls)
+    own, bases = _class_docstrings(cls)
+    docs = dict(own)  # the cached dict stays as read
     module = sys.modules.get(cls.__module__)
     for base_name in bases:
         base = getattr(module, base_name, None)

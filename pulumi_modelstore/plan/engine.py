@@ -406,6 +406,7 @@ def plan_program(
     pulumi_config.set_all_config(config, secret_keys or [])
 
     loop = asyncio.new_event_loop()
+    loop.set_exception_handler(_quiet_unretrieved)
     workers = _WorkerPool()
     loop.set_default_executor(workers)
     asyncio.set_event_loop(loop)
@@ -435,6 +436,19 @@ def plan_program(
         config=config,
         secret_keys=sorted(secret_keys or []),
     )
+
+
+def _quiet_unretrieved(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A failed plan leaves the runtime's other RPC futures failed and unread; the plan's own
+    error already says why. Their "exception was never retrieved" report would otherwise be
+    logged, with a formatted traceback, whenever the garbage collector finds them (in any
+    thread, during a later plan or test): dropped here. Anything else goes to asyncio's
+    default handler."""
+    if str(context.get("message", "")).startswith(
+        ("Future exception was never retrieved", "Task exception was never retrieved")
+    ):
+        return
+    loop.default_exception_handler(context)
 
 
 def plan_directory(
