@@ -154,6 +154,119 @@ def test_private_endpoint_instead_of_network_rules():
     assert GET_SUBNET not in [c["token"] for c in p.invokes]
 
 
+HUB_ZONE = (
+    "/subscriptions/00000000-0000-0000-0000-0000000000aa/resourceGroups/hub-dns/providers/"
+    "Microsoft.Network/privateDnsZones/privatelink.file.core.windows.net"
+)
+
+
+def test_a_private_endpoint_s_zone_and_link_belong_to_the_cluster_scope():
+    # Shared by the cluster's stores; aliased from the names they had under the store.
+    _, p = run(private_endpoint_subnet_id=PE_SUBNET)
+    store, scope = p.by_name("llama"), p.by_type("modelstore:index:AksCluster")[0]
+    (zone,) = p.by_type(ZONE)
+    (link,) = p.by_type(LINK)
+    for state, old in ((zone, "llama-dns"), (link, "llama-dns-link")):
+        assert state["parent"] == scope["urn"]
+        assert {"name": old, "parentUrn": store["urn"]} in state["aliases"]  # + the SDK's
+    assert zone["inputs"]["resourceGroupName"] == GROUP
+    assert link["inputs"]["virtualNetworkLinkName"] == "llama-link"  # unchanged in Azure
+    assert link["deleteBeforeReplace"] is True  # Azure refuses a 2nd link to one network
+    assert zone["inputs"]["tags"] == {"managed-by": "pulumi-modelstore"}  # no one store's
+    # No mount before the account's record exists and resolves from the network.
+    (group,) = p.by_type(ZONE_GROUP)
+    for pv in p.by_type(PV):
+        assert {group["urn"], link["urn"]} <= set(pv["dependencies"])
+
+
+def test_an_existing_zone_gets_only_the_zone_group():
+    _, p = run(private_endpoint_subnet_id=PE_SUBNET, private_dns_zone_id=HUB_ZONE)
+    assert not p.by_type(ZONE) and not p.by_type(LINK)
+    (group,) = p.by_type(ZONE_GROUP)
+    assert group["inputs"]["privateDnsZoneConfigs"] == [
+        {"name": "file", "privateDnsZoneId": HUB_ZONE}
+    ]
+    assert p.by_type(PE)[0]["inputs"]["subnet"] == {"id": PE_SUBNET}
+    assert p.by_type(ACCOUNT)[0]["inputs"]["publicNetworkAccess"] == "Disabled"
+    for pv in p.by_type(PV):
+        assert group["urn"] in pv["dependencies"]
+
+
+def two_private_stores(second: dict[str, Any]) -> Plan:
+    def program() -> None:
+        nfs(private_endpoint_subnet_id=PE_SUBNET)()
+        AzureFilesNfsModelStore(
+            "mistral",
+            cast(
+                AzureFilesNfsModelStoreArgs,
+                {
+                    "cluster_name": CLUSTER,
+                    "cluster_resource_group_name": GROUP,
+                    "readers": ["inference"],
+                    **second,
+                },
+            ),
+        )
+
+    return plan(program, fill=True)
+
+
+def test_two_stores_in_one_resource_group_share_the_zone_and_one_link_per_network():
+    other_vnet = PE_SUBNET.replace(f"{CLUSTER}-vnet", "edge-vnet")
+    p = two_private_stores({"private_endpoint_subnet_id": OTHER_SUBNET})
+    (zone,) = p.by_type(ZONE)
+    assert len(p.by_type(LINK)) == 1  # both endpoints are on ml-vnet
+    groups = p.by_type(ZONE_GROUP)
+    assert len(groups) == len(p.by_type(PE)) == 2
+    for group in groups:
+        assert zone["urn"] in group["dependencies"]
+    p = two_private_stores({"private_endpoint_subnet_id": other_vnet})
+    assert len(p.by_type(ZONE)) == 1
+    networks = sorted(link["inputs"]["virtualNetwork"]["id"] for link in p.by_type(LINK))
+    assert networks == sorted(s.rsplit("/subnets/", 1)[0] for s in (PE_SUBNET, other_vnet))
+    names = sorted(link["inputs"]["virtualNetworkLinkName"] for link in p.by_type(LINK))
+    assert names == ["llama-link", "mistral-link"]
+
+
+def test_stores_in_other_resource_groups_or_with_their_own_zone_make_none_there():
+    p = two_private_stores(
+        {"private_endpoint_subnet_id": OTHER_SUBNET, "resource_group_name": "models-rg"}
+    )
+    groups = sorted(z["inputs"]["resourceGroupName"] for z in p.by_type(ZONE))
+    assert groups == [GROUP, "models-rg"]
+    p = two_private_stores(
+        {"private_endpoint_subnet_id": OTHER_SUBNET, "private_dns_zone_id": HUB_ZONE}
+    )
+    assert len(p.by_type(ZONE)) == len(p.by_type(LINK)) == 1
+
+
+def test_a_store_on_another_azure_provider_names_its_own_zone():
+    import pulumi
+    import pulumi_azure_native as azure_native
+
+    def program() -> None:
+        nfs(private_endpoint_subnet_id=PE_SUBNET)()
+        other = azure_native.Provider("spoke", subscription_id=SUB)
+        AzureFilesNfsModelStore(
+            "mistral",
+            {
+                "cluster_name": CLUSTER,
+                "cluster_resource_group_name": GROUP,
+                "readers": ["inference"],
+                "private_endpoint_subnet_id": OTHER_SUBNET,
+            },
+            pulumi.ResourceOptions(providers={"azure-native": other}),
+        )
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == (
+        "mistral: private_dns_zone_id must be given when the store's azure-native provider is "
+        "not cluster 'ml''s (the zone a store creates is shared by the cluster's stores and "
+        "made with the cluster's provider), got None"
+    )
+
+
 def test_existing_account_creates_no_account_resources():
     _, p = run(create_storage_account=False, storage_account_name="acmemodels")
     assert not p.by_type(ACCOUNT) and not p.by_type(PE)
@@ -371,6 +484,13 @@ DRIVER_OPTIONS = (
     "NFS mount options other than vers, nfsvers, minorversion and sec (the driver sets "
     "vers=4,minorversion=1,sec=sys itself)"
 )
+BLOB_ZONE = HUB_ZONE.replace(".file.", ".blob.")
+PUBLIC_ZONE = HUB_ZONE.replace("privateDnsZones", "dnszones")
+ZONE_LINK = f"{HUB_ZONE}/virtualNetworkLinks/hub"
+ZONE_ID_RULE = (
+    "a private DNS zone resource id (/subscriptions/<id>/resourceGroups/<rg>/providers/"
+    "Microsoft.Network/privateDnsZones/privatelink.file.core.windows.net)"
+)
 BAD = [
     (
         {"storage_account_name": "Models-Store"},
@@ -458,6 +578,43 @@ BAD = [
         {"allowed_subnet_ids": [NODE_SUBNET], "private_endpoint_subnet_id": PE_SUBNET},
         "allowed_subnet_ids must be unset when private_endpoint_subnet_id is given (the "
         f"account's public network access is then off), got ['{NODE_SUBNET}']",
+    ),
+    (
+        {"private_endpoint_subnet_id": PE_SUBNET, "private_dns_zone_id": BLOB_ZONE},
+        f"private_dns_zone_id must be the id of a private DNS zone named {f.PRIVATE_DNS_ZONE} "
+        f"(the zone the file endpoint's records need; this one is "
+        f"privatelink.blob.core.windows.net), got '{BLOB_ZONE}'",
+    ),
+    (
+        {"private_endpoint_subnet_id": PE_SUBNET, "private_dns_zone_id": f.PRIVATE_DNS_ZONE},
+        f"private_dns_zone_id must be {ZONE_ID_RULE}, got 'privatelink.file.core.windows.net'",
+    ),
+    (
+        {"private_endpoint_subnet_id": PE_SUBNET, "private_dns_zone_id": PUBLIC_ZONE},
+        f"private_dns_zone_id must be {ZONE_ID_RULE}, got '{PUBLIC_ZONE}'",
+    ),
+    (
+        {"private_endpoint_subnet_id": PE_SUBNET, "private_dns_zone_id": ZONE_LINK},
+        f"private_dns_zone_id must be {ZONE_ID_RULE}, got '{ZONE_LINK}'",
+    ),
+    (
+        {"private_dns_zone_id": HUB_ZONE},
+        "private_dns_zone_id must be unset unless private_endpoint_subnet_id is given (the zone "
+        f"serves the private endpoint; virtual network rules need none), got '{HUB_ZONE}'",
+    ),
+    (
+        {"allowed_subnet_ids": [NODE_SUBNET], "private_dns_zone_id": HUB_ZONE},
+        "private_dns_zone_id must be unset unless private_endpoint_subnet_id is given (the zone "
+        f"serves the private endpoint; virtual network rules need none), got '{HUB_ZONE}'",
+    ),
+    (
+        {
+            "create_storage_account": False,
+            "storage_account_name": "acme",
+            "private_dns_zone_id": HUB_ZONE,
+        },
+        "private_dns_zone_id must be unset when create_storage_account is False (the store "
+        f"leaves the existing account's settings alone), got '{HUB_ZONE}'",
     ),
     (
         {"location": "West Europe"},

@@ -115,6 +115,9 @@ class AksCluster(ClusterScope):
         )
         self._given: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
         provider = provider_of(opts, "azure-native")
+        self.azure_provider = provider
+        """The scope's azure-native provider (None: the default one); the scope's own Azure
+        resources use it."""
         self._invoke_opts = pulumi.InvokeOptions(provider=provider) if provider else None
         self._facts: AksClusterFacts | None = facts
 

@@ -36,15 +36,15 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from .. import validation as v
-from ..cluster import ClusterScope
+from ..cluster import ClusterScope, provider_of
 from ..errors import ModelStoreInputError
 from ..fields import Parser
-from ..store import Binding, Spec
+from ..store import MANAGED_BY, Binding, Spec
 from . import network as net
 from . import validation as az_v
 from .cluster import AksCluster, AksClusterFacts, require_file_csi_driver
 from .storage import account_baseline
-from .store import AzureModelStore, AzureModelStoreArgs
+from .store import MANAGED_BY_TAG, AzureModelStore, AzureModelStoreArgs
 
 DRIVER = "file.csi.azure.com"
 SKUS_V1 = ("Premium_LRS", "Premium_ZRS")
@@ -98,10 +98,21 @@ class AzureFilesNfsModelStoreArgs(AzureModelStoreArgs, total=False):
     the store can name: give these or ``private_endpoint_subnet_id``)."""
     private_endpoint_subnet_id: str
     """Reach the new account through a private endpoint in this subnet (ARM id) instead of
-    virtual network rules: the store creates the endpoint (group ``file``), the private DNS
-    zone ``privatelink.file.core.windows.net`` linked to the subnet's virtual network, and the
-    zone group, and turns the account's public network access off. Not with
-    ``allowed_subnet_ids``. Default: none (virtual network rules)."""
+    virtual network rules: the store creates the endpoint (group ``file``) and its zone group,
+    and turns the account's public network access off. The private DNS zone
+    ``privatelink.file.core.windows.net`` is ``private_dns_zone_id``, or one the cluster's
+    stores share per resource group, linked once to each endpoint subnet's virtual network.
+    Not with ``allowed_subnet_ids``. Default: none (virtual network rules)."""
+    private_dns_zone_id: str
+    """With ``private_endpoint_subnet_id``: an existing private DNS zone named
+    ``privatelink.file.core.windows.net`` (ARM id ``/subscriptions/<sub>/resourceGroups/<rg>/
+    providers/Microsoft.Network/privateDnsZones/privatelink.file.core.windows.net``, e.g. a
+    hub's central zone, in any subscription) for the endpoint's zone group. The store then
+    creates no zone and no virtual network link: the zone's owner must link the endpoint
+    subnet's virtual network to it, or mounts resolve the account's public address, which
+    refuses them. Default: none (the store creates the zone in ``resource_group_name``, one
+    per resource group shared by the cluster's stores, and links it to the endpoint subnet's
+    virtual network)."""
     share_name: str
     """The NFS share's name (3-63 lowercase letters, digits and '-', no '--'). Default: the
     claim name (``-share`` appended when shorter than 3)."""
@@ -222,6 +233,50 @@ def one_network_path(store: str, allowed: Any, endpoint: Any) -> None:
         )
 
 
+# A private DNS zone's ARM id (ARM compares the fixed segments without regard to case; the
+# Azure CLI prints some in lowercase).
+_PRIVATE_DNS_ZONE_ID = re.compile(
+    r"/subscriptions/[0-9a-f-]{36}/resourceGroups/[^/]+/providers/Microsoft\.Network/"
+    r"privateDnsZones/(?P<zone>[^/]+)",
+    re.IGNORECASE,
+)
+PRIVATE_DNS_ZONE_ID_RULE = (
+    "a private DNS zone resource id (/subscriptions/<id>/resourceGroups/<rg>/providers/"
+    f"Microsoft.Network/privateDnsZones/{PRIVATE_DNS_ZONE})"
+)
+
+
+def private_dns_zone_id(store: str, field: str, value: Any) -> None:
+    """The ARM id of a private DNS zone named exactly ``privatelink.file.core.windows.net``:
+    the zone the endpoint's ``file`` records go in (a ``blob`` zone, a public DNS zone
+    ``Microsoft.Network/dnszones``, a zone's virtual network link or the bare zone name are
+    the usual slips)."""
+    if v.is_output(value):
+        return
+    found = _PRIVATE_DNS_ZONE_ID.fullmatch(value) if isinstance(value, str) else None
+    if found is None:
+        raise ModelStoreInputError(store, field, value, PRIVATE_DNS_ZONE_ID_RULE)
+    if found["zone"] != PRIVATE_DNS_ZONE:
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            f"the id of a private DNS zone named {PRIVATE_DNS_ZONE} (the zone the file "
+            f"endpoint's records need; this one is {found['zone']})",
+        )
+
+
+def zone_needs_an_endpoint(store: str, zone: Any, endpoint: Any) -> None:
+    if zone is not None and endpoint is None:
+        raise ModelStoreInputError(
+            store,
+            "private_dns_zone_id",
+            zone,
+            "unset unless private_endpoint_subnet_id is given (the zone serves the private "
+            "endpoint; virtual network rules need none)",
+        )
+
+
 def default_share_name(claim_name: str) -> str:
     name = re.sub(r"-+", "-", claim_name)
     return name if len(name) >= 3 else f"{name}-share"
@@ -243,6 +298,53 @@ def require_a_network_rule(store: str, facts: AksClusterFacts) -> None:
     )
 
 
+# The private DNS zone a store creates is shared, not refused. Azure allows one zone of a name
+# in a resource group and one link of a zone to a virtual network, so two stores that each made
+# their own collided at deploy time. The cluster scope already owns what its stores share
+# (driver installs, namespaces, the EFS node role): one zone per resource group lives under it,
+# made by the first store that needs it (aliased from the names it had under that store, so an
+# update moves it rather than replacing it) and kept while any store needs it, and one link per
+# virtual network the same way. A refusal would have left the second store with only
+# private_dns_zone_id pointing at the first store's zone: no dependency on it (its first deploy
+# races the zone) and no link for another virtual network.
+SHARED_ZONE = "azure-files-private-dns-zone"
+
+
+@dataclass
+class _SharedZone:
+    """The ``privatelink.file.core.windows.net`` zone of one resource group and its virtual
+    network links, shared by the cluster's stores."""
+
+    store: str
+    """The store that first needed it (the old names it is aliased from are that store's)."""
+    resource_group: str
+    zone: Any = None
+    links: dict[str, Any] | None = None
+
+
+def shared_zone(
+    store: str,
+    cluster: AksCluster,
+    resource_group: str,
+    opts: pulumi.ResourceOptions | None,
+) -> _SharedZone:
+    """The shared zone of ``resource_group`` (ARM names are case-insensitive). It is made with
+    the cluster scope's azure-native provider: a store on another one names its own zone."""
+    theirs = provider_of(opts, "azure-native")
+    if theirs is not cluster.azure_provider:
+        raise ModelStoreInputError(
+            store,
+            "private_dns_zone_id",
+            None,
+            f"given when the store's azure-native provider is not cluster "
+            f"{cluster.scope_name!r}'s (the zone a store creates is shared by the cluster's "
+            f"stores and made with the cluster's provider)",
+        )
+    return cluster.shared(
+        (SHARED_ZONE, resource_group.lower()), lambda: _SharedZone(store, resource_group)
+    )
+
+
 @dataclass(frozen=True)
 class _Preflight:
     facts: AksClusterFacts
@@ -252,6 +354,9 @@ class _Preflight:
     rule_subnets: tuple[str, ...]
     """The subnets the new account admits by virtual network rule (none with a private
     endpoint or an existing account)."""
+    zone: _SharedZone | None = None
+    """The private DNS zone the store shares with the cluster's other stores (a private
+    endpoint without ``private_dns_zone_id``)."""
 
 
 class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
@@ -302,7 +407,7 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
         cls.azure_rules(p)
         p.field_rule(az_v.storage_account_name, "storage_account_name")
         p.rule(existing_account_named, "create_storage_account", "storage_account_name")
-        for name in ("allowed_subnet_ids", "private_endpoint_subnet_id"):
+        for name in ("allowed_subnet_ids", "private_endpoint_subnet_id", "private_dns_zone_id"):
             if name in p:
                 p.rule(
                     lambda store, value, create, n=name: new_account_only(store, n, value, create),
@@ -313,6 +418,8 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
         p.field_rule(subnet_ids, "allowed_subnet_ids")
         p.field_rule(az_v.subnet_id, "private_endpoint_subnet_id")
         p.rule(one_network_path, "allowed_subnet_ids", "private_endpoint_subnet_id")
+        p.field_rule(private_dns_zone_id, "private_dns_zone_id")
+        p.rule(zone_needs_an_endpoint, "private_dns_zone_id", "private_endpoint_subnet_id")
         if p["share_name"] is None and p.ok("claim_name"):
             p.set("share_name", default_share_name(p["claim_name"]))
         p.field_rule(az_v.share_name, "share_name")
@@ -345,6 +452,10 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
             facts.subscription_id, resource_group, name
         )
         rule_subnets: tuple[str, ...] = ()
+        zone: _SharedZone | None = None
+        private = a["create_storage_account"] and a.get("private_endpoint_subnet_id") is not None
+        if private and a.get("private_dns_zone_id") is None:
+            zone = shared_zone(name, cluster, resource_group, opts)
         if a["create_storage_account"] and a.get("private_endpoint_subnet_id") is None:
             given = a.get("allowed_subnet_ids")
             rule_subnets = tuple(given) if given is not None else facts.node_subnet_ids
@@ -352,7 +463,7 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
                 require_a_network_rule(name, facts)
             # The cluster's node subnets are allowed_subnet_ids' default: named as that field.
             net.check_rule_subnets(name, "allowed_subnet_ids", cluster, rule_subnets)
-        return _Preflight(facts, location, resource_group, account, rule_subnets)
+        return _Preflight(facts, location, resource_group, account, rule_subnets, zone)
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
@@ -384,7 +495,7 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
         if self.account is not None and a.get("private_endpoint_subnet_id") is not None:
             # A mount before the private DNS record resolves reaches the public endpoint,
             # which refuses it.
-            ready.append(self._private_endpoint(spec, facts))
+            ready += self._private_endpoint(spec, cluster, facts)
 
         self.storage_account_name = pulumi.Output.from_input(account_name)
         self.share_name = self.share.name
@@ -464,14 +575,15 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
             opts=self.data_protection(),
         )
 
-    def _private_endpoint(self, spec: Spec[Any], facts: _Preflight) -> pulumi.Resource:
-        """The private endpoint (group ``file``), its DNS zone linked to the subnet's virtual
-        network, and the zone group that writes the account's A record. Returns the zone
-        group (the mount needs the record)."""
+    def _private_endpoint(
+        self, spec: Spec[Any], cluster: ClusterScope, facts: _Preflight
+    ) -> list[pulumi.Resource]:
+        """The private endpoint (group ``file``) and the zone group that writes the account's A
+        record in ``private_dns_zone_id``, else in the zone the cluster's stores share in the
+        store's resource group, linked to the subnet's virtual network. Returns what a mount
+        needs first: the zone group (the record) and the link (resolution from the VNet)."""
         name, a = spec.common.name, spec.args
         subnet = a["private_endpoint_subnet_id"]
-        vnet_id = pulumi.Output.from_input(subnet).apply(lambda s: s.rsplit("/subnets/", 1)[0])
-        tags = self.tags(spec)
         parent = pulumi.ResourceOptions(parent=self)
         endpoint = azure_native.network.PrivateEndpoint(
             f"{name}-pe",
@@ -481,36 +593,105 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
             private_link_service_connections=[
                 {"name": "file", "private_link_service_id": self.account.id, "group_ids": ["file"]}
             ],
-            tags=tags,
+            tags=self.tags(spec),
             opts=parent,
         )
-        zone = azure_native.privatedns.PrivateZone(
-            f"{name}-dns",
-            resource_group_name=facts.resource_group,
-            private_zone_name=PRIVATE_DNS_ZONE,
-            location="global",
-            tags=tags,
-            opts=parent,
-        )
-        azure_native.privatedns.VirtualNetworkLink(
-            f"{name}-dns-link",
-            resource_group_name=facts.resource_group,
-            private_zone_name=zone.name,
-            virtual_network_link_name=f"{name}-link",
-            location="global",
-            virtual_network={"id": vnet_id},
-            registration_enabled=False,
-            tags=tags,
-            opts=parent,
-        )
-        return azure_native.network.PrivateDnsZoneGroup(
+        needed: list[pulumi.Resource] = []
+        zone_id: pulumi.Input[str]
+        if facts.zone is None:
+            zone_id = a["private_dns_zone_id"]  # its owner links the virtual networks
+        else:
+            assert isinstance(cluster, AksCluster)
+            zone = self._shared_zone(spec, cluster, facts.zone)
+            zone_id = zone.id
+            needed.append(self._vnet_link(spec, cluster, facts.zone, subnet))
+        group = azure_native.network.PrivateDnsZoneGroup(
             f"{name}-pe-dns",
             resource_group_name=facts.resource_group,
             private_endpoint_name=endpoint.name,
             private_dns_zone_group_name="default",
-            private_dns_zone_configs=[{"name": "file", "private_dns_zone_id": zone.id}],
+            private_dns_zone_configs=[{"name": "file", "private_dns_zone_id": zone_id}],
             opts=parent,
         )
+        return [group, *needed]
+
+    def _shared_zone(self, spec: Spec[Any], cluster: AksCluster, shared: _SharedZone) -> Any:
+        """The resource group's zone, made under the cluster scope by the first store that
+        needs it (aliased from ``<store>-dns`` under that store, where it was before)."""
+
+        def make() -> "azure_native.privatedns.PrivateZone":
+            return azure_native.privatedns.PrivateZone(
+                f"{cluster.scope_name}-files-dns-{shared.resource_group.lower()}",
+                resource_group_name=shared.resource_group,
+                private_zone_name=PRIVATE_DNS_ZONE,
+                location="global",
+                tags=shared_tags(spec),
+                opts=cluster.child_options(old_name=f"{spec.common.name}-dns", old_parent=self),
+            )
+
+        if shared.zone is None:
+            shared.zone = make()
+        return shared.zone
+
+    def _vnet_link(
+        self, spec: Spec[Any], cluster: AksCluster, shared: _SharedZone, subnet: Any
+    ) -> pulumi.Resource:
+        """The zone's link to the endpoint subnet's virtual network, once per virtual network
+        (Azure refuses a second link of one zone to one network)."""
+        name = spec.common.name
+        zone_name = shared.zone.name
+        if v.is_output(subnet):
+            # The network is unknown until deploy: this store links it itself, as before the
+            # zone was shared (two such stores on one network collide at deploy time).
+            return azure_native.privatedns.VirtualNetworkLink(
+                f"{name}-dns-link",
+                **link_args(shared, zone_name, f"{name}-link", vnet_of(subnet), spec),
+                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+            )
+        rg, vnet, _ = net.subnet_parts(subnet)
+        vnet_id = vnet_of(subnet)
+        links = shared.links if shared.links is not None else {}
+        shared.links = links
+        key = vnet_id.lower()
+        if key not in links:
+            links[key] = azure_native.privatedns.VirtualNetworkLink(
+                f"{cluster.scope_name}-files-dns-{shared.resource_group.lower()}-link-"
+                f"{rg.lower()}-{vnet.lower()}",
+                # Named after the store that first linked the network (the name it had under
+                # that store). Azure refuses a second link of the zone to the network, so a
+                # renamed link (its first store gone) is deleted before its replacement.
+                **link_args(shared, zone_name, f"{name}-link", vnet_id, spec),
+                opts=cluster.child_options(
+                    old_name=f"{name}-dns-link", old_parent=self, delete_before_replace=True
+                ),
+            )
+        return links[key]
+
+
+def vnet_of(subnet: Any) -> Any:
+    """The virtual network's ARM id of a subnet's."""
+    if isinstance(subnet, str):
+        return subnet.rsplit("/subnets/", 1)[0]
+    return pulumi.Output.from_input(subnet).apply(lambda s: s.rsplit("/subnets/", 1)[0])
+
+
+def link_args(
+    shared: _SharedZone, zone_name: Any, link_name: str, vnet_id: Any, spec: Spec[Any]
+) -> dict[str, Any]:
+    return {
+        "resource_group_name": shared.resource_group,
+        "private_zone_name": zone_name,
+        "virtual_network_link_name": link_name,
+        "location": "global",
+        "virtual_network": {"id": vnet_id},
+        "registration_enabled": False,
+        "tags": shared_tags(spec),
+    }
+
+
+def shared_tags(spec: Spec[Any]) -> dict[str, str]:
+    """Tags of what the cluster's stores share: the user's and ``managed-by``, no store's."""
+    return {**(spec.args.get("tags") or {}), MANAGED_BY_TAG: MANAGED_BY}
 
 
 def mount_options(extra: Sequence[str]) -> list[str]:
