@@ -206,6 +206,108 @@ def test_a_deleted_store_lists_its_deletions_retained_ones_not_marked(tmp_path):
     assert cmp.ordered()[0].urn.endswith("::t5-fs")
 
 
+PUBLIC_ACCESS = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+S3_BUCKET = "aws:s3/bucket:Bucket"
+EKS_ADDON = "aws:eks/addon:Addon"
+INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+
+
+def _changed(base: dict[str, Any], **inputs: Any) -> dict[str, Any]:
+    """``base`` with its one resource's inputs changed (a value of None drops the input)."""
+    new = copy.deepcopy(base)
+    state = new["steps"][0]["newState"]["inputs"]
+    for key, value in inputs.items():
+        if value is None:
+            state.pop(key, None)
+        else:
+            state[key] = value
+    return new
+
+
+def test_a_public_access_block_on_another_bucket_is_replaced_its_flags_updated():
+    inputs = {
+        "blockPublicAcls": True,
+        "blockPublicPolicy": True,
+        "bucket": "models-bucket-c9aa502",
+        "ignorePublicAcls": True,
+        "region": "us-east-2",
+        "restrictPublicBuckets": True,
+    }
+    base = _doc("aws-dev", [_state(PUBLIC_ACCESS, "models-bucket-public-access", inputs)])
+    (block,) = compare(base, _changed(base, bucket="models-bucket-0d1e2f3")).changes
+    assert block.op == "replace" and block.forcing == ["bucket"] and not block.loses_data
+    (block,) = compare(base, _changed(base, blockPublicPolicy=False)).changes
+    assert block.op == "update" and block.paths == ["blockPublicPolicy"] and not block.forcing
+
+
+def test_object_lock_on_an_s3_bucket_is_set_at_creation_only():
+    inputs = {"bucket": "acme-models", "forceDestroy": False, "tags": {"team": "ml"}}
+    base = _doc("aws-dev", [_state(S3_BUCKET, "models-bucket", inputs)])
+    (bucket,) = compare(base, _changed(base, objectLockEnabled=True)).changes
+    assert bucket.op == "replace" and bucket.forcing == ["objectLockEnabled"]
+    assert bucket.loses_data
+    (bucket,) = compare(base, _changed(base, tags={"team": "serving"})).changes
+    assert bucket.op == "update" and not bucket.forcing
+
+
+def test_an_eks_addon_on_another_cluster_is_replaced_a_new_version_updated():
+    inputs = {
+        "addonName": "aws-mountpoint-s3-csi-driver",
+        "addonVersion": "v1.14.1-eksbuild.1",
+        "clusterName": "dev-eks",
+        "resolveConflictsOnCreate": "OVERWRITE",
+        "resolveConflictsOnUpdate": "OVERWRITE",
+    }
+    base = _doc("aws-dev", [_state(EKS_ADDON, "s3-csi-addon", inputs)])
+    (addon,) = compare(base, _changed(base, clusterName="prod-eks")).changes
+    assert addon.op == "replace" and addon.forcing == ["clusterName"]
+    (addon,) = compare(base, _changed(base, addonName="aws-efs-csi-driver")).changes
+    assert addon.op == "replace" and addon.forcing == ["addonName"]
+    (addon,) = compare(
+        base,
+        _changed(base, addonVersion="v1.15.0-eksbuild.1", configurationValues='{"a": 1}'),
+    ).changes
+    assert addon.op == "update" and not addon.forcing
+
+
+@pytest.mark.parametrize("type_", [INGRESS, EGRESS])
+def test_a_security_group_rule_is_replaced_for_another_group_or_source_type(type_):
+    inputs = {
+        "description": "Lustre LNET 1018-1023 from model store llama",
+        "fromPort": 1018,
+        "ipProtocol": "tcp",
+        "referencedSecurityGroupId": "sg-05d855c857e1b51e7",
+        "securityGroupId": "sg-07e1d2c3b4a590abc",
+        "toPort": 1023,
+    }
+    base = _doc("aws-prod", [_state(type_, "llama-lnet-nodes0", inputs)])
+    (rule,) = compare(base, _changed(base, securityGroupId="sg-0aaaabbbbccccdddd")).changes
+    assert rule.op == "replace" and rule.forcing == ["securityGroupId"]
+    # ModifySecurityGroupRules: ports, description and another group of the same source type.
+    (rule,) = compare(
+        base,
+        _changed(
+            base,
+            fromPort=988,
+            toPort=988,
+            description="Lustre 988",
+            referencedSecurityGroupId="sg-0bbbbccccddddeeee",
+        ),
+    ).changes
+    assert rule.op == "update" and not rule.forcing
+    # Another source type (a peer group to a CIDR block): the provider's ModifyPlan replaces.
+    (rule,) = compare(
+        base, _changed(base, referencedSecurityGroupId=None, cidrIpv4="10.0.0.0/16")
+    ).changes
+    # RequiresReplace names the old and the new source attribute, as here.
+    assert rule.op == "replace"
+    assert sorted(rule.forcing) == [
+        "cidrIpv4 (the rule's source type changes)",
+        "referencedSecurityGroupId (the rule's source type changes)",
+    ]
+
+
 # --- Google Cloud ----------------------------------------------------------------------------
 
 

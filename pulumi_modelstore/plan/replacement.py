@@ -17,11 +17,10 @@ taken from the provider's own rules and cited beside it:
 Paths are the camelCase input paths of the plan (``deploymentType``,
 ``customPlacementConfig.dataLocations``, ``spec.csi``); a change at, under or above a listed path
 forces replacement. Only properties read in a source are listed: a type missing here, or a
-property missing from its entry, is updated in place. Not yet read, so updated in place here:
-``aws:s3/bucketPublicAccessBlock``, ``bucketOwnershipControls``,
-``bucketServerSideEncryptionConfiguration``, ``aws:vpc/securityGroupIngressRule`` and
-``EgressRule``, ``aws:eks/addon`` (each most likely forces replacement on its ``bucket``,
-``securityGroupId`` or ``clusterName``/``addonName``: to be read and added).
+property missing from its entry, is updated in place. Every ``aws:s3/*``, ``aws:vpc/*`` and
+``aws:eks/*`` type the library creates has been read. Not read: the per-resource ``region``
+input of pulumi-aws 7 (the S3 resources set it, see the golden plans), so a change of
+``region`` alone shows as an in-place update here.
 """
 
 from __future__ import annotations
@@ -37,7 +36,8 @@ Inputs = Mapping[str, Any]
 @dataclass(frozen=True)
 class When:
     """A property that forces replacement only under a condition the provider checks in its
-    diff (Terraform ``CustomizeDiff`` calling ``ForceNew``)."""
+    diff (Terraform ``CustomizeDiff`` calling ``ForceNew``, or a plugin-framework ``ModifyPlan``
+    setting ``RequiresReplace``)."""
 
     path: str
     applies: Callable[[Inputs, Inputs], bool]
@@ -56,6 +56,29 @@ _LUSTRE_CAPACITY = When(
         or new.get("deploymentType") == "SCRATCH_1"
     ),
     "storage capacity shrinks, or the deployment type is SCRATCH_1",
+)
+
+
+# hashicorp/terraform-provider-aws internal/service/ec2/vpc_security_group_ingress_rule.go
+# (d2b7f56a), securityGroupRuleResource.ModifyPlan, shared by the egress rule: "When you modify a
+# rule, you cannot change the rule's source type": when the source attribute set (the first of
+# cidr_ipv4, cidr_ipv6, prefix_list_id, referenced_security_group_id that is not null, as in
+# sourceAttributeName) differs between state and plan, the old and the new one require
+# replacement. Another value of the same source is an in-place ModifySecurityGroupRules.
+_RULE_SOURCES = ("cidrIpv4", "cidrIpv6", "prefixListId", "referencedSecurityGroupId")
+
+
+def _rule_source(inputs: Inputs) -> str:
+    return next((name for name in _RULE_SOURCES if inputs.get(name) is not None), "")
+
+
+_RULE_SOURCE_TYPE = tuple(
+    When(
+        source,
+        lambda old, new: _rule_source(old) != _rule_source(new),
+        "the rule's source type changes",
+    )
+    for source in _RULE_SOURCES
 )
 
 
@@ -108,14 +131,39 @@ FORCE_NEW: dict[str, tuple[Rule, ...]] = {
     # internal/service/efs/mount_target.go (0593466d): ForceNew: true (securityGroups is
     # updated in place: ModifyMountTargetSecurityGroups)
     "aws:efs/mountTarget:MountTarget": ("fileSystemId", "ipAddress", "subnetId"),
-    # internal/service/s3/bucket.go (0070bcd1): bucket, bucket_prefix ForceNew: true
-    "aws:s3/bucket:Bucket": ("bucket", "bucketPrefix"),
-    "aws:s3/bucketV2:BucketV2": ("bucket", "bucketPrefix"),
+    # internal/service/s3/bucket.go (0070bcd1): bucket, bucket_prefix,
+    # object_lock_configuration.object_lock_enabled ForceNew: true; (4c72bcc7): the top-level
+    # object_lock_enabled ForceNew: true ("S3 Object Lock can only be enabled on bucket
+    # creation"), and object_lock_configuration.object_lock_enabled still ForceNew
+    "aws:s3/bucket:Bucket": (
+        "bucket",
+        "bucketPrefix",
+        "objectLockEnabled",
+        "objectLockConfiguration.objectLockEnabled",
+    ),
+    "aws:s3/bucketV2:BucketV2": (
+        "bucket",
+        "bucketPrefix",
+        "objectLockEnabled",
+        "objectLockConfiguration.objectLockEnabled",
+    ),
     # internal/service/s3/bucket_policy.go (0073593e): bucket ForceNew: true
     "aws:s3/bucketPolicy:BucketPolicy": ("bucket",),
     # internal/service/s3/bucket_versioning.go (01c08000): bucket, expected_bucket_owner
     "aws:s3/bucketVersioning:BucketVersioning": ("bucket", "expectedBucketOwner"),
     "aws:s3/bucketVersioningV2:BucketVersioningV2": ("bucket", "expectedBucketOwner"),
+    # internal/service/s3/bucket_public_access_block.go (01606926): bucket ForceNew: true (the
+    # four block_*/ignore_*/restrict_* flags and skip_destroy are updated in place)
+    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": ("bucket",),
+    # internal/service/s3/bucket_ownership_controls.go (01c08000): bucket ForceNew: true (rule
+    # is updated in place: PutBucketOwnershipControls)
+    "aws:s3/bucketOwnershipControls:BucketOwnershipControls": ("bucket",),
+    # internal/service/s3/bucket_server_side_encryption_configuration.go (01606926): bucket,
+    # expected_bucket_owner ForceNew: true (rule is updated in place: PutBucketEncryption)
+    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": (
+        "bucket",
+        "expectedBucketOwner",
+    ),
     # internal/service/iam/role.go (0040ea69): name, name_prefix, path ForceNew: true
     "aws:iam/role:Role": ("name", "namePrefix", "path"),
     # internal/service/iam/role_policy.go (02f97af8): name, name_prefix, role ForceNew: true
@@ -123,6 +171,18 @@ FORCE_NEW: dict[str, tuple[Rule, ...]] = {
     # internal/service/ec2/vpc_security_group.go (01606926): description, name, name_prefix,
     # vpc_id ForceNew: true
     "aws:ec2/securityGroup:SecurityGroup": ("description", "name", "namePrefix", "vpcId"),
+    # internal/service/ec2/vpc_security_group_ingress_rule.go (d2b7f56a), the schema of
+    # securityGroupRuleResource, which vpc_security_group_egress_rule.go (0810b274) embeds:
+    # security_group_id RequiresReplace(); a change of the source type (ModifyPlan, above).
+    # description, ports, ip_protocol and a new value of the same source are updated in place.
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": (
+        "securityGroupId",
+        *_RULE_SOURCE_TYPE,
+    ),
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": (
+        "securityGroupId",
+        *_RULE_SOURCE_TYPE,
+    ),
     # internal/service/eks/pod_identity_association.go (00a35305): RequiresReplace() on
     # cluster_name, namespace, service_account (role_arn is updated in place)
     "aws:eks/podIdentityAssociation:PodIdentityAssociation": (
@@ -130,6 +190,10 @@ FORCE_NEW: dict[str, tuple[Rule, ...]] = {
         "namespace",
         "serviceAccount",
     ),
+    # internal/service/eks/addon.go (00a35305): addon_name, cluster_name ForceNew: true
+    # (addon_version, configuration_values, pod_identity_association and
+    # service_account_role_arn are updated in place: UpdateAddon)
+    "aws:eks/addon:Addon": ("addonName", "clusterName"),
     # --- Google Cloud (hashicorp/terraform-provider-google, e03b7622) ---
     # google/services/storage/resource_storage_bucket.go: ForceNew: true on name, location,
     # project, enable_object_retention, custom_placement_config.data_locations,
