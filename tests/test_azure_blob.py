@@ -454,7 +454,7 @@ BAD = [
             "sku_name": "Standard_ZRS",
         },
         "sku_name must be unset when create_storage_account is False (the store leaves the "
-        "account alone), got 'Standard_ZRS'",
+        "existing account's settings alone), got 'Standard_ZRS'",
     ),
     (
         {"sku_name": "Premium_LRS"},

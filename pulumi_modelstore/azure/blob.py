@@ -66,7 +66,7 @@ from .cluster import (
     require_oidc_issuer,
     require_workload_identity,
 )
-from .storage import account_baseline
+from .storage import account_baseline, account_rules
 from .store import AzureModelStore, AzureModelStoreArgs
 
 DRIVER = "blob.csi.azure.com"
@@ -245,27 +245,6 @@ def store_name_fits_container(store: str, container_name: Any) -> None:
             store,
             f"a name that makes {az_v.CONTAINER_NAME_RULE} (or give container_name)",
         ) from None
-
-
-def existing_account_named(store: str, create: bool, name: Any) -> None:
-    if not create and name is None:
-        raise ModelStoreInputError(
-            store,
-            "storage_account_name",
-            None,
-            "the existing account's name when create_storage_account is False",
-        )
-
-
-def new_account_only(store: str, field: str, value: Any, create: bool) -> None:
-    """Settings of a new account: an existing one is left alone."""
-    if not create:
-        raise ModelStoreInputError(
-            store,
-            field,
-            value,
-            "unset when create_storage_account is False (the store leaves the account alone)",
-        )
 
 
 def soft_delete_days(store: str, field: str, value: int) -> None:
@@ -450,22 +429,17 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
 
     @classmethod
     def rules(cls, p: Parser) -> None:
-        p.field_rule(az_v.storage_account_name, "storage_account_name")
-        p.rule(existing_account_named, "create_storage_account", "storage_account_name")
-        for name in (
-            "sku_name",
-            "infrastructure_encryption",
-            "allowed_subnet_ids",
-            "blob_soft_delete_days",
-            "container_soft_delete_days",
-            "versioning",
-        ):
-            if name in p:
-                p.rule(
-                    lambda store, value, create, n=name: new_account_only(store, n, value, create),
-                    name,
-                    "create_storage_account",
-                )
+        account_rules(
+            p,
+            (
+                "sku_name",
+                "infrastructure_encryption",
+                "allowed_subnet_ids",
+                "blob_soft_delete_days",
+                "container_soft_delete_days",
+                "versioning",
+            ),
+        )
         p.field_rule(v.one_of, "sku_name", SKUS)
         if p.ok("allowed_subnet_ids"):
             for subnet in p["allowed_subnet_ids"] or ():

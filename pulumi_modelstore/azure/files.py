@@ -43,7 +43,7 @@ from ..store import MANAGED_BY, Binding, Spec
 from . import network as net
 from . import validation as az_v
 from .cluster import AksCluster, AksClusterFacts, require_file_csi_driver
-from .storage import account_baseline
+from .storage import account_baseline, account_rules
 from .store import MANAGED_BY_TAG, AzureModelStore, AzureModelStoreArgs
 
 DRIVER = "file.csi.azure.com"
@@ -198,28 +198,6 @@ def subnet_ids(store: str, field: str, value: Sequence[str]) -> None:
         raise ModelStoreInputError(store, field, [], "at least one subnet id when given")
     for subnet in value:
         az_v.subnet_id(store, field, subnet)
-
-
-def new_account_only(store: str, field: str, value: Any, create: bool) -> None:
-    """Settings of a new account: an existing one is left alone."""
-    if not create:
-        raise ModelStoreInputError(
-            store,
-            field,
-            value,
-            "unset when create_storage_account is False (the store leaves the existing "
-            "account's settings alone)",
-        )
-
-
-def existing_account_named(store: str, create: bool, name: Any) -> None:
-    if not create and name is None:
-        raise ModelStoreInputError(
-            store,
-            "storage_account_name",
-            None,
-            "the existing account's name when create_storage_account is False",
-        )
 
 
 def one_network_path(store: str, allowed: Any, endpoint: Any) -> None:
@@ -405,15 +383,9 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
     @classmethod
     def rules(cls, p: Parser) -> None:
         cls.azure_rules(p)
-        p.field_rule(az_v.storage_account_name, "storage_account_name")
-        p.rule(existing_account_named, "create_storage_account", "storage_account_name")
-        for name in ("allowed_subnet_ids", "private_endpoint_subnet_id", "private_dns_zone_id"):
-            if name in p:
-                p.rule(
-                    lambda store, value, create, n=name: new_account_only(store, n, value, create),
-                    name,
-                    "create_storage_account",
-                )
+        account_rules(
+            p, ("allowed_subnet_ids", "private_endpoint_subnet_id", "private_dns_zone_id")
+        )
         p.field_rule(v.one_of, "sku_name", SKUS)
         p.field_rule(subnet_ids, "allowed_subnet_ids")
         p.field_rule(az_v.subnet_id, "private_endpoint_subnet_id")

@@ -3,7 +3,12 @@ no anonymous blob access, no cross-tenant object replication, OAuth by default i
 infrastructure (double) encryption on request. Each store adds its kind, SKU, transport and
 network rules."""
 
+from collections.abc import Sequence
 from typing import Any
+
+from ..errors import ModelStoreInputError
+from ..fields import Parser
+from . import validation as az_v
 
 MINIMUM_TLS_VERSION = "TLS1_2"
 
@@ -26,3 +31,42 @@ def account_baseline(
             "services": {s: {"enabled": True, "key_type": "Account"} for s in services},
         },
     }
+
+
+# ---- the rules every store with a new-or-existing account keeps ------------------------------
+
+
+def existing_account_named(store: str, create: bool, name: Any) -> None:
+    if not create and name is None:
+        raise ModelStoreInputError(
+            store,
+            "storage_account_name",
+            None,
+            "the existing account's name when create_storage_account is False",
+        )
+
+
+def new_account_only(store: str, field: str, value: Any, create: bool) -> None:
+    """Settings of a new account: an existing one is left alone."""
+    if not create:
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            "unset when create_storage_account is False (the store leaves the existing "
+            "account's settings alone)",
+        )
+
+
+def account_rules(p: Parser, new_account_fields: Sequence[str]) -> None:
+    """``storage_account_name`` a valid name, given when the account exists, and the
+    ``new_account_fields`` (settings of a new account) unset for an existing one."""
+    p.field_rule(az_v.storage_account_name, "storage_account_name")
+    p.rule(existing_account_named, "create_storage_account", "storage_account_name")
+    for name in new_account_fields:
+        if name in p:
+            p.rule(
+                lambda store, value, create, n=name: new_account_only(store, n, value, create),
+                name,
+                "create_storage_account",
+            )
