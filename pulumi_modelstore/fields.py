@@ -35,6 +35,13 @@ NO_DEFAULT: Any = object()
 _DEFAULT = re.compile(r"Default:\s*``(.+?)``", re.S)
 
 
+def camel_case(name: str) -> str:
+    """``storage_capacity_gib`` -> ``storageCapacityGib``: how Pulumi spells a Python name in
+    schemas, outputs and YAML."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
 @dataclass(frozen=True)
 class Field:
     """One declared field of an args TypedDict."""
@@ -47,8 +54,7 @@ class Field:
 
     @property
     def camel(self) -> str:
-        head, *rest = self.name.split("_")
-        return head + "".join(part.title() for part in rest)
+        return camel_case(self.name)
 
 
 _SOURCE_LOCK = threading.Lock()
@@ -366,6 +372,5 @@ def outputs_of(component: type) -> dict[str, str]:
         for attribute, hint in inspect.get_annotations(klass).items():
             if attribute.startswith("_") or typing.get_origin(hint) is not pulumi.Output:
                 continue
-            head, *rest = attribute.split("_")
-            found.setdefault(head + "".join(part.title() for part in rest), attribute)
+            found.setdefault(camel_case(attribute), attribute)
     return found

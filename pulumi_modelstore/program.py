@@ -37,7 +37,7 @@ from . import local, nfs  # noqa: F401  (importing a backend registers it: `back
 from .cluster import NameBook
 from .errors import ModelStoreInputError
 from .extras import CLOUD_ROOMS, MissingExtraError, install_hint, room_of_backend
-from .fields import fields_of
+from .fields import camel_case, fields_of
 from .store import ModelStore
 
 # The cloud rooms whose extra is installed (pulumi-modelstore[aws], ...); a config naming a
@@ -61,13 +61,7 @@ def spellings(store_class: type[ModelStore]) -> dict[str, str]:
     moves it to its new one). Nothing else is translated: ``CLAIM_NAME`` reaches the parser as
     written and is refused there, listing the names."""
     names = [*fields_of(store_class.args_type), *store_class.renamed_fields]
-    return {**{_camel(n): n for n in names}, **{n: n for n in names}}
-
-
-def _camel(name: str) -> str:
-    """As ``fields.Field.camel``, for deprecated names too (they have no Field)."""
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
+    return {**{camel_case(n): n for n in names}, **{n: n for n in names}}
 
 
 def store_args(

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ..fields import camel_case
+
 # Where Hugging Face libraries may write when the model volume is read-only.
 HF_HOME_VOLUME = "hf-home"
 HF_HOME_PATH = "/tmp/hf-home"
@@ -59,13 +61,13 @@ class WorkloadMount:
         """This mount as plain JSON data with camelCase keys, for a stack output: an
         application stack reads it by ``StackReference`` and rebuilds the mount with
         :meth:`from_output`, so its pods are wired as ``mount_for`` would wire them."""
-        return {_camel(f.name): getattr(self, f.name) for f in fields(self)}
+        return {camel_case(f.name): getattr(self, f.name) for f in fields(self)}
 
     @classmethod
     def from_output(cls, data: Mapping[str, Any]) -> WorkloadMount:
         """The mount :meth:`to_output` gave (from a ``StackReference`` output, once
         resolved); unknown keys are refused, so a mismatched library version is noticed."""
-        names = {_camel(f.name): f.name for f in fields(cls)}
+        names = {camel_case(f.name): f.name for f in fields(cls)}
         unknown = sorted(set(data) - set(names))
         if unknown:
             raise ValueError(f"not a WorkloadMount output: unknown keys {', '.join(unknown)}")
@@ -97,11 +99,6 @@ class WorkloadMount:
         if self.service_account_name:
             out["serviceAccountName"] = self.service_account_name
         return out
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 def reader_env() -> list[dict[str, Any]]:
