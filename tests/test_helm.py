@@ -19,8 +19,10 @@ service account name). A release fails when:
   component's values (``controller`` or ``node``) is not on exactly one rendered
   ServiceAccount that the component's pods (``controller``: a Deployment, ``node``: a
   DaemonSet) run as;
-- a Pod Identity association the plan makes for the release's namespace names a service
-  account no pod of the driver runs as.
+- a node DaemonSet does not tolerate every taint (FACTS.md: CSI node plugins must run on
+  GPU-tainted nodes);
+- a Pod Identity association the release waits for names a service account no pod of the
+  driver runs as.
 
 Renders are cached per (chart, namespace, values) and run on two threads."""
 
@@ -271,6 +273,15 @@ def check_release(release: Release) -> list[str]:
     unread, _ = unread_leaves(release)
     problems = [f"value {key} is read by no template of the chart" for key in unread]
     problems += misplaced_role_annotations(release, manifests(rendered))
+    problems += [
+        f"DaemonSet {o['metadata']['name']} does not tolerate every taint"
+        for o in manifests(rendered)
+        if o.get("kind") == "DaemonSet"
+        and not any(
+            t.get("operator") == "Exists" and not t.get("key") and not t.get("effect")
+            for t in o["spec"]["template"]["spec"].get("tolerations") or []
+        )
+    ]
     return problems
 
 
@@ -418,6 +429,17 @@ def test_canary_a_role_on_the_wrong_service_account_is_caught() -> None:
         "ServiceAccount efs-csi-controller-sa, but the node pods run as ['efs-csi-node-sa'] "
         "(['DaemonSet/efs-csi-node'])"
     ]
+
+
+def test_canary_a_node_plugin_kept_off_tainted_nodes_is_caught() -> None:
+    release = Release(
+        "aws-fsx-csi-driver",
+        "aws-fsx-csi-driver",
+        "1.17.0",
+        "kube-system",
+        json.dumps({"node": {"tolerateAllTaints": False}}),
+    )
+    assert check_release(release) == ["DaemonSet fsx-csi-node does not tolerate every taint"]
 
 
 def test_a_release_of_a_chart_not_vendored_is_refused() -> None:
