@@ -22,7 +22,9 @@ service account name). A release fails when:
 - a node DaemonSet does not tolerate every taint (FACTS.md: CSI node plugins must run on
   GPU-tainted nodes);
 - a Pod Identity association the release waits for names a service account no pod of the
-  driver runs as.
+  driver runs as, or the IAM role in an IRSA annotation does not trust
+  ``system:serviceaccount:<release namespace>:<the annotated ServiceAccount>`` (the chain from
+  role to pod, end to end).
 
 Renders are cached per (chart, namespace, values) and run on two threads."""
 
@@ -50,6 +52,7 @@ from tests.conftest import CLUSTER, ROOT, plan
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 ASSOCIATION = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
+ROLE = "aws:iam/role:Role"
 CHARTS = ROOT / "tests" / "charts"
 ROLE_ARN = "eks.amazonaws.com/role-arn"
 # Which pods run a chart component: what the library's values for it (their first key) mean.
@@ -395,6 +398,43 @@ def test_pod_identity_associations_name_the_driver_pods_service_account(
                 )
                 checked += 1
     assert checked >= 3  # Mountpoint, EFS and EBS by Pod Identity
+
+
+def trusted_subjects(role: dict[str, Any]) -> set[str]:
+    """The ``<issuer>:sub`` values a role's trust policy accepts."""
+    policy = json.loads(role["inputs"]["assumeRolePolicy"])
+    found: set[str] = set()
+    for statement in policy["Statement"]:
+        for key, value in statement.get("Condition", {}).get("StringEquals", {}).items():
+            if key.endswith(":sub"):
+                found |= {value} if isinstance(value, str) else set(value)
+    return found
+
+
+def test_irsa_roles_trust_the_service_account_their_annotation_lands_on(
+    releases: dict[Release, list[tuple[str, Plan]]],
+) -> None:
+    checked = 0
+    for release, where in releases.items():
+        objects = manifests(render(release))
+        for path, arn in leaves(json.loads(release.values)):
+            if not path or path[-1] != ROLE_ARN:
+                continue
+            (sa,) = [
+                o["metadata"]["name"]
+                for o in objects
+                if o.get("kind") == "ServiceAccount"
+                and (o["metadata"].get("annotations") or {}).get(ROLE_ARN) == arn
+            ]
+            subject = f"system:serviceaccount:{release.namespace}:{sa}"
+            for pid, p in where:
+                (role,) = [r for r in p.by_type(ROLE) if r["outputs"].get("arn") == arn]
+                assert subject in trusted_subjects(role), (
+                    f"{pid}: {arn} trusts {sorted(trusted_subjects(role))}, the {release.chart} "
+                    f"pods run as {subject}"
+                )
+                checked += 1
+    assert checked >= 6
 
 
 # ---- canaries: the checks above catch what they are for ---------------------------------------
