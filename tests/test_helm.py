@@ -59,7 +59,7 @@ ROLE_ARN = "eks.amazonaws.com/role-arn"
 COMPONENT_KIND = {"controller": "Deployment", "node": "DaemonSet"}
 WORKLOADS = ("Deployment", "DaemonSet", "StatefulSet")
 
-Path_ = tuple[str | int, ...]
+KeyPath = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -182,7 +182,7 @@ def manifests(rendered: Rendered) -> list[dict[str, Any]]:
 # ---- leaves and their perturbations ---------------------------------------------------------
 
 
-def leaves(value: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
+def leaves(value: Any, path: KeyPath = ()) -> Iterator[tuple[KeyPath, Any]]:
     """(path, value) of every leaf: scalars, and empty mappings and lists."""
     if isinstance(value, dict) and value:
         for key, item in value.items():
@@ -194,7 +194,7 @@ def leaves(value: Any, path: Path_ = ()) -> Iterator[tuple[Path_, Any]]:
         yield path, value
 
 
-def show(path: Path_) -> str:
+def show(path: KeyPath) -> str:
     out = ""
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -221,7 +221,7 @@ def other_values(value: Any) -> list[Any]:
     return [*changed, _REMOVE]
 
 
-def perturbed(values: dict[str, Any], path: Path_, new: Any) -> dict[str, Any]:
+def perturbed(values: dict[str, Any], path: KeyPath, new: Any) -> dict[str, Any]:
     out = copy.deepcopy(values)
     parent: Any = out
     for part in path[:-1]:
