@@ -101,6 +101,10 @@ class Validator:
         schema, structural = self.kinds[key]  # type: ignore[index]
         return list(self._check(schema, obj, "", structural))
 
+    def metadata_errors(self, metadata: Any) -> list[str]:
+        """Problems in an object's ``metadata`` (the ObjectMeta schema)."""
+        return list(self._check(self.components[OBJECT_META], metadata, "metadata", False))
+
     def validate(self, obj: Mapping[str, Any]) -> None:
         """Raise :class:`ValidationError` naming the object and every problem in it."""
         problems = self.errors(obj)
