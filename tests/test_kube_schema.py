@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.program import BACKENDS
 from tests.conftest import plan
 from tests.test_backend_contract import NAMES, READERS, build, writers
@@ -108,6 +109,50 @@ def test_the_azure_files_pod_carries_no_fs_group_change_policy(mounts):
         assert context == {**APP_POD_SPEC["securityContext"], **context}
 
 
+def two_stores_in_one_pod(second_mount_path: str) -> dict[str, Any]:
+    """A vLLM pod serving a model with a draft model (speculative decoding) from two stores."""
+    stores: dict[str, Any] = {}
+
+    def program() -> None:
+        stores["llama"] = BACKENDS["local"]("llama", {"readers": ["inference"]})
+        stores["draft"] = BACKENDS["local"](
+            "draft", {"readers": ["inference"], "mount_path": second_mount_path}
+        )
+
+    plan(program, fill=True)
+    spec = copy.deepcopy(APP_POD_SPEC)
+    for name in ("llama", "draft"):
+        spec = stores[name].mount_for("inference").patch_pod_spec(spec)
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "vllm"}, "spec": spec}
+
+
+@pytest.mark.parametrize("minor", KUBERNETES_MINORS)
+def test_a_pod_mounting_two_stores_validates(minor):
+    """Both stores bring HF_HUB_OFFLINE, HF_HOME and its emptyDir: each goes in once, or
+    server-side apply refuses the pod ("duplicate entries for key")."""
+    obj = two_stores_in_one_pod("/mnt/draft")
+    assert validator(minor).errors(obj) == []
+    (container,) = obj["spec"]["containers"]
+    assert [m["mountPath"] for m in container["volumeMounts"]] == [
+        "/dev/shm",
+        "/mnt/models",
+        "/tmp/hf-home",
+        "/mnt/draft",
+    ]
+    assert [v["name"] for v in obj["spec"]["volumes"]] == ["shm", "llama", "hf-home", "draft"]
+
+
+def test_two_stores_at_one_mount_path_are_refused_with_both_named():
+    with pytest.raises(ModelStoreInputError) as err:
+        two_stores_in_one_pod("/mnt/models")
+    assert str(err.value) == (
+        "container 'vllm' volumeMounts must be free at mountPath '/mnt/models' for claim "
+        "draft's {'name': 'draft', 'mountPath': '/mnt/models', 'readOnly': True} (give the "
+        "stores different mount_path values), got {'name': 'llama', 'mountPath': "
+        "'/mnt/models', 'readOnly': True}"
+    )
+
+
 # -- canaries ---------------------------------------------------------------------------------
 
 POD: dict[str, Any] = {
@@ -176,6 +221,19 @@ def broken(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
             "quantity (e.g. 100Gi, 250m)",
         ),
         (
+            broken(POD, "spec.containers.0.env", [{"name": "HF_HOME", "value": "/a"}] * 2),
+            'spec.containers[0].env[1]: Duplicate value: {"name": "HF_HOME"}',
+        ),
+        (
+            broken(
+                POD,
+                "spec.containers.0.ports",
+                [{"containerPort": 80}, {"containerPort": 80, "protocol": "TCP"}],
+            ),
+            "spec.containers[0].ports[1]: Duplicate value: "
+            '{"containerPort": 80, "protocol": "TCP"}',
+        ),
+        (
             broken(POD, "metadata.labels", {"replicas": 2}),
             "metadata.labels.replicas: Invalid value: 2: must be of type string",
         ),
@@ -204,6 +262,8 @@ def broken(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         "missing-required",
         "int32-range",
         "quantity",
+        "duplicate-list-map-key",
+        "duplicate-list-map-key-defaulted",
         "label-not-a-string",
         "crd-unknown-field",
         "crd-wrong-type",

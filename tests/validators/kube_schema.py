@@ -209,6 +209,30 @@ class Validator:
         if "items" in s:
             for i, item in enumerate(value):
                 yield from self._check(s["items"], item, f"{path}[{i}]", structural)
+            yield from self._check_unique(s, value, path)
+
+    def _check_unique(self, s: dict[str, Any], value: list[Any], path: str) -> Iterator[str]:
+        """A ``map`` list's entries are unique by their keys, a ``set`` list's values: server-side
+        apply (pulumi-kubernetes' default) refuses duplicates (structured-merge-diff: "duplicate
+        entries for key"), where the last of two same-named env vars would otherwise win."""
+        list_type = s.get("x-kubernetes-list-type")
+        if list_type not in ("map", "set"):
+            return
+        keys = s.get("x-kubernetes-list-map-keys", [])
+        properties = self._resolve(s["items"]).get("properties", {})
+        seen: set[str] = set()
+        for i, item in enumerate(value):
+            if list_type == "map" and isinstance(item, dict):
+                entry = {
+                    k: item.get(k, self._resolve(properties.get(k, {})).get("default"))
+                    for k in keys
+                }
+            else:
+                entry = item
+            shown = _show(entry)
+            if shown in seen:
+                yield f"{path}[{i}]: Duplicate value: {shown}"
+            seen.add(shown)
 
     def _check_object(
         self, s: dict[str, Any], value: dict[str, Any], path: str, structural: bool
