@@ -297,7 +297,8 @@ def _kubernetes_components(minor: str) -> dict[str, Any]:
 @cache
 def _crds() -> tuple[dict[str, Any], ...]:
     return tuple(
-        yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
+        # libyaml's loader reads the 1 MB KServe CRD in a fraction of the pure-Python time.
+        yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         for path in sorted(CRDS.glob("*/*.yaml"))
     )
 
