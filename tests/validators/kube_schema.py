@@ -119,7 +119,8 @@ class Validator:
 
     def _resolve(self, schema: dict[str, Any]) -> dict[str, Any]:
         """``schema`` with its ``$ref`` and ``allOf`` merged in (properties and required
-        united, the first of any other keyword kept), memoised per schema."""
+        united, the first of any other keyword kept), memoised per schema (every schema passed
+        here lives in the loaded documents, so its id stays its own)."""
         key = id(schema)
         if key in self._effective:
             return self._effective[key]
@@ -223,10 +224,9 @@ class Validator:
         seen: set[str] = set()
         for i, item in enumerate(value):
             if list_type == "map" and isinstance(item, dict):
-                entry = {
-                    k: item.get(k, self._resolve(properties.get(k, {})).get("default"))
-                    for k in keys
-                }
+                # A key left out takes its default (a port's protocol: TCP).
+                defaults = {k: self._resolve(properties[k]).get("default") for k in keys}
+                entry = {k: item.get(k, defaults[k]) for k in keys}
             else:
                 entry = item
             shown = _show(entry)
