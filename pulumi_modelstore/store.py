@@ -150,7 +150,9 @@ class Binding:
     pod_labels: Mapping[str, str] = field(default_factory=dict)
     """Labels for the consumer pods' template metadata."""
     pod_security_context: Mapping[str, Any] = field(default_factory=dict)
-    """Pod securityContext fields the mount needs (e.g. ``fsGroupChangePolicy``)."""
+    """Pod securityContext fields every consumer's pod needs (e.g. ``fsGroup``); none by
+    default. Only pod fields: a driver's own setting (such as the Azure Files driver's
+    ``fsGroupChangePolicy: None``) is a PV volume attribute."""
     reader_pod_volumes: Sequence[Mapping[str, Any]] = ()
     """Pod volumes a reader's pod needs besides the claim, which no workload container
     mounts (a sidecar mounts them itself, e.g. GCS FUSE's ``gke-gcsfuse-cache``)."""

@@ -368,8 +368,10 @@ def test_pvs_for_readers_and_writers():
     claims = {c["inputs"]["metadata"]["namespace"]: c["inputs"]["spec"] for c in p.by_type(PVC)}
     assert claims["batch"]["accessModes"] == ["ReadOnlyMany"]
     assert claims["batch"]["volumeName"] == "llama-batch"
-    assert mounts["inference"].pod_security_context == {"fsGroupChangePolicy": "None"}
-    assert mounts["loader"].pod_security_context == {"fsGroupChangePolicy": "None"}
+    # The policy is the driver's PV attribute only: a pod's securityContext takes only Always
+    # or OnRootMismatch (test_kube_schema.py validates the patched pods).
+    assert mounts["inference"].pod_security_context == {}
+    assert mounts["loader"].pod_security_context == {}
 
 
 def test_the_handle_keeps_the_fields_the_driver_parses():
@@ -386,12 +388,12 @@ def test_extra_mount_options_replace_the_store_s_of_the_same_name():
     assert options == ["nconnect=8", "noresvport", "actimeo=30", "rsize=1048576"]
 
 
-def test_pod_patch_sets_the_policy_beside_the_pod_s_own_context():
+def test_pod_patch_keeps_the_pod_s_own_context_and_adds_no_fs_group_change_policy():
     mounts, _ = run()
     pod = mounts["inference"].patch_pod_spec(
         {"securityContext": {"fsGroup": 1000}, "containers": [{"name": "vllm"}]}
     )
-    assert pod["securityContext"] == {"fsGroup": 1000, "fsGroupChangePolicy": "None"}
+    assert pod["securityContext"] == {"fsGroup": 1000}
 
 
 # -- preflight --------------------------------------------------------------------------------

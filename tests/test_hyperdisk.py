@@ -14,6 +14,12 @@ from pulumi_modelstore.gcp import HyperdiskMlModelStore
 from pulumi_modelstore.plan.engine import PlanError
 from pulumi_modelstore.plan.placeholders import gcp as gcp_placeholders
 from tests.conftest import plan
+from tests.validators.gke_crds import (
+    COMPUTE_CLASS_FIELDS,
+    GCP_DATA_SOURCE_FIELDS,
+    PRIORITY_RULE_FIELDS,
+    WHEN_UNSATISFIABLE,
+)
 
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 PV = "kubernetes:core/v1:PersistentVolume"
@@ -35,27 +41,6 @@ BASE: dict[str, Any] = {
     "model_revision": "v1",
     "size_gib": 100,
 }
-
-# GCPDataSource spec fields, from the CRD reference
-# (docs.cloud.google.com/kubernetes-engine/docs/reference/crds/gcpdatasource):
-# cloudStorage{serviceAccountName, uri}.
-GCP_DATA_SOURCE_FIELDS = {"cloudStorage": {"serviceAccountName", "uri"}}
-# ComputeClass spec fields, from the CRD reference
-# (docs.cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass): priorities is
-# required; activeMigration, autoscalingPolicy, nodePoolAutoCreation, nodePoolConfig,
-# priorityDefaults, whenUnsatisfiable optional; a priority rule takes machineFamily,
-# machineType, nodepools, gpu, tpu, spot, minCores, minMemoryGb, reservations, storage...
-COMPUTE_CLASS_FIELDS = {
-    "activeMigration",
-    "autoscalingPolicy",
-    "nodePoolAutoCreation",
-    "nodePoolConfig",
-    "priorities",
-    "priorityDefaults",
-    "whenUnsatisfiable",
-}
-PRIORITY_RULE_FIELDS = {"machineFamily", "machineType", "nodepools", "gpu", "tpu", "spot"}
-WHEN_UNSATISFIABLE = {"ScaleUpAnyway", "DoNotScaleUp"}
 
 
 def store(**extra: Any):

@@ -67,7 +67,10 @@ PRIVATE_DNS_ZONE = "privatelink.file.core.windows.net"
 # fsGroupChangePolicy != FSGroupChangeNone { SetVolumeOwnership(...) }`) reads the policy from
 # the PV's volumeAttributes (default OnRootMismatch); docs/driver-parameters.md: "pod
 # securityContext.fsGroupChangePolicy is ignored". A chown walk of a read-only share fails and
-# of a large one takes minutes: the PV attribute says None; mount_for sets the pod's too.
+# of a large one takes minutes: the PV attribute says None. Never the pod's field: a pod's
+# securityContext.fsGroupChangePolicy takes only Always or OnRootMismatch and the API server
+# refuses the pod otherwise (kubernetes pkg/apis/core/validation/validation.go
+# validFSGroupChangePolicies).
 FS_GROUP_CHANGE_POLICY = "None"
 NO_NETWORK_RULE = "NFS without a network rule"
 
@@ -504,8 +507,6 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
             writer_access_mode="ReadWriteMany",
             mount_options=mount_options(a.get("extra_mount_options") or ()),
             ready=ready,
-            # Belt and braces only: the driver ignores it (the PV attribute above decides).
-            pod_security_context={"fsGroupChangePolicy": FS_GROUP_CHANGE_POLICY},
         )
 
     def _new_account(

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from ..errors import ModelStoreInputError
 from ..fields import camel_case
 
 # Where Hugging Face libraries may write when the model volume is read-only.
@@ -78,18 +79,31 @@ class WorkloadMount:
         return f"pvc://{self.claim_name}/{path.lstrip('/')}"
 
     def patch_container(self, container: dict[str, Any]) -> dict[str, Any]:
-        """A copy of ``container`` with this mount's volumeMounts and env added."""
+        """A copy of ``container`` with this mount's volumeMounts and env added, each once:
+        one already there as is (another store's ``HF_HOME``) is kept; a different one at the
+        same mountPath or env name raises :class:`ModelStoreInputError` (the API server
+        refuses duplicates)."""
+        where = f"container {container.get('name')!r}"
         out = dict(container)
-        out["volumeMounts"] = [*container.get("volumeMounts", []), *self.volume_mounts]
-        out["env"] = [*container.get("env", []), *self.env]
+        out["volumeMounts"] = self._add_once(
+            f"{where} volumeMounts",
+            container.get("volumeMounts", []),
+            self.volume_mounts,
+            "mountPath",
+            " (give the stores different mount_path values)",
+        )
+        out["env"] = self._add_once(f"{where} env", container.get("env", []), self.env, "name")
         return out
 
     def patch_pod_spec(self, pod_spec: dict[str, Any]) -> dict[str, Any]:
         """A copy of ``pod_spec`` with the volumes, the service account and every container's
-        mounts and env added. Pod annotations go on the template metadata: see
+        mounts and env added, each once (a pod may mount several stores: see
+        :meth:`patch_container`). Pod annotations go on the template metadata: see
         :attr:`pod_annotations`."""
         out = dict(pod_spec)
-        out["volumes"] = [*pod_spec.get("volumes", []), *self.volumes]
+        out["volumes"] = self._add_once(
+            "pod volumes", pod_spec.get("volumes", []), self.volumes, "name"
+        )
         out["containers"] = [self.patch_container(c) for c in pod_spec.get("containers", [])]
         if self.pod_security_context:
             out["securityContext"] = {
@@ -98,6 +112,33 @@ class WorkloadMount:
             }
         if self.service_account_name:
             out["serviceAccountName"] = self.service_account_name
+        return out
+
+    def _add_once(
+        self,
+        field: str,
+        existing: list[dict[str, Any]],
+        added: list[dict[str, Any]],
+        key: str,
+        hint: str = "",
+    ) -> list[dict[str, Any]]:
+        """``existing`` and each of ``added`` whose ``key`` is new: the lists are keyed by it
+        (``x-kubernetes-list-map-keys``) and server-side apply refuses two entries with one
+        key ("duplicate entries for key")."""
+        out = list(existing)
+        for entry in added:
+            taken = next(
+                (e for e in out if isinstance(e, Mapping) and e.get(key) == entry[key]), None
+            )
+            if taken is None:
+                out.append(entry)
+            elif taken != entry:
+                raise ModelStoreInputError(
+                    None,
+                    field,
+                    taken,
+                    f"free at {key} {entry[key]!r} for claim {self.claim_name}'s {entry!r}{hint}",
+                )
         return out
 
 
