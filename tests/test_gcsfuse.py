@@ -14,7 +14,7 @@ from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.gcp import GcsFuseModelStore, GcsFuseModelStoreArgs
 from pulumi_modelstore.gcp import gcsfuse as g
 from pulumi_modelstore.gcp import validation as gcp_v
-from pulumi_modelstore.plan.engine import Plan, PlanError
+from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
 from pulumi_modelstore.plan.placeholders import gcp as placeholders
 from pulumi_modelstore.validation import SIZE_RULE
 from tests.conftest import plan
@@ -197,6 +197,18 @@ def test_google_service_account_path():
         email = ksa["inputs"]["metadata"]["annotations"]["iam.gke.io/gcp-service-account"]
         assert email in emails
         assert email.startswith(g.google_account_id("llama", ns))
+
+
+def test_google_service_account_inputs_are_known_with_filled_outputs():
+    """The IAM member on each Google service account names it by the account's ``name``
+    output (``projects/<project>/serviceAccounts/<email>``): known with --fill-outputs."""
+    _, p = run(identity="google-service-account", writers=["loader"])
+    names = {s["outputs"]["name"] for s in p.by_type(GSA)}
+    emails = {s["outputs"]["email"] for s in p.by_type(GSA)}
+    assert names == {f"projects/{PROJECT}/serviceAccounts/{e}" for e in emails}
+    users = p.by_type(GSA_IAM)
+    assert {u["inputs"]["serviceAccountId"] for u in users} == names
+    assert UNKNOWN not in repr([u["inputs"] for u in users])
 
 
 DIRECT = re.compile(
