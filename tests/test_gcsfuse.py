@@ -121,6 +121,8 @@ def test_bucket_options():
     inputs = p.by_type(BUCKET)[0]["inputs"]
     assert inputs["softDeletePolicy"] == {"retentionDurationSeconds": 0}
     assert inputs["hierarchicalNamespace"] == {"enabled": True}
+    # Cloud Storage has no object versioning on a hierarchical namespace bucket.
+    assert "versioning" not in inputs
     assert inputs["labels"]["team"] == "ml"
     assert inputs["forceDestroy"] is True
 

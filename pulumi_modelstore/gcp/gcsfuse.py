@@ -160,7 +160,8 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     and leaves its settings alone (it still grants each consumer bucket-level IAM on it).
     Default: a new bucket, auto-named after the store (``<store>-bucket-<random>``), in the
     cluster's region, with uniform bucket-level access, public access prevention enforced,
-    versioning and soft delete on, protected unless ``protect`` is False."""
+    object versioning (unless ``hierarchical_namespace``) and soft delete on, protected unless
+    ``protect`` is False."""
     bucket_region: str
     """The new bucket's region. Default: the cluster's region (a zonal cluster's zone's
     region). Another region costs inter-region egress and latency at every read: it is refused
@@ -181,7 +182,10 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     hierarchical_namespace: bool
     """Create the new bucket with a hierarchical namespace (real folders: faster listings and
     atomic directory renames; needs uniform bucket-level access, which the store always turns
-    on, and can only be chosen at creation). Default: ``False``."""
+    on, and can only be chosen at creation). Such a bucket has no object versioning (Cloud
+    Storage does not offer it with a hierarchical namespace), so the store leaves versioning
+    off: soft delete alone keeps overwritten and deleted objects recoverable.
+    Default: ``False``."""
     prefix: str
     """Serve only this folder of the bucket (gcsfuse ``only-dir``), a relative path without a
     leading '/'. Default: the whole bucket."""
@@ -829,8 +833,9 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
 
     def _new_bucket(self, spec: Spec[Any], facts: _Preflight) -> "gcp.storage.Bucket":
         """A bucket in the cluster's region: uniform bucket-level access, public access
-        prevention enforced, versioning and soft delete on, optional CMEK (the Cloud Storage
-        service agent granted on the key first) and hierarchical namespace."""
+        prevention enforced, versioning (without a hierarchical namespace) and soft delete on,
+        optional CMEK (the Cloud Storage service agent granted on the key first) and
+        hierarchical namespace."""
         a, name = spec.args, spec.common.name
         depends: list[pulumi.Resource] = []
         encryption: Any = None
@@ -848,12 +853,15 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
             )
             encryption = {"default_kms_key_name": a["kms_key_name"]}
         protection = self.data_protection()
+        hns = a["hierarchical_namespace"]
         settings: Any = {
-            "versioning": {"enabled": True},
+            # Object versioning is one of the features a hierarchical namespace bucket lacks
+            # (cloud.google.com/storage/docs/hns-overview, "Limitations"): never both.
+            "versioning": None if hns else {"enabled": True},
             "soft_delete_policy": {
                 "retention_duration_seconds": a["soft_delete_retention_seconds"]
             },
-            "hierarchical_namespace": {"enabled": True} if a["hierarchical_namespace"] else None,
+            "hierarchical_namespace": {"enabled": True} if hns else None,
             "encryption": encryption,
         }
         return gcp.storage.Bucket(
