@@ -13,7 +13,9 @@ from pulumi_modelstore import WorkloadMount
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.gcp import GcsFuseModelStore, GcsFuseModelStoreArgs
 from pulumi_modelstore.gcp import gcsfuse as g
+from pulumi_modelstore.gcp import gcsfuse_options as gopts
 from pulumi_modelstore.gcp import validation as gcp_v
+from pulumi_modelstore.gcp.cluster import gke_version, ships
 from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
 from pulumi_modelstore.plan.placeholders import gcp as placeholders
 from pulumi_modelstore.validation import SIZE_RULE
@@ -295,6 +297,138 @@ def test_file_cache_and_no_tuning():
     assert "mountOptions" not in spec and "volumeAttributes" not in spec["csi"]
 
 
+# -- tuning by the cluster's GKE version -------------------------------------------------------
+
+GKE_1_33 = "1.33.4-gke.1172000"
+REFUSES = "gcsfuse refuses options it does not know, so every mount would fail"
+
+
+def reader_pv(p: Plan) -> dict[str, Any]:
+    return by_namespace(p, PV)["inference"]["inputs"]["spec"]
+
+
+def test_every_tuning_option_is_in_the_version_table():
+    """An option a tuning writes without a row would reach a cluster too old for it."""
+    for tuning, options in g.TUNING_MOUNT_OPTIONS.items():
+        for option in options:
+            assert gopts.known(option) is not None, (tuning, option)
+    for tuning, attributes in g.TUNING_ATTRIBUTES.items():
+        for name in attributes:
+            assert gopts.attribute(name) or name in gopts.UNGATED_ATTRIBUTES, (tuning, name)
+
+
+@pytest.mark.parametrize(
+    ("version", "firsts", "has"),
+    [
+        ("1.34.0-gke.2011000", ("1.34.0-gke.2011000",), True),
+        ("1.34.0-gke.2010999", ("1.34.0-gke.2011000",), False),
+        ("1.35.0-gke.1000", ("1.34.0-gke.2011000",), True),
+        (GKE_1_33, ("1.34.0-gke.2011000",), False),
+        ("1.29.6-gke.1254000", ("1.29.6-gke.1254000", "1.30.2-gke.1394000"), True),
+        ("1.29.6-gke.1253999", ("1.29.6-gke.1254000", "1.30.2-gke.1394000"), False),
+        ("1.30.1-gke.9999999", ("1.29.6-gke.1254000", "1.30.2-gke.1394000"), False),
+        ("1.30.2-gke.1394000", ("1.29.6-gke.1254000", "1.30.2-gke.1394000"), True),
+        ("1.31.0-gke.1", ("1.29.6-gke.1254000", "1.30.2-gke.1394000"), True),
+        ("1.28.15-gke.1", ("1.29.6-gke.1254000", "1.30.2-gke.1394000"), False),
+    ],
+)
+def test_a_gke_version_ships_what_first_shipped_on_its_minor(version, firsts, has):
+    parsed = gke_version(version)
+    assert parsed is not None and ships(parsed, firsts) is has
+
+
+def test_default_tuning_leaves_out_what_the_clusters_gke_lacks_and_warns():
+    _, p = run(invokes=cluster_answer(masterVersion=GKE_1_33))
+    spec = reader_pv(p)
+    assert spec["mountOptions"] == list(g.TUNING_MOUNT_OPTIONS["serving"][1:])
+    assert spec["csi"]["volumeAttributes"] == g.TUNING_ATTRIBUTES["serving"]
+    assert [d["message"] for d in p.diagnostics if d["severity"] == "warning"] == [
+        "llama: tuning 'serving' (the default) leaves out read:enable-buffered-read:true "
+        "(needs GKE 1.34.0-gke.2011000 or later): cluster 'ml-gke' runs GKE "
+        f"{GKE_1_33}, and {REFUSES}"
+    ]
+
+
+def test_default_tuning_on_a_recent_gke_is_whole_and_quiet():
+    _, p = run(invokes=cluster_answer(masterVersion="1.34.0-gke.2011000"))
+    assert reader_pv(p)["mountOptions"] == list(g.TUNING_MOUNT_OPTIONS["serving"])
+    assert not [d for d in p.diagnostics if d["severity"] == "warning"]
+
+
+def test_default_tuning_on_an_unknown_version_leaves_out_every_gated_option():
+    _, p = run(invokes=cluster_answer(masterVersion=""))
+    spec = reader_pv(p)
+    assert "mountOptions" not in spec
+    assert spec["csi"]["volumeAttributes"] == {"skipCSIBucketAccessCheck": "true"}
+    (warning,) = [d["message"] for d in p.diagnostics if d["severity"] == "warning"]
+    assert warning.startswith(
+        "llama: tuning 'serving' (the default) leaves out read:enable-buffered-read:true "
+        "(needs GKE 1.34.0-gke.2011000 or later); read_ahead_kb=131072 (needs GKE "
+        "1.32.2-gke.1297001 or later); metadata-cache:ttl-secs:-1 (needs GKE "
+        "1.27.12-gke.1190000, 1.28.8-gke.1175000, 1.29.3-gke.1093000 or later); "
+    )
+    assert warning.endswith(
+        "gcsfuseMetadataPrefetchOnMount (needs GKE 1.32.1-gke.1357001 or later): cluster "
+        "'ml-gke' runs GKE of an unknown version (give the cluster's master_version), and "
+        f"{REFUSES}"
+    )
+
+
+VERSION_REFUSALS = [
+    (
+        {"tuning": "serving"},
+        GKE_1_33,
+        "llama: tuning must be a tuning whose every option the cluster's GKE ships: "
+        "read:enable-buffered-read:true needs GKE 1.34.0-gke.2011000 or later and cluster "
+        f"'ml-gke' runs GKE {GKE_1_33} ({REFUSES}); leave tuning unset to get the options the "
+        "cluster has, got 'serving'",
+    ),
+    (
+        {"tuning": "file-cache"},
+        "1.29.5-gke.1100000",
+        "llama: tuning must be a tuning whose every option the cluster's GKE ships: "
+        "file-cache:enable-parallel-downloads:true needs GKE 1.29.6-gke.1254000, "
+        "1.30.2-gke.1394000 or later and cluster 'ml-gke' runs GKE 1.29.5-gke.1100000 "
+        f"({REFUSES}); leave tuning unset to get the options the cluster has, got "
+        "'file-cache'",
+    ),
+    (
+        {"tuning": "none", "extra_mount_options": ["read:enable-buffered-read:true"]},
+        GKE_1_33,
+        "llama: extra_mount_options must be an option the cluster's GKE ships: "
+        "read:enable-buffered-read needs GKE 1.34.0-gke.2011000 or later and cluster 'ml-gke' "
+        f"runs GKE {GKE_1_33} ({REFUSES}), got 'read:enable-buffered-read:true'",
+    ),
+    (
+        {"tuning": "none", "extra_mount_options": ["--enable-buffered-read"]},
+        GKE_1_33,
+        "llama: extra_mount_options must be an option the cluster's GKE ships: "
+        "read:enable-buffered-read needs GKE 1.34.0-gke.2011000 or later and cluster 'ml-gke' "
+        f"runs GKE {GKE_1_33} ({REFUSES}), got '--enable-buffered-read'",
+    ),
+    (
+        {"tuning": "none", "extra_mount_options": ["file-cache:max-size-mb:1024"]},
+        "",
+        "llama: extra_mount_options must be an option the cluster's GKE ships: "
+        "file-cache:max-size-mb needs GKE 1.27.12-gke.1190000, 1.28.8-gke.1175000, "
+        "1.29.3-gke.1093000 or later and cluster 'ml-gke' runs GKE of an unknown version (give "
+        f"the cluster's master_version) ({REFUSES}), got 'file-cache:max-size-mb:1024'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "version", "message"),
+    VERSION_REFUSALS,
+    ids=["serving-on-1.33", "file-cache-on-1.29.5", "extra-option", "extra-flag", "unknown"],
+)
+def test_an_option_the_clusters_gke_lacks_is_refused_when_chosen(args, version, message):
+    with pytest.raises(PlanError) as err:
+        plan(gcs(**args), config=CONFIG, invokes=cluster_answer(masterVersion=version))
+    assert str(err.value) == message
+    assert len(err.value.registered) == 1  # the stack itself
+
+
 # -- mount_for --------------------------------------------------------------------------------
 
 
@@ -501,6 +635,41 @@ BAD = [
         "follows prefix, ro follows readers), got 'only-dir=x'",
     ),
     (
+        {"extra_mount_options": ["file-cache:max-size-mb:lots"]},
+        "extra_mount_options must be file-cache:max-size-mb set to an integer of at least -1, "
+        "got 'file-cache:max-size-mb:lots'",
+    ),
+    (
+        {"extra_mount_options": ["--file-cache-max-size-mb=-2"]},
+        "extra_mount_options must be file-cache:max-size-mb set to an integer of at least -1, "
+        "got '--file-cache-max-size-mb=-2'",
+    ),
+    (
+        {"extra_mount_options": ["read:enable-buffered-read:yes"]},
+        "extra_mount_options must be read:enable-buffered-read set to true or false, got "
+        "'read:enable-buffered-read:yes'",
+    ),
+    (
+        {"extra_mount_options": ["read_ahead_kb=-1"]},
+        "extra_mount_options must be read_ahead_kb set to an integer of at least 0, got "
+        "'read_ahead_kb=-1'",
+    ),
+    (
+        {"extra_mount_options": ["metadata-cache:ttl-secs:9223372037"]},
+        "extra_mount_options must be metadata-cache:ttl-secs set to an integer from -1 to "
+        "9223372036, got 'metadata-cache:ttl-secs:9223372037'",
+    ),
+    (
+        {"extra_mount_options": ["stat-cache-max-size-mb=1.5"]},
+        "extra_mount_options must be metadata-cache:stat-cache-max-size-mb set to an integer "
+        "from -1 to 17592186044415, got 'stat-cache-max-size-mb=1.5'",
+    ),
+    (
+        {"extra_mount_options": ["file-cache:max-parallel-downloads:-5"]},
+        "extra_mount_options must be file-cache:max-parallel-downloads set to an integer of at "
+        "least -1, got 'file-cache:max-parallel-downloads:-5'",
+    ),
+    (
         {"storage_class_name": "gcsfusecsi-serving"},
         "storage_class_name must be a name not starting with gcsfusecsi- (GKE manages those "
         "classes), got 'gcsfusecsi-serving'",
@@ -629,6 +798,10 @@ def test_bad_input(args, message):
             {"cluster_name": CLUSTER, "location": "us-central1", "readers": ["inference"], **args},
         )
     assert str(err.value) == f"llama: {message}"
+    with pytest.raises(PlanError) as planned:
+        plan(gcs(**args), config=CONFIG)
+    assert str(planned.value) == f"llama: {message}"
+    assert len(planned.value.registered) == 1  # the stack itself
 
 
 def test_store_name_must_fit_a_bucket_name():

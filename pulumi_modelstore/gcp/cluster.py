@@ -11,7 +11,7 @@ and node pools on ``GKE_METADATA``; ``get_cluster`` returns these as lists, and 
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -26,6 +26,8 @@ from ..validation import is_output
 GKE_METADATA = "GKE_METADATA"
 # A zone is its region plus "-<letter>" (us-central1-a); a region has no such suffix.
 _ZONE = re.compile(r"([a-z]+-[a-z]+\d+)-[a-z]")
+# A GKE version: 1.33.4-gke.1172000 (the build may be left out).
+_GKE_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)(?:-gke\.(\d+))?")
 
 
 class GkeClusterArgs(TypedDict, total=False):
@@ -65,8 +67,34 @@ class GkeClusterFacts:
     def version_at_least(self, *minimum: int) -> bool:
         """Whether the control plane runs GKE ``minimum`` (e.g. 1, 35, 1) or later; an
         unknown version is not assumed to be recent."""
-        found = re.match(r"(\d+)\.(\d+)\.(\d+)", self.master_version)
-        return found is not None and tuple(int(g) for g in found.groups()) >= minimum
+        version = self.version
+        return version is not None and version >= minimum
+
+    @property
+    def version(self) -> tuple[int, int, int, int] | None:
+        """The control plane's version as numbers (``1.33.4-gke.1172000`` -> (1, 33, 4,
+        1172000)); None when unknown (not given, an Output, or not a GKE version)."""
+        return gke_version(self.master_version)
+
+
+def gke_version(text: object) -> tuple[int, int, int, int] | None:
+    """``1.33.4-gke.1172000`` -> (1, 33, 4, 1172000); ``1.33.4`` -> (1, 33, 4, 0); anything
+    else (an Output, empty, not a GKE version) -> None."""
+    found = _GKE_VERSION.fullmatch(text) if isinstance(text, str) else None
+    if found is None:
+        return None
+    major, minor, patch, build = found.groups()
+    return int(major), int(minor), int(patch), int(build or 0)
+
+
+def ships(version: tuple[int, int, int, int], firsts: Sequence[str]) -> bool:
+    """Whether GKE ``version`` has a feature that first shipped in ``firsts`` (one first
+    version per GKE minor that got it at once; a later minor has it from its first patch)."""
+    parsed = [v for v in (gke_version(f) for f in firsts) if v is not None]
+    for first in parsed:
+        if version[:2] == first[:2]:
+            return version >= first
+    return version[:2] > max(parsed)[:2]
 
 
 def region_of(location: str) -> str:

@@ -22,10 +22,9 @@ Upstream facts this module encodes (GoogleCloudPlatform/gcs-fuse-csi-driver, mai
   adds emptyDirs only where the pod has no volume of that name); a custom cache volume needs a
   pod ``fsGroup``, any id (docs/troubleshooting.md, "Volume mount failure with custom caching
   volumes"; test/e2e/testsuites/file_cache.go mounts a PVC and a Memory emptyDir there);
-- gcsfuse config keys (GoogleCloudPlatform/gcsfuse cfg/params.yaml): ``read:enable-buffered-
-  read``, ``metadata-cache:ttl-secs``, ``metadata-cache:stat-cache-max-size-mb``,
-  ``metadata-cache:type-cache-max-size-mb``, ``file-cache:max-size-mb``,
-  ``file-cache:cache-file-for-range-read``, ``file-cache:enable-parallel-downloads``.
+- the gcsfuse options the store writes or checks, their values and the GKE version that
+  first ships each: one table, ``gcsfuse_options.OPTIONS`` (gcsfuse refuses an option it does
+  not know: one too new for the cluster fails every mount).
 """
 
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
@@ -46,6 +45,7 @@ from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import STORE_NAME, Binding, Spec
+from . import gcsfuse_options as opts_table
 from . import validation as gcp_v
 from .cluster import (
     GkeCluster,
@@ -140,8 +140,8 @@ SIDECAR_VOLUMES = (CACHE_VOLUME, "gke-gcsfuse-buffer", "gke-gcsfuse-tmp")
 SIDECAR_GID = 65534
 # IsValidGroupID (k8s.io/apimachinery pkg/util/validation/validation.go): 0 to MaxInt32.
 MAX_GROUP_ID = 2**31 - 1
-# gcsfuse's file cache size, config-file style and as a flag (cfg/params.yaml).
-FILE_CACHE_SIZE_KEYS = ("file-cache:max-size-mb", "file-cache-max-size-mb")
+# gcsfuse's file cache size (its row in the options table).
+FILE_CACHE_SIZE = "file-cache:max-size-mb"
 MIB = 1024**2
 
 _KMS_KEY = re.compile(r"projects/[^/]+/locations/([^/]+)/keyRings/[^/]+/cryptoKeys/[^/]+")
@@ -209,15 +209,21 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     classes. Default: ``modelstore-gcsfuse``."""
     tuning: str
     """The readers' gcsfuse tuning. ``serving`` (Google's current guidance for immutable model
-    files; GKE 1.34.0 or later, for buffered reads): buffered reads
-    (``read:enable-buffered-read:true``), kernel read-ahead 128 MiB (``read_ahead_kb=131072``,
-    GKE 1.32.2), unlimited metadata caches with metadata prefetch on mount (GKE 1.32.1), no
-    file cache, and ``skipCSIBucketAccessCheck`` (halves the token exchanges per mount).
-    ``file-cache``: the older recipe for local SSD nodes or GKE before 1.34 (1.29.6 / 1.30.2 or
-    later, for parallel downloads): an unlimited file cache with range reads and parallel
-    downloads, unlimited metadata caches and ``skipCSIBucketAccessCheck``; the cache lives in
-    the sidecar's ephemeral storage, so each file must fit there. ``none``: the driver's
-    defaults. Writers get no tuning. Default: ``serving``."""
+    files): buffered reads (``read:enable-buffered-read:true``, GKE 1.34.0-gke.2011000),
+    kernel read-ahead 128 MiB (``read_ahead_kb=131072``, GKE 1.32.2-gke.1297001), unlimited
+    metadata caches with metadata prefetch on mount (GKE 1.32.1-gke.1357001), no file cache,
+    and ``skipCSIBucketAccessCheck`` (halves the token exchanges per mount). ``file-cache``:
+    the older recipe for local SSD nodes or GKE before 1.34 (1.29.6-gke.1254000 /
+    1.30.2-gke.1394000 or later, for parallel downloads): an unlimited file cache with range
+    reads and parallel downloads, unlimited metadata caches and ``skipCSIBucketAccessCheck``;
+    the cache lives in the sidecar's ephemeral storage, so each file must fit there. ``none``:
+    the driver's defaults. Writers get no tuning. gcsfuse refuses options it does not know
+    (every mount fails), so each option is checked against the cluster's GKE version before
+    deploy: a tuning given here must be supported whole (else it is refused, naming the
+    option, the cluster's version and the first version that has it). Default: ``serving``,
+    less what the cluster's version lacks (a warning in the preview names what was left out
+    and why; with the version unknown, e.g. cluster attributes without ``master_version``,
+    every version-gated option is left out)."""
     managed_profile: str
     """Use one of GKE's managed Cloud Storage FUSE profiles instead of ``tuning``:
     ``serving``, ``training`` or ``checkpointing``. The PVs and claims then name GKE's class
@@ -227,7 +233,11 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     extra_mount_options: Sequence[str]
     """More gcsfuse flags for every PV (``key=value`` or config-file style
     ``section:key:value``). Default: none. Flags the driver drops with only a warning
-    (log-file, cache-dir, o, ...) and ``only-dir``/``ro``/``rw`` (the store's) are refused."""
+    (log-file, cache-dir, o, ...) and ``only-dir``/``ro``/``rw`` (the store's) are refused;
+    options the store knows (``gcsfuse_options.OPTIONS``: the file and metadata caches,
+    parallel downloads, buffered reads, ``read_ahead_kb``) must have a value gcsfuse takes and
+    be shipped by the cluster's GKE version (a known version: with it unknown they are
+    refused)."""
     sidecar_resources: Mapping[str, str]
     """The gcsfuse sidecar's resources, as ``gke-gcsfuse/<key>`` pod annotations (keys
     ``cpu-limit``, ``memory-limit``, ``ephemeral-storage-limit``, the matching ``-request``
@@ -365,21 +375,12 @@ def valid_storage_class_name(store: str, field: str, value: Any) -> None:
         )
 
 
-def _flag_key(option: str) -> str:
-    """A gcsfuse flag's name: ``key=value`` -> key; ``section:key:value`` -> section:key;
-    a bare ``key`` -> key (a leading ``--`` dropped)."""
-    option = option.strip().removeprefix("--")
-    if "=" in option or ":" not in option:
-        return option.split("=", 1)[0]
-    return option.rsplit(":", 1)[0]
-
-
 def mount_options_kept(store: str, field: str, options: Sequence[Any]) -> None:
     """Extra flags the driver would drop (or rewrite) are refused, and the store's own."""
     for option in options:
         if v.is_output(option):
             continue
-        key = _flag_key(option)
+        key = opts_table.parse(option)[0]
         if key in DROPPED_FLAGS:
             raise ModelStoreInputError(
                 store,
@@ -396,6 +397,15 @@ def mount_options_kept(store: str, field: str, options: Sequence[Any]) -> None:
                 option,
                 "a gcsfuse flag the store does not set itself (only-dir follows prefix, ro "
                 "follows readers)",
+            )
+        found = opts_table.known(option)
+        if found is not None and opts_table.value_error(*found):
+            row = found[0]
+            raise ModelStoreInputError(
+                store,
+                field,
+                option,
+                f"{row.key} set to {row.allowed()}",
             )
 
 
@@ -447,17 +457,17 @@ def valid_group_id(store: str, field: str, value: int) -> None:
 
 
 def _file_cache_sizes(options: Sequence[Any]) -> list[tuple[str, int]]:
-    """The flags that set the file cache's size, with that size in MiB (-1 unlimited, 0 off)."""
+    """The flags that set the file cache's size, with that size in MiB (-1 unlimited, 0 off).
+    A value that is no integer is refused by ``mount_options_kept``."""
     sizes = []
     for option in options:
-        if v.is_output(option) or _flag_key(option) not in FILE_CACHE_SIZE_KEYS:
+        found = None if v.is_output(option) else opts_table.known(option)
+        if found is None or found[0].key != FILE_CACHE_SIZE:
             continue
-        text = option.strip().removeprefix("--")
-        value = text.split("=", 1)[1] if "=" in text else text.rsplit(":", 1)[1]
         try:
-            sizes.append((option, int(value)))
+            sizes.append((option, int(str(found[1]))))
         except ValueError:
-            continue  # gcsfuse refuses it at mount: not the store's to second-guess
+            continue
     return sizes
 
 
@@ -556,6 +566,77 @@ def autopilot_sidecar_limits(store: str, resources: Mapping[str, str], autopilot
             )
 
 
+# gcsfuse refuses a config key or flag it does not know (cmd/root.go ErrorUnused): the mount
+# fails, not just the option.
+_REFUSES = "gcsfuse refuses options it does not know, so every mount would fail"
+
+
+def _runs(facts: GkeClusterFacts) -> str:
+    if facts.version is None:
+        return (
+            f"cluster {facts.name!r} runs GKE of an unknown version (give the cluster's "
+            "master_version)"
+        )
+    return f"cluster {facts.name!r} runs GKE {facts.master_version}"
+
+
+def _lacking(option: str, facts: GkeClusterFacts) -> opts_table.GcsfuseOption | None:
+    """The table's row for a mount option (or volume attribute) the cluster's GKE does not
+    ship; None when it ships it or the table does not know it."""
+    found = opts_table.known(option)
+    row = found[0] if found is not None else opts_table.attribute(option)
+    return row if row is not None and opts_table.missing(facts.version, [row]) else None
+
+
+def reader_tuning(
+    store: str, tuning: str, given: bool, facts: GkeClusterFacts
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The readers' options and volume attributes of ``tuning`` that the cluster's GKE ships.
+    A tuning given explicitly must be shipped whole (refused otherwise); the default one
+    leaves out what is missing and says so in a warning. An unknown version ships nothing
+    that is version-gated."""
+    options = TUNING_MOUNT_OPTIONS[tuning]
+    attributes = TUNING_ATTRIBUTES[tuning]
+    lacking = {
+        name: row for name in (*options, *attributes) if (row := _lacking(name, facts)) is not None
+    }
+    if not lacking:
+        return tuple(options), dict(attributes)
+    if given:
+        name, row = next(iter(lacking.items()))
+        raise ModelStoreInputError(
+            store,
+            "tuning",
+            tuning,
+            f"a tuning whose every option the cluster's GKE ships: {name} needs {row.needs()} "
+            f"and {_runs(facts)} ({_REFUSES}); leave tuning unset to get the options the "
+            "cluster has",
+        )
+    left_out = "; ".join(f"{name} (needs {row.needs()})" for name, row in lacking.items())
+    pulumi.log.warn(
+        f"{store}: tuning {tuning!r} (the default) leaves out {left_out}: {_runs(facts)}, and "
+        f"{_REFUSES}"
+    )
+    return (
+        tuple(o for o in options if o not in lacking),
+        {k: val for k, val in attributes.items() if k not in lacking},
+    )
+
+
+def options_on_cluster(store: str, options: Sequence[Any], facts: GkeClusterFacts) -> None:
+    """Each extra option the table knows is shipped by the cluster's GKE (a known version)."""
+    for option in options:
+        row = None if v.is_output(option) else _lacking(option, facts)
+        if row is not None:
+            raise ModelStoreInputError(
+                store,
+                "extra_mount_options",
+                option,
+                f"an option the cluster's GKE ships: {row.key} needs {row.needs()} and "
+                f"{_runs(facts)} ({_REFUSES})",
+            )
+
+
 def workload_principal(facts: GkeClusterFacts, namespace: str, service_account: str) -> str:
     """The direct workload identity principal of a Kubernetes service account."""
     pool = facts.workload_pool or f"{facts.project}.svc.id.goog"
@@ -585,6 +666,10 @@ class _Preflight:
     storage_agent: str | None
     """The Cloud Storage service agent's IAM member (CMEK), else None."""
     sidecar: Mapping[str, str]
+    reader_options: tuple[str, ...]
+    """The readers' tuning options the cluster's GKE ships."""
+    reader_attributes: Mapping[str, str]
+    """The readers' tuning volume attributes the cluster's GKE ships."""
 
 
 class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
@@ -656,6 +741,8 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
         p.field_rule(v.dns_subdomain, "service_account_name")
         p.field_rule(valid_storage_class_name, "storage_class_name")
         p.field_rule(v.one_of, "tuning", TUNINGS)
+        # The default tuning takes what the cluster has; one given must be had whole.
+        p.derived["tuning_given"] = "tuning" in p
         p.field_rule(v.one_of, "managed_profile", MANAGED_PROFILES)
         for name in ("tuning", "storage_class_name"):
             if name in p:  # given, not defaulted: the profile decides both
@@ -716,7 +803,11 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
         autopilot_sidecar_limits(name, sidecar, facts.autopilot)
         if a.get("managed_profile") is not None:
             profile_supported(name, a["managed_profile"], facts)
-        return _Preflight(facts, region, agent, sidecar)
+        # With a managed profile GKE tunes the mounts: the store adds no tuning of its own.
+        tuning = "none" if a.get("managed_profile") else a["tuning"]
+        options, attributes = reader_tuning(name, tuning, spec.derived["tuning_given"], facts)
+        options_on_cluster(name, a.get("extra_mount_options") or (), facts)
+        return _Preflight(facts, region, agent, sidecar, options, attributes)
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
@@ -793,14 +884,17 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
         self.storage_class_name = pulumi.Output.from_input(class_name)
 
         def source(namespace: str, read_only: bool) -> dict[str, Any]:
-            tuning = own_tuning if read_only else "none"
-            attributes = dict(TUNING_ATTRIBUTES[tuning])
+            # Readers get the tuning as far as the cluster's GKE ships it (preflight).
+            attributes = dict(facts.reader_attributes) if read_only else {}
             if not read_only and own_tuning != "none":
                 attributes["skipCSIBucketAccessCheck"] = "true"
             options: list[str] = []
             if a.get("prefix"):
                 options.append(f"only-dir={a['prefix'].strip('/')}")
-            options += [*TUNING_MOUNT_OPTIONS[tuning], *(a.get("extra_mount_options") or ())]
+            options += [
+                *(facts.reader_options if read_only else ()),
+                *(a.get("extra_mount_options") or ()),
+            ]
             csi: dict[str, Any] = {
                 "driver": DRIVER,
                 # The driver keeps what precedes the first ':' (the bucket); kubelet needs a
