@@ -222,6 +222,10 @@ def _entry(key: str, raw: Any) -> ClusterEntry:
             )
     entry = ClusterEntry(key, kind, fields, attributes, reference, outputs, sources)
     errors.extend(_complete(entry, given=set(outputs)))
+    if kind == "gke":  # what GCP would refuse, before anything registers
+        from .gcp.cluster import entry_problems
+
+        errors.extend(entry_problems(path, key, fields, attributes))
     if errors:
         raise ModelStoreInputError.combine(errors)
     return entry

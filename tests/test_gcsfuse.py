@@ -669,6 +669,12 @@ BAD = [
         "extra_mount_options must be file-cache:max-parallel-downloads set to an integer of at "
         "least -1, got 'file-cache:max-parallel-downloads:-5'",
     ),
+    ({"project": "acme"}, f"project must be {gcp_v.PROJECT_ID_RULE}, got 'acme'"),
+    (
+        {"cluster_name": "ML-gke"},
+        f"cluster_name must be {gcp_v.CLUSTER_NAME_RULE}, got 'ML-gke'",
+    ),
+    ({"location": "us-central"}, f"location must be {gcp_v.LOCATION_RULE}, got 'us-central'"),
     (
         {"storage_class_name": "gcsfusecsi-serving"},
         "storage_class_name must be a name not starting with gcsfusecsi- (GKE manages those "

@@ -22,6 +22,7 @@ from ..cluster import ClusterScope, provider_of, providers_only
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output
+from . import validation as gcp_v
 
 GKE_METADATA = "GKE_METADATA"
 # A zone is its region plus "-<letter>" (us-central1-a); a region has no such suffix.
@@ -131,6 +132,7 @@ class GkeCluster(ClusterScope):
         preflight checks run on them."""
         p = Parser(store or resource_name, GkeClusterArgs, args)
         p.check(lambda: cluster_named(p.store, p["cluster_name"], p["location"]))
+        p.field_rule(gcp_v.project_id, "project")
         given = p.finish()
         super().__init__(
             "modelstore:index:GkeCluster",
@@ -245,6 +247,8 @@ def cluster_named(store: str, cluster_name: Any, location: Any) -> None:
             "the GKE cluster's region or zone, a plain string (a cluster name is unique only "
             "within its location)",
         )
+    gcp_v.cluster_name(store, "cluster_name", cluster_name)
+    gcp_v.location(store, "location", location)
 
 
 # ---- preflight: one named check per fact a store depends on ----------------------------------
@@ -316,3 +320,73 @@ def node_pool_settings() -> dict[str, Any]:
     """What a platform stack merges into each ``gcp.container.NodePool``'s args: the GKE
     metadata server, so pods get their own service account's identity."""
     return {"node_config": {"workload_metadata_config": {"mode": GKE_METADATA}}}
+
+
+# ---- a cluster given by its attributes (the config program's modelstore:clusters) -------------
+
+# The node metadata modes the GKE API knows (container v1 WorkloadMetadataConfig.Mode, as
+# pulumi-gcp's container WorkloadMetadataConfig.mode documents them).
+METADATA_MODES = (GKE_METADATA, "GCE_METADATA", "MODE_UNSPECIFIED")
+_PROJECT_NUMBER = re.compile(r"[1-9]\d*")
+
+
+def entry_problems(
+    path: str, key: str, fields: Mapping[str, Any], attributes: Mapping[str, Any]
+) -> list[ModelStoreInputError]:
+    """What GCP would refuse in a ``gke`` entry of ``modelstore:clusters`` (``path``): its
+    name (the key unless ``name`` is given), location and project, and the attributes that
+    stand for a lookup: a project number, the project's workload pool, a GKE version, node
+    metadata modes."""
+    problems: list[ModelStoreInputError] = []
+
+    def check(rule: Any, where: str, value: Any) -> None:
+        try:
+            rule(None, where, value)
+        except ModelStoreInputError as error:
+            problems.extend(error.errors)
+
+    check(gcp_v.cluster_name, f"{path}.name" if "name" in fields else path, fields.get("name", key))
+    if "location" in fields:
+        check(gcp_v.location, f"{path}.location", fields["location"])
+    known = len(problems)
+    if "project" in fields:
+        check(gcp_v.project_id, f"{path}.project", fields["project"])
+    project = fields.get("project") if len(problems) == known else None
+    where = f"{path}.attributes"
+    number = attributes.get("project_number")
+    if number is not None and not _PROJECT_NUMBER.fullmatch(number):
+        problems.append(
+            ModelStoreInputError(None, f"{where}.project_number", number, "a GCP project number")
+        )
+    pool = attributes.get("workload_pool")
+    if pool is not None and project is not None and pool != f"{project}.svc.id.goog":
+        problems.append(
+            ModelStoreInputError(
+                None,
+                f"{where}.workload_pool",
+                pool,
+                f"the project's workload pool {project}.svc.id.goog (GKE's pool is always "
+                "<project>.svc.id.goog), or null when workload identity is off",
+            )
+        )
+    version = attributes.get("master_version")
+    if version is not None and gke_version(version) is None:
+        problems.append(
+            ModelStoreInputError(
+                None,
+                f"{where}.master_version",
+                version,
+                "a GKE version such as 1.33.4-gke.1172000 (leave it out when unknown)",
+            )
+        )
+    for pool_name, mode in (attributes.get("node_pool_metadata_modes") or {}).items():
+        if mode not in METADATA_MODES:
+            problems.append(
+                ModelStoreInputError(
+                    None,
+                    f"{where}.node_pool_metadata_modes.{pool_name}",
+                    mode,
+                    f"one of {', '.join(METADATA_MODES)}",
+                )
+            )
+    return problems
