@@ -572,6 +572,40 @@ def test_autopilot_refuses_unlimited_sidecar():
     )
 
 
+@pytest.mark.parametrize(
+    ("autopilot", "resources", "shown"),
+    [
+        (True, {"memory-request": "8Gi"}, {"memory-request": "8Gi", "memory-limit": "4Gi"}),
+        (
+            False,
+            {"cpu-request": "2", "cpu-limit": "500m"},
+            {"cpu-request": "2", "cpu-limit": "500m"},
+        ),
+    ],
+    ids=["over-autopilot-default", "over-own-limit"],
+)
+def test_a_sidecar_request_over_its_limit_is_refused(autopilot, resources, shown):
+    with pytest.raises(PlanError) as err:
+        plan(
+            gcs(sidecar_resources=resources),
+            config=CONFIG,
+            invokes=cluster_answer(enableAutopilot=autopilot),
+        )
+    key = next(iter(shown))
+    limit = key.replace("-request", "-limit")
+    assert str(err.value) == (
+        f"llama: sidecar_resources must be a {key} no larger than {limit} (Kubernetes refuses "
+        "a container whose request exceeds its limit; the limit shown includes the store's "
+        f"default: raise {limit} with it), got {shown}"
+    )
+    assert len(err.value.registered) == 1
+
+
+def test_a_sidecar_request_under_a_removed_limit_is_fine():
+    mounts, _ = run(sidecar_resources={"memory-request": "64Gi"})  # Standard: limit "0"
+    assert mounts["inference"].pod_annotations["gke-gcsfuse/memory-request"] == "64Gi"
+
+
 def test_region_mismatch_names_both_regions():
     with pytest.raises(PlanError) as err:
         plan(gcs(location="us-central1-a", bucket_region="europe-west4"), config=CONFIG)
@@ -593,6 +627,10 @@ def test_kms_key_in_another_region_is_refused():
 # -- bad input --------------------------------------------------------------------------------
 
 BUCKET_RULE = gcp_v.BUCKET_NAME_RULE
+KMS_RULE = (
+    "a Cloud KMS key name (projects/P/locations/L/keyRings/R/cryptoKeys/K, with P a project id "
+    "and R and K 1-63 letters, digits, '_' and '-')"
+)
 DROPPED = (
     "a gcsfuse flag the CSI driver passes on (it drops log-file, log-format, cache-dir, "
     "temp-dir, config-file, foreground, key-file, token-url, reuse-token-from-url, "
@@ -687,17 +725,26 @@ BAD = [
     ),
     (
         {"kms_key_name": "weights"},
-        "kms_key_name must be a Cloud KMS key name "
-        "(projects/P/locations/L/keyRings/R/cryptoKeys/K), got 'weights'",
+        f"kms_key_name must be {KMS_RULE}, got 'weights'",
+    ),
+    (
+        {"kms_key_name": KMS_KEY.replace("models", "my models")},
+        f"kms_key_name must be {KMS_RULE}, got '{KMS_KEY.replace('models', 'my models')}'",
+    ),
+    (
+        {"kms_key_name": KMS_KEY.replace("acme-kms", "Acme")},
+        f"kms_key_name must be {KMS_RULE}, got '{KMS_KEY.replace('acme-kms', 'Acme')}'",
     ),
     (
         {"bucket_name": "acme-models", "hierarchical_namespace": True},
         "hierarchical_namespace must be unset when bucket_name is given (the store leaves it "
         "alone), got True",
     ),
+    ({"bucket_region": "US"}, f"bucket_region must be {g.REGION_RULE}, got 'US'"),
+    ({"bucket_region": "nam4"}, f"bucket_region must be {g.REGION_RULE}, got 'nam4'"),
     (
-        {"bucket_region": "US"},
-        "bucket_region must be a Cloud Storage region (e.g. us-central1), got 'US'",
+        {"bucket_region": "us-central1-a"},
+        f"bucket_region must be {g.REGION_RULE}, got 'us-central1-a'",
     ),
     (
         {"resource_labels": {"Team": "ml"}},
@@ -712,6 +759,11 @@ BAD = [
     (
         {"sidecar_resources": {"cpu": "1"}},
         f"sidecar_resources must be keys among {', '.join(g.SIDECAR_KEYS)}, got 'cpu'",
+    ),
+    (
+        {"sidecar_resources": {"memory-limit": "-1Gi"}},
+        "sidecar_resources must be Kubernetes quantities (e.g. '2', '500m', '4Gi', '0'), got "
+        "'-1Gi'",
     ),
     (
         {"sidecar_resources": {"cpu-limit": "lots"}},

@@ -144,9 +144,20 @@ MAX_GROUP_ID = 2**31 - 1
 FILE_CACHE_SIZE = "file-cache:max-size-mb"
 MIB = 1024**2
 
-_KMS_KEY = re.compile(r"projects/[^/]+/locations/([^/]+)/keyRings/[^/]+/cryptoKeys/[^/]+")
+# Cloud KMS key names (cloud.google.com/kms/docs/resource-hierarchy): key ring and key ids of
+# 1-63 letters, digits, '_' and '-', in a project and a location.
+_KMS_KEY = re.compile(
+    r"projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/locations/([a-z0-9-]+)/"
+    r"keyRings/[A-Za-z0-9_-]{1,63}/cryptoKeys/[A-Za-z0-9_-]{1,63}"
+)
+# A Cloud Storage location is a region, a dual-region (NAM4, or configurable) or a
+# multi-region (US, EU, ASIA) (cloud.google.com/storage/docs/locations): the store takes a
+# region only, so the bucket sits with the cluster's nodes.
 _REGION = re.compile(r"[a-z]+-[a-z]+\d+")
-_QUANTITY = re.compile(r"(0|[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?)")
+REGION_RULE = (
+    "a Cloud Storage region such as us-central1 (the store keeps the bucket in one region, "
+    "near the cluster: not a zone, a dual-region such as NAM4 or a multi-region such as US)"
+)
 # Pulumi's auto-name adds '-' and 7 characters to the resource name.
 AUTONAME_SUFFIX = 8
 
@@ -289,7 +300,7 @@ def store_name_fits_bucket(store: str, bucket_name: Any) -> None:
 
 def valid_region(store: str, field: str, value: Any) -> None:
     if not v.is_output(value) and not (isinstance(value, str) and _REGION.fullmatch(value)):
-        raise ModelStoreInputError(store, field, value, "a Cloud Storage region (e.g. us-central1)")
+        raise ModelStoreInputError(store, field, value, REGION_RULE)
 
 
 def valid_kms_key(store: str, field: str, value: Any) -> None:
@@ -298,7 +309,8 @@ def valid_kms_key(store: str, field: str, value: Any) -> None:
             store,
             field,
             value,
-            "a Cloud KMS key name (projects/P/locations/L/keyRings/R/cryptoKeys/K)",
+            "a Cloud KMS key name (projects/P/locations/L/keyRings/R/cryptoKeys/K, with P a "
+            "project id and R and K 1-63 letters, digits, '_' and '-')",
         )
 
 
@@ -518,7 +530,8 @@ def valid_sidecar_resources(store: str, field: str, value: Mapping[str, str]) ->
     for key, quantity in value.items():
         if key not in SIDECAR_KEYS:
             raise ModelStoreInputError(store, field, key, f"keys among {', '.join(SIDECAR_KEYS)}")
-        if not v.is_output(quantity) and not _QUANTITY.fullmatch(quantity):
+        amount = None if v.is_output(quantity) else v.quantity(quantity)
+        if not v.is_output(quantity) and (amount is None or amount < 0):
             raise ModelStoreInputError(
                 store, field, quantity, "Kubernetes quantities (e.g. '2', '500m', '4Gi', '0')"
             )
@@ -550,6 +563,28 @@ def kms_key_in_bucket_region(store: str, key: str | None, region: str) -> None:
             key,
             f"a Cloud KMS key in the bucket's region {region} (the key is in {match.group(1)})",
         )
+
+
+def sidecar_requests_within_limits(store: str, resources: Mapping[str, str]) -> None:
+    """The sidecar's requests, over the store's default limits: Kubernetes refuses a container
+    whose request exceeds its limit (the pod is never created). The webhook takes the
+    annotations as given and drops only a zero limit (gcs-fuse-csi-driver
+    pkg/webhook/config.go, prepareResourceList and populateResource)."""
+    for key, request in resources.items():
+        if not key.endswith("-request"):
+            continue
+        limit_key = key.removesuffix("-request") + "-limit"
+        limit = resources.get(limit_key)
+        wanted, most = v.quantity(request), v.quantity(limit)
+        if wanted is not None and most is not None and most != 0 and wanted > most:
+            raise ModelStoreInputError(
+                store,
+                "sidecar_resources",
+                {key: request, limit_key: limit},
+                f"a {key} no larger than {limit_key} (Kubernetes refuses a container whose "
+                "request exceeds its limit; the limit shown includes the store's default: "
+                f"raise {limit_key} with it)",
+            )
 
 
 def autopilot_sidecar_limits(store: str, resources: Mapping[str, str], autopilot: bool) -> None:
@@ -801,6 +836,7 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
             **(a.get("sidecar_resources") or {}),
         }
         autopilot_sidecar_limits(name, sidecar, facts.autopilot)
+        sidecar_requests_within_limits(name, sidecar)
         if a.get("managed_profile") is not None:
             profile_supported(name, a["managed_profile"], facts)
         # With a managed profile GKE tunes the mounts: the store adds no tuning of its own.
