@@ -374,6 +374,39 @@ def test_default_tuning_on_an_unknown_version_leaves_out_every_gated_option():
     )
 
 
+def test_a_version_still_an_output_is_unknown():
+    """Facts a program gives with the version as an Output: the preview cannot read it, so
+    the default tuning keeps no version-gated option (and says so)."""
+    import pulumi
+
+    from pulumi_modelstore.gcp import GkeCluster
+    from pulumi_modelstore.gcp.cluster import GkeClusterFacts
+
+    def program() -> None:
+        facts = GkeClusterFacts(
+            name=CLUSTER,
+            project=PROJECT,
+            project_number=NUMBER,
+            location="us-central1",
+            region="us-central1",
+            workload_pool=f"{PROJECT}.svc.id.goog",
+            gcs_fuse_csi=True,
+            pd_csi=True,
+            autopilot=False,
+            node_pool_metadata_modes={"gpu": "GKE_METADATA"},
+            master_version=pulumi.Output.from_input("1.35.0-gke.1000"),  # type: ignore[arg-type]
+        )
+        scope = GkeCluster(
+            CLUSTER, {"cluster_name": CLUSTER, "location": "us-central1"}, facts=facts
+        )
+        GcsFuseModelStore("llama", {"cluster": scope, "readers": ["inference"]})
+
+    p = plan(program, config=CONFIG)
+    assert "mountOptions" not in reader_pv(p)
+    (warning,) = [d["message"] for d in p.diagnostics if d["severity"] == "warning"]
+    assert "cluster 'ml-gke' runs GKE of an unknown version" in warning
+
+
 VERSION_REFUSALS = [
     (
         {"tuning": "serving"},
