@@ -317,3 +317,54 @@ def test_a_gke_entry_named_by_a_key_gcp_refuses(tmp_path):
 
 def test_a_good_gke_entry_plans(tmp_path):
     plan_directory(_project(tmp_path, CONFIG_ENTRY.format(**GOOD_ENTRY)))
+
+
+REFERENCED = """
+modelstore:clusters:
+  Prod:
+    kind: gke
+    location: us-central1
+    project: acme-ml
+    stack_reference: acme/platform/prod
+    outputs:
+      name: clusterName
+      project_number: number
+      workload_pool: pool
+      gcs_fuse_csi: fuse
+      pd_csi: pd
+      autopilot: autopilot
+      master_version: version
+      node_pool_metadata_modes: modes
+modelstore:stores:
+  llama: {backend: gcs-fuse, cluster: Prod, readers: [a]}
+"""
+PLATFORM = {
+    "clusterName": "ml-gke",
+    "number": "421337000042",
+    "pool": "acme-ml.svc.id.goog",
+    "fuse": True,
+    "pd": True,
+    "autopilot": False,
+    "version": "1.33.4-gke.1172000",
+    "modes": {"gpu": "GKE_METADATA"},
+}
+
+
+def test_a_gke_entry_read_from_a_stack_is_checked_the_same_way(tmp_path):
+    """The key 'Prod' is no cluster name, but the stack's output names the cluster: fine."""
+    (tmp_path / "good").mkdir()
+    (tmp_path / "bad").mkdir()
+    plan_directory(_project(tmp_path / "good", REFERENCED, {"acme.platform.prod": PLATFORM}))
+    bad = {**PLATFORM, "clusterName": "ML_GKE", "version": "latest"}
+    with pytest.raises(PlanError) as err:
+        plan_directory(_project(tmp_path / "bad", REFERENCED, {"acme.platform.prod": bad}))
+    assert str(err.value).splitlines() == [
+        f"modelstore:clusters.Prod.outputs.name must be {NAME_RULE}, got 'ML_GKE'",
+        "modelstore:clusters.Prod.outputs.master_version must be a GKE version such as "
+        "1.33.4-gke.1172000 (leave it out when unknown), got 'latest'",
+    ]
+    # The stack and the reference it read; no resource.
+    assert [urn.split("::")[2] for urn in err.value.registered] == [
+        "pulumi:pulumi:Stack",
+        "pulumi:pulumi:Stack$pulumi:pulumi:StackReference",
+    ]

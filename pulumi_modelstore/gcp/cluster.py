@@ -11,7 +11,7 @@ and node pools on ``GKE_METADATA``; ``get_cluster`` returns these as lists, and 
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -331,62 +331,79 @@ _PROJECT_NUMBER = re.compile(r"[1-9]\d*")
 
 
 def entry_problems(
-    path: str, key: str, fields: Mapping[str, Any], attributes: Mapping[str, Any]
+    path: str,
+    key: str,
+    fields: Mapping[str, Any],
+    attributes: Mapping[str, Any],
+    sources: Mapping[str, str] | None = None,
+    only: Collection[str] | None = None,
 ) -> list[ModelStoreInputError]:
     """What GCP would refuse in a ``gke`` entry of ``modelstore:clusters`` (``path``): its
     name (the key unless ``name`` is given), location and project, and the attributes that
     stand for a lookup: a project number, the project's workload pool, a GKE version, node
-    metadata modes."""
+    metadata modes. ``sources`` names each value's key path (default: the entry's own
+    fields and attributes); ``only`` checks just those names (values a stack output gave)."""
     problems: list[ModelStoreInputError] = []
+    values = {**attributes, **fields}
 
-    def check(rule: Any, where: str, value: Any) -> None:
+    def where(name: str) -> str:
+        if sources and name in sources:
+            return sources[name]
+        return f"{path}.{name}" if name in fields else f"{path}.attributes.{name}"
+
+    def wanted(name: str) -> bool:
+        return name in values and (only is None or name in only)
+
+    def refuse(name: str, value: Any, allowed: str) -> None:
+        problems.append(ModelStoreInputError(None, where(name), value, allowed))
+
+    def check(rule: Any, name: str) -> bool:
         try:
-            rule(None, where, value)
+            rule(None, where(name), values[name])
         except ModelStoreInputError as error:
             problems.extend(error.errors)
+            return False
+        return True
 
-    check(gcp_v.cluster_name, f"{path}.name" if "name" in fields else path, fields.get("name", key))
-    if "location" in fields:
-        check(gcp_v.location, f"{path}.location", fields["location"])
-    known = len(problems)
-    if "project" in fields:
-        check(gcp_v.project_id, f"{path}.project", fields["project"])
-    project = fields.get("project") if len(problems) == known else None
-    where = f"{path}.attributes"
-    number = attributes.get("project_number")
-    if number is not None and not _PROJECT_NUMBER.fullmatch(number):
-        problems.append(
-            ModelStoreInputError(None, f"{where}.project_number", number, "a GCP project number")
+    if "name" in values:
+        if only is None or "name" in only:
+            check(gcp_v.cluster_name, "name")
+    elif only is None and not (sources and "name" in sources):  # else a stack output names it
+        try:
+            gcp_v.cluster_name(None, path, key)  # the key names the cluster
+        except ModelStoreInputError as error:
+            problems.extend(error.errors)
+    if wanted("location"):
+        check(gcp_v.location, "location")
+    project_ok = "project" in values and (
+        not wanted("project") or check(gcp_v.project_id, "project")
+    )
+    if wanted("project_number") and not _PROJECT_NUMBER.fullmatch(values["project_number"]):
+        refuse("project_number", values["project_number"], "a GCP project number")
+    pool, project = values.get("workload_pool"), values.get("project")
+    checks_pool = wanted("workload_pool") or (only is not None and wanted("project"))
+    if checks_pool and pool is not None and project_ok and pool != f"{project}.svc.id.goog":
+        refuse(
+            "workload_pool",
+            pool,
+            f"the project's workload pool {project}.svc.id.goog (GKE's pool is always "
+            "<project>.svc.id.goog), or null when workload identity is off",
         )
-    pool = attributes.get("workload_pool")
-    if pool is not None and project is not None and pool != f"{project}.svc.id.goog":
-        problems.append(
-            ModelStoreInputError(
-                None,
-                f"{where}.workload_pool",
-                pool,
-                f"the project's workload pool {project}.svc.id.goog (GKE's pool is always "
-                "<project>.svc.id.goog), or null when workload identity is off",
-            )
+    if wanted("master_version") and gke_version(values["master_version"]) is None:
+        refuse(
+            "master_version",
+            values["master_version"],
+            "a GKE version such as 1.33.4-gke.1172000 (leave it out when unknown)",
         )
-    version = attributes.get("master_version")
-    if version is not None and gke_version(version) is None:
-        problems.append(
-            ModelStoreInputError(
-                None,
-                f"{where}.master_version",
-                version,
-                "a GKE version such as 1.33.4-gke.1172000 (leave it out when unknown)",
-            )
-        )
-    for pool_name, mode in (attributes.get("node_pool_metadata_modes") or {}).items():
-        if mode not in METADATA_MODES:
-            problems.append(
-                ModelStoreInputError(
-                    None,
-                    f"{where}.node_pool_metadata_modes.{pool_name}",
-                    mode,
-                    f"one of {', '.join(METADATA_MODES)}",
+    if wanted("node_pool_metadata_modes"):
+        for pool_name, mode in (values["node_pool_metadata_modes"] or {}).items():
+            if mode not in METADATA_MODES:
+                problems.append(
+                    ModelStoreInputError(
+                        None,
+                        f"{where('node_pool_metadata_modes')}.{pool_name}",
+                        mode,
+                        f"one of {', '.join(METADATA_MODES)}",
+                    )
                 )
-            )
     return problems
