@@ -222,6 +222,10 @@ def _entry(key: str, raw: Any) -> ClusterEntry:
             )
     entry = ClusterEntry(key, kind, fields, attributes, reference, outputs, sources)
     errors.extend(_complete(entry, given=set(outputs)))
+    if kind == "gke":  # what GCP would refuse, before anything registers
+        from .gcp.cluster import entry_problems
+
+        errors.extend(entry_problems(path, key, fields, attributes, sources))
     if errors:
         raise ModelStoreInputError.combine(errors)
     return entry
@@ -379,6 +383,15 @@ def read_references(entries: Mapping[str, ClusterEntry]) -> list[ModelStoreInput
                 entry.attributes[name] = value
             else:
                 entry.fields[name] = value
+        if entry.kind == "gke":  # what the stack gave, checked as the entry's own values are
+            from .gcp.cluster import entry_problems
+
+            read = set(entry.outputs) & (set(entry.fields) | set(entry.attributes))
+            errors.extend(
+                entry_problems(
+                    entry.path, entry.key, entry.fields, entry.attributes, entry.sources, read
+                )
+            )
     return errors
 
 

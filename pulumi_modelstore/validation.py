@@ -263,6 +263,24 @@ MAX_QUANTITY = 2**63 - 1
 MAX_GIB = MAX_QUANTITY // GIB
 
 
+def quantity(value: Any) -> Decimal | None:
+    """The value of a Kubernetes quantity (``500m`` -> 0.5, ``4Gi`` -> 4294967296, ``0``);
+    None when ``value`` is not one."""
+    match = _QUANTITY.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        return None
+    number, suffix = Decimal(match["number"]), match["suffix"]
+    if suffix is None:
+        return number
+    if suffix == "m":
+        return number / 1000
+    if suffix in _BINARY:
+        return number * (1024 ** _BINARY[suffix])
+    if suffix in _DECIMAL:
+        return number * (1000 ** _DECIMAL[suffix])
+    return number * (Decimal(10) ** max(-400, min(int(suffix[1:]), 400)))
+
+
 def storage_bytes(store: str, field: str, value: Any) -> int | None:
     """The size in bytes of a storage quantity such as ``100Gi``, rounded up; None when the
     value is still an Output. Refuses a size without a unit, a milli-unit, zero, a negative

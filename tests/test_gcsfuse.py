@@ -13,8 +13,10 @@ from pulumi_modelstore import WorkloadMount
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.gcp import GcsFuseModelStore, GcsFuseModelStoreArgs
 from pulumi_modelstore.gcp import gcsfuse as g
+from pulumi_modelstore.gcp import gcsfuse_options as gopts
 from pulumi_modelstore.gcp import validation as gcp_v
-from pulumi_modelstore.plan.engine import Plan, PlanError
+from pulumi_modelstore.gcp.cluster import gke_version, ships
+from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
 from pulumi_modelstore.plan.placeholders import gcp as placeholders
 from pulumi_modelstore.validation import SIZE_RULE
 from tests.conftest import plan
@@ -121,6 +123,8 @@ def test_bucket_options():
     inputs = p.by_type(BUCKET)[0]["inputs"]
     assert inputs["softDeletePolicy"] == {"retentionDurationSeconds": 0}
     assert inputs["hierarchicalNamespace"] == {"enabled": True}
+    # Cloud Storage has no object versioning on a hierarchical namespace bucket.
+    assert "versioning" not in inputs
     assert inputs["labels"]["team"] == "ml"
     assert inputs["forceDestroy"] is True
 
@@ -197,6 +201,18 @@ def test_google_service_account_path():
         email = ksa["inputs"]["metadata"]["annotations"]["iam.gke.io/gcp-service-account"]
         assert email in emails
         assert email.startswith(g.google_account_id("llama", ns))
+
+
+def test_google_service_account_inputs_are_known_with_filled_outputs():
+    """The IAM member on each Google service account names it by the account's ``name``
+    output (``projects/<project>/serviceAccounts/<email>``): known with --fill-outputs."""
+    _, p = run(identity="google-service-account", writers=["loader"])
+    names = {s["outputs"]["name"] for s in p.by_type(GSA)}
+    emails = {s["outputs"]["email"] for s in p.by_type(GSA)}
+    assert names == {f"projects/{PROJECT}/serviceAccounts/{e}" for e in emails}
+    users = p.by_type(GSA_IAM)
+    assert {u["inputs"]["serviceAccountId"] for u in users} == names
+    assert UNKNOWN not in repr([u["inputs"] for u in users])
 
 
 DIRECT = re.compile(
@@ -279,6 +295,171 @@ def test_file_cache_and_no_tuning():
     _, p = run(tuning="none")
     spec = p.by_type(PV)[0]["inputs"]["spec"]
     assert "mountOptions" not in spec and "volumeAttributes" not in spec["csi"]
+
+
+# -- tuning by the cluster's GKE version -------------------------------------------------------
+
+GKE_1_33 = "1.33.4-gke.1172000"
+REFUSES = "gcsfuse refuses options it does not know, so every mount would fail"
+
+
+def reader_pv(p: Plan) -> dict[str, Any]:
+    return by_namespace(p, PV)["inference"]["inputs"]["spec"]
+
+
+def test_every_tuning_option_is_in_the_version_table():
+    """An option a tuning writes without a row would reach a cluster too old for it."""
+    for tuning, options in g.TUNING_MOUNT_OPTIONS.items():
+        for option in options:
+            assert gopts.known(option) is not None, (tuning, option)
+    for tuning, attributes in g.TUNING_ATTRIBUTES.items():
+        for name in attributes:
+            assert gopts.attribute(name) or name in gopts.UNGATED_ATTRIBUTES, (tuning, name)
+
+
+@pytest.mark.parametrize(
+    ("version", "firsts", "has"),
+    [
+        ("1.34.0-gke.2011000", ("1.34.0-gke.2011000",), True),
+        ("1.34.0-gke.2010999", ("1.34.0-gke.2011000",), False),
+        ("1.35.0-gke.1000", ("1.34.0-gke.2011000",), True),
+        (GKE_1_33, ("1.34.0-gke.2011000",), False),
+        ("1.29.6-gke.1254000", ("1.29.6-gke.1254000", "1.30.2-gke.1394000"), True),
+        ("1.29.6-gke.1253999", ("1.29.6-gke.1254000", "1.30.2-gke.1394000"), False),
+        ("1.30.1-gke.9999999", ("1.29.6-gke.1254000", "1.30.2-gke.1394000"), False),
+        ("1.30.2-gke.1394000", ("1.29.6-gke.1254000", "1.30.2-gke.1394000"), True),
+        ("1.31.0-gke.1", ("1.29.6-gke.1254000", "1.30.2-gke.1394000"), True),
+        ("1.28.15-gke.1", ("1.29.6-gke.1254000", "1.30.2-gke.1394000"), False),
+    ],
+)
+def test_a_gke_version_ships_what_first_shipped_on_its_minor(version, firsts, has):
+    parsed = gke_version(version)
+    assert parsed is not None and ships(parsed, firsts) is has
+
+
+def test_default_tuning_leaves_out_what_the_clusters_gke_lacks_and_warns():
+    _, p = run(invokes=cluster_answer(masterVersion=GKE_1_33))
+    spec = reader_pv(p)
+    assert spec["mountOptions"] == list(g.TUNING_MOUNT_OPTIONS["serving"][1:])
+    assert spec["csi"]["volumeAttributes"] == g.TUNING_ATTRIBUTES["serving"]
+    assert [d["message"] for d in p.diagnostics if d["severity"] == "warning"] == [
+        "llama: tuning 'serving' (the default) leaves out read:enable-buffered-read:true "
+        "(needs GKE 1.34.0-gke.2011000 or later): cluster 'ml-gke' runs GKE "
+        f"{GKE_1_33}, and {REFUSES}"
+    ]
+
+
+def test_default_tuning_on_a_recent_gke_is_whole_and_quiet():
+    _, p = run(invokes=cluster_answer(masterVersion="1.34.0-gke.2011000"))
+    assert reader_pv(p)["mountOptions"] == list(g.TUNING_MOUNT_OPTIONS["serving"])
+    assert not [d for d in p.diagnostics if d["severity"] == "warning"]
+
+
+def test_default_tuning_on_an_unknown_version_leaves_out_every_gated_option():
+    _, p = run(invokes=cluster_answer(masterVersion=""))
+    spec = reader_pv(p)
+    assert "mountOptions" not in spec
+    assert spec["csi"]["volumeAttributes"] == {"skipCSIBucketAccessCheck": "true"}
+    (warning,) = [d["message"] for d in p.diagnostics if d["severity"] == "warning"]
+    assert warning.startswith(
+        "llama: tuning 'serving' (the default) leaves out read:enable-buffered-read:true "
+        "(needs GKE 1.34.0-gke.2011000 or later); read_ahead_kb=131072 (needs GKE "
+        "1.32.2-gke.1297001 or later); metadata-cache:ttl-secs:-1 (needs GKE "
+        "1.27.12-gke.1190000, 1.28.8-gke.1175000, 1.29.3-gke.1093000 or later); "
+    )
+    assert warning.endswith(
+        "gcsfuseMetadataPrefetchOnMount (needs GKE 1.32.1-gke.1357001 or later): cluster "
+        "'ml-gke' runs GKE of an unknown version (give the cluster's master_version), and "
+        f"{REFUSES}"
+    )
+
+
+def test_a_version_still_an_output_is_unknown():
+    """Facts a program gives with the version as an Output: the preview cannot read it, so
+    the default tuning keeps no version-gated option (and says so)."""
+    import pulumi
+
+    from pulumi_modelstore.gcp import GkeCluster
+    from pulumi_modelstore.gcp.cluster import GkeClusterFacts
+
+    def program() -> None:
+        facts = GkeClusterFacts(
+            name=CLUSTER,
+            project=PROJECT,
+            project_number=NUMBER,
+            location="us-central1",
+            region="us-central1",
+            workload_pool=f"{PROJECT}.svc.id.goog",
+            gcs_fuse_csi=True,
+            pd_csi=True,
+            autopilot=False,
+            node_pool_metadata_modes={"gpu": "GKE_METADATA"},
+            master_version=pulumi.Output.from_input("1.35.0-gke.1000"),  # type: ignore[arg-type]
+        )
+        scope = GkeCluster(
+            CLUSTER, {"cluster_name": CLUSTER, "location": "us-central1"}, facts=facts
+        )
+        GcsFuseModelStore("llama", {"cluster": scope, "readers": ["inference"]})
+
+    p = plan(program, config=CONFIG)
+    assert "mountOptions" not in reader_pv(p)
+    (warning,) = [d["message"] for d in p.diagnostics if d["severity"] == "warning"]
+    assert "cluster 'ml-gke' runs GKE of an unknown version" in warning
+
+
+VERSION_REFUSALS = [
+    (
+        {"tuning": "serving"},
+        GKE_1_33,
+        "llama: tuning must be a tuning whose every option the cluster's GKE ships: "
+        "read:enable-buffered-read:true needs GKE 1.34.0-gke.2011000 or later and cluster "
+        f"'ml-gke' runs GKE {GKE_1_33} ({REFUSES}); leave tuning unset to get the options the "
+        "cluster has, got 'serving'",
+    ),
+    (
+        {"tuning": "file-cache"},
+        "1.29.5-gke.1100000",
+        "llama: tuning must be a tuning whose every option the cluster's GKE ships: "
+        "file-cache:enable-parallel-downloads:true needs GKE 1.29.6-gke.1254000, "
+        "1.30.2-gke.1394000 or later and cluster 'ml-gke' runs GKE 1.29.5-gke.1100000 "
+        f"({REFUSES}); leave tuning unset to get the options the cluster has, got "
+        "'file-cache'",
+    ),
+    (
+        {"tuning": "none", "extra_mount_options": ["read:enable-buffered-read:true"]},
+        GKE_1_33,
+        "llama: extra_mount_options must be an option the cluster's GKE ships: "
+        "read:enable-buffered-read needs GKE 1.34.0-gke.2011000 or later and cluster 'ml-gke' "
+        f"runs GKE {GKE_1_33} ({REFUSES}), got 'read:enable-buffered-read:true'",
+    ),
+    (
+        {"tuning": "none", "extra_mount_options": ["--enable-buffered-read"]},
+        GKE_1_33,
+        "llama: extra_mount_options must be an option the cluster's GKE ships: "
+        "read:enable-buffered-read needs GKE 1.34.0-gke.2011000 or later and cluster 'ml-gke' "
+        f"runs GKE {GKE_1_33} ({REFUSES}), got '--enable-buffered-read'",
+    ),
+    (
+        {"tuning": "none", "extra_mount_options": ["file-cache:max-size-mb:1024"]},
+        "",
+        "llama: extra_mount_options must be an option the cluster's GKE ships: "
+        "file-cache:max-size-mb needs GKE 1.27.12-gke.1190000, 1.28.8-gke.1175000, "
+        "1.29.3-gke.1093000 or later and cluster 'ml-gke' runs GKE of an unknown version (give "
+        f"the cluster's master_version) ({REFUSES}), got 'file-cache:max-size-mb:1024'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("args", "version", "message"),
+    VERSION_REFUSALS,
+    ids=["serving-on-1.33", "file-cache-on-1.29.5", "extra-option", "extra-flag", "unknown"],
+)
+def test_an_option_the_clusters_gke_lacks_is_refused_when_chosen(args, version, message):
+    with pytest.raises(PlanError) as err:
+        plan(gcs(**args), config=CONFIG, invokes=cluster_answer(masterVersion=version))
+    assert str(err.value) == message
+    assert len(err.value.registered) == 1  # the stack itself
 
 
 # -- mount_for --------------------------------------------------------------------------------
@@ -424,6 +605,40 @@ def test_autopilot_refuses_unlimited_sidecar():
     )
 
 
+@pytest.mark.parametrize(
+    ("autopilot", "resources", "shown"),
+    [
+        (True, {"memory-request": "8Gi"}, {"memory-request": "8Gi", "memory-limit": "4Gi"}),
+        (
+            False,
+            {"cpu-request": "2", "cpu-limit": "500m"},
+            {"cpu-request": "2", "cpu-limit": "500m"},
+        ),
+    ],
+    ids=["over-autopilot-default", "over-own-limit"],
+)
+def test_a_sidecar_request_over_its_limit_is_refused(autopilot, resources, shown):
+    with pytest.raises(PlanError) as err:
+        plan(
+            gcs(sidecar_resources=resources),
+            config=CONFIG,
+            invokes=cluster_answer(enableAutopilot=autopilot),
+        )
+    key = next(iter(shown))
+    limit = key.replace("-request", "-limit")
+    assert str(err.value) == (
+        f"llama: sidecar_resources must be a {key} no larger than {limit} (Kubernetes refuses "
+        "a container whose request exceeds its limit; the limit shown includes the store's "
+        f"default: raise {limit} with it), got {shown}"
+    )
+    assert len(err.value.registered) == 1
+
+
+def test_a_sidecar_request_under_a_removed_limit_is_fine():
+    mounts, _ = run(sidecar_resources={"memory-request": "64Gi"})  # Standard: limit "0"
+    assert mounts["inference"].pod_annotations["gke-gcsfuse/memory-request"] == "64Gi"
+
+
 def test_region_mismatch_names_both_regions():
     with pytest.raises(PlanError) as err:
         plan(gcs(location="us-central1-a", bucket_region="europe-west4"), config=CONFIG)
@@ -445,6 +660,10 @@ def test_kms_key_in_another_region_is_refused():
 # -- bad input --------------------------------------------------------------------------------
 
 BUCKET_RULE = gcp_v.BUCKET_NAME_RULE
+KMS_RULE = (
+    "a Cloud KMS key name (projects/P/locations/L/keyRings/R/cryptoKeys/K, with P a project id "
+    "and R and K 1-63 letters, digits, '_' and '-')"
+)
 DROPPED = (
     "a gcsfuse flag the CSI driver passes on (it drops log-file, log-format, cache-dir, "
     "temp-dir, config-file, foreground, key-file, token-url, reuse-token-from-url, "
@@ -487,6 +706,47 @@ BAD = [
         "follows prefix, ro follows readers), got 'only-dir=x'",
     ),
     (
+        {"extra_mount_options": ["file-cache:max-size-mb:lots"]},
+        "extra_mount_options must be file-cache:max-size-mb set to an integer of at least -1, "
+        "got 'file-cache:max-size-mb:lots'",
+    ),
+    (
+        {"extra_mount_options": ["--file-cache-max-size-mb=-2"]},
+        "extra_mount_options must be file-cache:max-size-mb set to an integer of at least -1, "
+        "got '--file-cache-max-size-mb=-2'",
+    ),
+    (
+        {"extra_mount_options": ["read:enable-buffered-read:yes"]},
+        "extra_mount_options must be read:enable-buffered-read set to true or false, got "
+        "'read:enable-buffered-read:yes'",
+    ),
+    (
+        {"extra_mount_options": ["read_ahead_kb=-1"]},
+        "extra_mount_options must be read_ahead_kb set to an integer of at least 0, got "
+        "'read_ahead_kb=-1'",
+    ),
+    (
+        {"extra_mount_options": ["metadata-cache:ttl-secs:9223372037"]},
+        "extra_mount_options must be metadata-cache:ttl-secs set to an integer from -1 to "
+        "9223372036, got 'metadata-cache:ttl-secs:9223372037'",
+    ),
+    (
+        {"extra_mount_options": ["stat-cache-max-size-mb=1.5"]},
+        "extra_mount_options must be metadata-cache:stat-cache-max-size-mb set to an integer "
+        "from -1 to 17592186044415, got 'stat-cache-max-size-mb=1.5'",
+    ),
+    (
+        {"extra_mount_options": ["file-cache:max-parallel-downloads:-5"]},
+        "extra_mount_options must be file-cache:max-parallel-downloads set to an integer of at "
+        "least -1, got 'file-cache:max-parallel-downloads:-5'",
+    ),
+    ({"project": "acme"}, f"project must be {gcp_v.PROJECT_ID_RULE}, got 'acme'"),
+    (
+        {"cluster_name": "ML-gke"},
+        f"cluster_name must be {gcp_v.CLUSTER_NAME_RULE}, got 'ML-gke'",
+    ),
+    ({"location": "us-central"}, f"location must be {gcp_v.LOCATION_RULE}, got 'us-central'"),
+    (
         {"storage_class_name": "gcsfusecsi-serving"},
         "storage_class_name must be a name not starting with gcsfusecsi- (GKE manages those "
         "classes), got 'gcsfusecsi-serving'",
@@ -498,17 +758,26 @@ BAD = [
     ),
     (
         {"kms_key_name": "weights"},
-        "kms_key_name must be a Cloud KMS key name "
-        "(projects/P/locations/L/keyRings/R/cryptoKeys/K), got 'weights'",
+        f"kms_key_name must be {KMS_RULE}, got 'weights'",
+    ),
+    (
+        {"kms_key_name": KMS_KEY.replace("models", "my models")},
+        f"kms_key_name must be {KMS_RULE}, got '{KMS_KEY.replace('models', 'my models')}'",
+    ),
+    (
+        {"kms_key_name": KMS_KEY.replace("acme-kms", "Acme")},
+        f"kms_key_name must be {KMS_RULE}, got '{KMS_KEY.replace('acme-kms', 'Acme')}'",
     ),
     (
         {"bucket_name": "acme-models", "hierarchical_namespace": True},
         "hierarchical_namespace must be unset when bucket_name is given (the store leaves it "
         "alone), got True",
     ),
+    ({"bucket_region": "US"}, f"bucket_region must be {g.REGION_RULE}, got 'US'"),
+    ({"bucket_region": "nam4"}, f"bucket_region must be {g.REGION_RULE}, got 'nam4'"),
     (
-        {"bucket_region": "US"},
-        "bucket_region must be a Cloud Storage region (e.g. us-central1), got 'US'",
+        {"bucket_region": "us-central1-a"},
+        f"bucket_region must be {g.REGION_RULE}, got 'us-central1-a'",
     ),
     (
         {"resource_labels": {"Team": "ml"}},
@@ -523,6 +792,11 @@ BAD = [
     (
         {"sidecar_resources": {"cpu": "1"}},
         f"sidecar_resources must be keys among {', '.join(g.SIDECAR_KEYS)}, got 'cpu'",
+    ),
+    (
+        {"sidecar_resources": {"memory-limit": "-1Gi"}},
+        "sidecar_resources must be Kubernetes quantities (e.g. '2', '500m', '4Gi', '0'), got "
+        "'-1Gi'",
     ),
     (
         {"sidecar_resources": {"cpu-limit": "lots"}},
@@ -615,6 +889,10 @@ def test_bad_input(args, message):
             {"cluster_name": CLUSTER, "location": "us-central1", "readers": ["inference"], **args},
         )
     assert str(err.value) == f"llama: {message}"
+    with pytest.raises(PlanError) as planned:
+        plan(gcs(**args), config=CONFIG)
+    assert str(planned.value) == f"llama: {message}"
+    assert len(planned.value.registered) == 1  # the stack itself
 
 
 def test_store_name_must_fit_a_bucket_name():

@@ -11,9 +11,11 @@ from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.gcp import GkeCluster, cluster_settings, node_pool_settings
 from pulumi_modelstore.gcp import cluster as gke
 from pulumi_modelstore.gcp import validation as gcp_v
-from pulumi_modelstore.plan.engine import PlanError
+from pulumi_modelstore.plan.engine import PlanError, plan_directory
 from pulumi_modelstore.plan.placeholders import INVOKES
 from tests.conftest import plan
+from tests.test_config_clusters import _project
+from tests.test_inputs_program import _only_the_stack
 
 GET_CLUSTER = "gcp:container/getCluster:getCluster"
 
@@ -22,7 +24,7 @@ def facts_of(location: str = "us-central1-a", invokes: dict[str, Any] | None = N
     found: dict[str, Any] = {}
 
     def program():
-        scope = GkeCluster("ml", {"cluster_name": "ml", "location": location, "project": "acme"})
+        scope = GkeCluster("ml", {"cluster_name": "ml", "location": location, "project": "acme-ml"})
         found["facts"] = scope.facts("llama")
         found["again"] = scope.facts("t5")
 
@@ -42,8 +44,12 @@ def test_facts_are_looked_up_once_and_a_zone_gives_its_region():
     facts, again, p = facts_of()
     assert facts is again
     assert [c["token"] for c in p.invokes].count(GET_CLUSTER) == 1
-    assert (facts.project, facts.location, facts.region) == ("acme", "us-central1-a", "us-central1")
-    assert facts.workload_pool == "acme.svc.id.goog"
+    assert (facts.project, facts.location, facts.region) == (
+        "acme-ml",
+        "us-central1-a",
+        "us-central1",
+    )
+    assert facts.workload_pool == "acme-ml.svc.id.goog"
     assert facts.gcs_fuse_csi and facts.pd_csi and not facts.autopilot
     assert facts.project_number.isdigit() and len(facts.project_number) == 12
 
@@ -60,7 +66,7 @@ def test_a_regional_cluster_is_its_own_region():
             {"workloadIdentityConfigs": []},
             gke.require_workload_pool,
             "llama: cluster_name must be a cluster with workload identity (workload pool "
-            "acme.svc.id.goog; see gcp.cluster_settings), got 'ml'",
+            "acme-ml.svc.id.goog; see gcp.cluster_settings), got 'ml'",
         ),
         (
             {"addonsConfigs": [{"gcsFuseCsiDriverConfigs": [{"enabled": False}]}]},
@@ -181,3 +187,184 @@ def test_gcp_labels_follow_the_resource_manager_rules(labels, message):
 )
 def test_one_cloud_storage_bucket_name_rule_for_both_gcp_stores(name, ok):
     assert gcp_v.is_bucket_name(name) is ok
+
+
+# ---- names GCP refuses ---------------------------------------------------------------------------
+
+NAME_RULE = gcp_v.CLUSTER_NAME_RULE
+LOCATION_RULE = gcp_v.LOCATION_RULE
+PROJECT_RULE = gcp_v.PROJECT_ID_RULE
+SCOPE = {"cluster_name": "ml-gke", "location": "us-central1"}
+BAD_SCOPE = [
+    ({"cluster_name": "ML-gke"}, f"cluster_name must be {NAME_RULE}, got 'ML-gke'"),
+    ({"cluster_name": "1ml"}, f"cluster_name must be {NAME_RULE}, got '1ml'"),
+    ({"cluster_name": "ml-"}, f"cluster_name must be {NAME_RULE}, got 'ml-'"),
+    ({"cluster_name": "m" * 41}, f"cluster_name must be {NAME_RULE}, got '{'m' * 41}'"),
+    ({"cluster_name": "ml_gke"}, f"cluster_name must be {NAME_RULE}, got 'ml_gke'"),
+    ({"location": "us-central"}, f"location must be {LOCATION_RULE}, got 'us-central'"),
+    ({"location": "US-CENTRAL1"}, f"location must be {LOCATION_RULE}, got 'US-CENTRAL1'"),
+    ({"location": "us-central1-a1"}, f"location must be {LOCATION_RULE}, got 'us-central1-a1'"),
+    ({"project": "acme"}, f"project must be {PROJECT_RULE}, got 'acme'"),
+    ({"project": "Acme-ML"}, f"project must be {PROJECT_RULE}, got 'Acme-ML'"),
+    ({"project": "acme-ml-"}, f"project must be {PROJECT_RULE}, got 'acme-ml-'"),
+    ({"project": "1acme-ml"}, f"project must be {PROJECT_RULE}, got '1acme-ml'"),
+    ({"project": "a" * 31}, f"project must be {PROJECT_RULE}, got '{'a' * 31}'"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), BAD_SCOPE, ids=[m for _, m in BAD_SCOPE])
+def test_names_gcp_refuses_are_refused_before_anything_registers(change, message):
+    with pytest.raises(PlanError) as err:
+        plan(lambda: GkeCluster("s", {**SCOPE, **change}))
+    assert str(err.value) == f"s: {message}"
+    assert len(err.value.registered) == 1  # the stack itself
+
+
+@pytest.mark.parametrize("name", ["m", "m" * 40, "ml-gke-2"])
+def test_cluster_names_gcp_takes(name):
+    gcp_v.cluster_name("s", "cluster_name", name)
+
+
+@pytest.mark.parametrize("project", ["acme-ml", "a" * 30, "example.com:acme-ml"])
+def test_project_ids_gcp_takes(project):
+    gcp_v.project_id("s", "project", project)
+
+
+# ---- a cluster by its attributes (modelstore:clusters) ------------------------------------------
+
+CONFIG_ENTRY = """
+modelstore:clusters:
+  prod:
+    kind: gke
+    location: {location}
+    project: {project}
+    attributes:
+      project_number: "{number}"
+      workload_pool: {pool}
+      gcs_fuse_csi: true
+      pd_csi: true
+      autopilot: false
+      master_version: "{version}"
+      node_pool_metadata_modes: {{gpu: {mode}}}
+modelstore:stores:
+  llama: {{backend: gcs-fuse, cluster: prod, readers: [a]}}
+"""
+GOOD_ENTRY = {
+    "location": "us-central1",
+    "project": "acme-ml",
+    "number": "421337000042",
+    "pool": "acme-ml.svc.id.goog",
+    "version": "1.33.4-gke.1172000",
+    "mode": "GKE_METADATA",
+}
+KEY = "modelstore:clusters.prod"
+BAD_ENTRIES = [
+    ({"location": "us-central"}, [f"{KEY}.location must be {LOCATION_RULE}, got 'us-central'"]),
+    ({"project": "acme"}, [f"{KEY}.project must be {PROJECT_RULE}, got 'acme'"]),
+    (
+        {"number": "42a"},
+        [f"{KEY}.attributes.project_number must be a GCP project number, got '42a'"],
+    ),
+    (
+        {"pool": "other.svc.id.goog"},
+        [
+            f"{KEY}.attributes.workload_pool must be the project's workload pool "
+            "acme-ml.svc.id.goog (GKE's pool is always <project>.svc.id.goog), or null when "
+            "workload identity is off, got 'other.svc.id.goog'"
+        ],
+    ),
+    (
+        {"version": "latest"},
+        [
+            f"{KEY}.attributes.master_version must be a GKE version such as "
+            "1.33.4-gke.1172000 (leave it out when unknown), got 'latest'"
+        ],
+    ),
+    (
+        {"mode": "GKE"},
+        [
+            f"{KEY}.attributes.node_pool_metadata_modes.gpu must be one of GKE_METADATA, "
+            "GCE_METADATA, MODE_UNSPECIFIED, got 'GKE'"
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("change", "lines"), BAD_ENTRIES, ids=[next(iter(c)) for c, _ in BAD_ENTRIES]
+)
+def test_a_gke_entry_gcp_would_refuse_is_one_line_and_registers_nothing(tmp_path, change, lines):
+    directory = _project(tmp_path, CONFIG_ENTRY.format(**{**GOOD_ENTRY, **change}))
+    with pytest.raises(PlanError) as err:
+        plan_directory(directory)
+    assert str(err.value).splitlines() == lines
+    assert _only_the_stack(err.value.registered)
+
+
+def test_a_gke_entry_named_by_a_key_gcp_refuses(tmp_path):
+    config = (
+        CONFIG_ENTRY.format(**GOOD_ENTRY)
+        .replace("  prod:", "  Prod:")
+        .replace("cluster: prod", "cluster: Prod")
+    )
+    with pytest.raises(PlanError) as err:
+        plan_directory(_project(tmp_path, config))
+    assert str(err.value).splitlines() == [
+        f"modelstore:clusters.Prod must be {NAME_RULE}, got 'Prod'"
+    ]
+    assert _only_the_stack(err.value.registered)
+
+
+def test_a_good_gke_entry_plans(tmp_path):
+    plan_directory(_project(tmp_path, CONFIG_ENTRY.format(**GOOD_ENTRY)))
+
+
+REFERENCED = """
+modelstore:clusters:
+  Prod:
+    kind: gke
+    location: us-central1
+    project: acme-ml
+    stack_reference: acme/platform/prod
+    outputs:
+      name: clusterName
+      project_number: number
+      workload_pool: pool
+      gcs_fuse_csi: fuse
+      pd_csi: pd
+      autopilot: autopilot
+      master_version: version
+      node_pool_metadata_modes: modes
+modelstore:stores:
+  llama: {backend: gcs-fuse, cluster: Prod, readers: [a]}
+"""
+PLATFORM = {
+    "clusterName": "ml-gke",
+    "number": "421337000042",
+    "pool": "acme-ml.svc.id.goog",
+    "fuse": True,
+    "pd": True,
+    "autopilot": False,
+    "version": "1.33.4-gke.1172000",
+    "modes": {"gpu": "GKE_METADATA"},
+}
+
+
+def test_a_gke_entry_read_from_a_stack_is_checked_the_same_way(tmp_path):
+    """The key 'Prod' is no cluster name, but the stack's output names the cluster: fine."""
+    (tmp_path / "good").mkdir()
+    (tmp_path / "bad").mkdir()
+    plan_directory(_project(tmp_path / "good", REFERENCED, {"acme.platform.prod": PLATFORM}))
+    bad = {**PLATFORM, "clusterName": "ML_GKE", "version": "latest"}
+    with pytest.raises(PlanError) as err:
+        plan_directory(_project(tmp_path / "bad", REFERENCED, {"acme.platform.prod": bad}))
+    assert str(err.value).splitlines() == [
+        f"modelstore:clusters.Prod.outputs.name must be {NAME_RULE}, got 'ML_GKE'",
+        "modelstore:clusters.Prod.outputs.master_version must be a GKE version such as "
+        "1.33.4-gke.1172000 (leave it out when unknown), got 'latest'",
+    ]
+    # The stack and the reference it read; no resource.
+    assert [urn.split("::")[2] for urn in err.value.registered] == [
+        "pulumi:pulumi:Stack",
+        "pulumi:pulumi:Stack$pulumi:pulumi:StackReference",
+    ]

@@ -11,6 +11,7 @@ import pytest
 
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.gcp import HyperdiskMlModelStore
+from pulumi_modelstore.gcp import validation as gcp_v
 from pulumi_modelstore.plan.engine import PlanError
 from pulumi_modelstore.plan.placeholders import gcp as gcp_placeholders
 from tests.conftest import plan
@@ -320,6 +321,11 @@ BAD: list[tuple[dict[str, Any], str]] = [
         {"zones": ["us-central1-a", "us-central1-a"]},
         "zones must be a list without repeats, got ['us-central1-a', 'us-central1-a']",
     ),
+    (
+        {"cluster_name": "prod_gke"},
+        f"cluster_name must be {gcp_v.CLUSTER_NAME_RULE}, got 'prod_gke'",
+    ),
+    ({"project": "Acme-ML"}, f"project must be {gcp_v.PROJECT_ID_RULE}, got 'Acme-ML'"),
     (
         {"readers": []},
         "readers and writers must be at least one consumer namespace between them, got []",

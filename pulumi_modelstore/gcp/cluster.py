@@ -11,7 +11,7 @@ and node pools on ``GKE_METADATA``; ``get_cluster`` returns these as lists, and 
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -22,10 +22,13 @@ from ..cluster import ClusterScope, provider_of, providers_only
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output
+from . import validation as gcp_v
 
 GKE_METADATA = "GKE_METADATA"
 # A zone is its region plus "-<letter>" (us-central1-a); a region has no such suffix.
 _ZONE = re.compile(r"([a-z]+-[a-z]+\d+)-[a-z]")
+# A GKE version: 1.33.4-gke.1172000 (the build may be left out).
+_GKE_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)(?:-gke\.(\d+))?")
 
 
 class GkeClusterArgs(TypedDict, total=False):
@@ -65,8 +68,34 @@ class GkeClusterFacts:
     def version_at_least(self, *minimum: int) -> bool:
         """Whether the control plane runs GKE ``minimum`` (e.g. 1, 35, 1) or later; an
         unknown version is not assumed to be recent."""
-        found = re.match(r"(\d+)\.(\d+)\.(\d+)", self.master_version)
-        return found is not None and tuple(int(g) for g in found.groups()) >= minimum
+        version = self.version
+        return version is not None and version >= minimum
+
+    @property
+    def version(self) -> tuple[int, int, int, int] | None:
+        """The control plane's version as numbers (``1.33.4-gke.1172000`` -> (1, 33, 4,
+        1172000)); None when unknown (not given, an Output, or not a GKE version)."""
+        return gke_version(self.master_version)
+
+
+def gke_version(text: object) -> tuple[int, int, int, int] | None:
+    """``1.33.4-gke.1172000`` -> (1, 33, 4, 1172000); ``1.33.4`` -> (1, 33, 4, 0); anything
+    else (an Output, empty, not a GKE version) -> None."""
+    found = _GKE_VERSION.fullmatch(text) if isinstance(text, str) else None
+    if found is None:
+        return None
+    major, minor, patch, build = found.groups()
+    return int(major), int(minor), int(patch), int(build or 0)
+
+
+def ships(version: tuple[int, int, int, int], firsts: Sequence[str]) -> bool:
+    """Whether GKE ``version`` has a feature that first shipped in ``firsts`` (one first
+    version per GKE minor that got it at once; a later minor has it from its first patch)."""
+    parsed = [v for v in (gke_version(f) for f in firsts) if v is not None]
+    for first in parsed:
+        if version[:2] == first[:2]:
+            return version >= first
+    return version[:2] > max(parsed)[:2]
 
 
 def region_of(location: str) -> str:
@@ -103,6 +132,7 @@ class GkeCluster(ClusterScope):
         preflight checks run on them."""
         p = Parser(store or resource_name, GkeClusterArgs, args)
         p.check(lambda: cluster_named(p.store, p["cluster_name"], p["location"]))
+        p.field_rule(gcp_v.project_id, "project")
         given = p.finish()
         super().__init__(
             "modelstore:index:GkeCluster",
@@ -217,6 +247,8 @@ def cluster_named(store: str, cluster_name: Any, location: Any) -> None:
             "the GKE cluster's region or zone, a plain string (a cluster name is unique only "
             "within its location)",
         )
+    gcp_v.cluster_name(store, "cluster_name", cluster_name)
+    gcp_v.location(store, "location", location)
 
 
 # ---- preflight: one named check per fact a store depends on ----------------------------------
@@ -288,3 +320,90 @@ def node_pool_settings() -> dict[str, Any]:
     """What a platform stack merges into each ``gcp.container.NodePool``'s args: the GKE
     metadata server, so pods get their own service account's identity."""
     return {"node_config": {"workload_metadata_config": {"mode": GKE_METADATA}}}
+
+
+# ---- a cluster given by its attributes (the config program's modelstore:clusters) -------------
+
+# The node metadata modes the GKE API knows (container v1 WorkloadMetadataConfig.Mode, as
+# pulumi-gcp's container WorkloadMetadataConfig.mode documents them).
+METADATA_MODES = (GKE_METADATA, "GCE_METADATA", "MODE_UNSPECIFIED")
+_PROJECT_NUMBER = re.compile(r"[1-9]\d*")
+
+
+def entry_problems(
+    path: str,
+    key: str,
+    fields: Mapping[str, Any],
+    attributes: Mapping[str, Any],
+    sources: Mapping[str, str] | None = None,
+    only: Collection[str] | None = None,
+) -> list[ModelStoreInputError]:
+    """What GCP would refuse in a ``gke`` entry of ``modelstore:clusters`` (``path``): its
+    name (the key unless ``name`` is given), location and project, and the attributes that
+    stand for a lookup: a project number, the project's workload pool, a GKE version, node
+    metadata modes. ``sources`` names each value's key path (default: the entry's own
+    fields and attributes); ``only`` checks just those names (values a stack output gave)."""
+    problems: list[ModelStoreInputError] = []
+    values = {**attributes, **fields}
+
+    def where(name: str) -> str:
+        if sources and name in sources:
+            return sources[name]
+        return f"{path}.{name}" if name in fields else f"{path}.attributes.{name}"
+
+    def wanted(name: str) -> bool:
+        return name in values and (only is None or name in only)
+
+    def refuse(name: str, value: Any, allowed: str) -> None:
+        problems.append(ModelStoreInputError(None, where(name), value, allowed))
+
+    def check(rule: Any, name: str) -> bool:
+        try:
+            rule(None, where(name), values[name])
+        except ModelStoreInputError as error:
+            problems.extend(error.errors)
+            return False
+        return True
+
+    if "name" in values:
+        if only is None or "name" in only:
+            check(gcp_v.cluster_name, "name")
+    elif only is None and not (sources and "name" in sources):  # else a stack output names it
+        try:
+            gcp_v.cluster_name(None, path, key)  # the key names the cluster
+        except ModelStoreInputError as error:
+            problems.extend(error.errors)
+    if wanted("location"):
+        check(gcp_v.location, "location")
+    project_ok = "project" in values and (
+        not wanted("project") or check(gcp_v.project_id, "project")
+    )
+    if wanted("project_number") and not _PROJECT_NUMBER.fullmatch(values["project_number"]):
+        refuse("project_number", values["project_number"], "a GCP project number")
+    pool, project = values.get("workload_pool"), values.get("project")
+    checks_pool = wanted("workload_pool") or (only is not None and wanted("project"))
+    if checks_pool and pool is not None and project_ok and pool != f"{project}.svc.id.goog":
+        refuse(
+            "workload_pool",
+            pool,
+            f"the project's workload pool {project}.svc.id.goog (GKE's pool is always "
+            "<project>.svc.id.goog), or null when workload identity is off",
+        )
+    if wanted("master_version") and gke_version(values["master_version"]) is None:
+        refuse(
+            "master_version",
+            values["master_version"],
+            "a GKE version such as 1.33.4-gke.1172000 (leave it out when unknown)",
+        )
+    if wanted("node_pool_metadata_modes"):
+        for pool_name, mode in (values["node_pool_metadata_modes"] or {}).items():
+            if mode not in METADATA_MODES:
+                problems.append(
+                    ModelStoreInputError(
+                        None,
+                        f"{where('node_pool_metadata_modes')}.{pool_name}",
+                        mode,
+                        f"one of {', '.join(METADATA_MODES)}",
+                    )
+                )
+    return problems

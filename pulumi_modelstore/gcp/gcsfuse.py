@@ -22,10 +22,9 @@ Upstream facts this module encodes (GoogleCloudPlatform/gcs-fuse-csi-driver, mai
   adds emptyDirs only where the pod has no volume of that name); a custom cache volume needs a
   pod ``fsGroup``, any id (docs/troubleshooting.md, "Volume mount failure with custom caching
   volumes"; test/e2e/testsuites/file_cache.go mounts a PVC and a Memory emptyDir there);
-- gcsfuse config keys (GoogleCloudPlatform/gcsfuse cfg/params.yaml): ``read:enable-buffered-
-  read``, ``metadata-cache:ttl-secs``, ``metadata-cache:stat-cache-max-size-mb``,
-  ``metadata-cache:type-cache-max-size-mb``, ``file-cache:max-size-mb``,
-  ``file-cache:cache-file-for-range-read``, ``file-cache:enable-parallel-downloads``.
+- the gcsfuse options the store writes or checks, their values and the GKE version that
+  first ships each: one table, ``gcsfuse_options.OPTIONS`` (gcsfuse refuses an option it does
+  not know: one too new for the cluster fails every mount).
 """
 
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
@@ -46,6 +45,7 @@ from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import STORE_NAME, Binding, Spec
+from . import gcsfuse_options as opts_table
 from . import validation as gcp_v
 from .cluster import (
     GkeCluster,
@@ -140,13 +140,24 @@ SIDECAR_VOLUMES = (CACHE_VOLUME, "gke-gcsfuse-buffer", "gke-gcsfuse-tmp")
 SIDECAR_GID = 65534
 # IsValidGroupID (k8s.io/apimachinery pkg/util/validation/validation.go): 0 to MaxInt32.
 MAX_GROUP_ID = 2**31 - 1
-# gcsfuse's file cache size, config-file style and as a flag (cfg/params.yaml).
-FILE_CACHE_SIZE_KEYS = ("file-cache:max-size-mb", "file-cache-max-size-mb")
+# gcsfuse's file cache size (its row in the options table).
+FILE_CACHE_SIZE = "file-cache:max-size-mb"
 MIB = 1024**2
 
-_KMS_KEY = re.compile(r"projects/[^/]+/locations/([^/]+)/keyRings/[^/]+/cryptoKeys/[^/]+")
+# Cloud KMS key names (cloud.google.com/kms/docs/resource-hierarchy): key ring and key ids of
+# 1-63 letters, digits, '_' and '-', in a project and a location.
+_KMS_KEY = re.compile(
+    r"projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/locations/([a-z0-9-]+)/"
+    r"keyRings/[A-Za-z0-9_-]{1,63}/cryptoKeys/[A-Za-z0-9_-]{1,63}"
+)
+# A Cloud Storage location is a region, a dual-region (NAM4, or configurable) or a
+# multi-region (US, EU, ASIA) (cloud.google.com/storage/docs/locations): the store takes a
+# region only, so the bucket sits with the cluster's nodes.
 _REGION = re.compile(r"[a-z]+-[a-z]+\d+")
-_QUANTITY = re.compile(r"(0|[0-9]+(\.[0-9]+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?)")
+REGION_RULE = (
+    "a Cloud Storage region such as us-central1 (the store keeps the bucket in one region, "
+    "near the cluster: not a zone, a dual-region such as NAM4 or a multi-region such as US)"
+)
 # Pulumi's auto-name adds '-' and 7 characters to the resource name.
 AUTONAME_SUFFIX = 8
 
@@ -160,7 +171,8 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     and leaves its settings alone (it still grants each consumer bucket-level IAM on it).
     Default: a new bucket, auto-named after the store (``<store>-bucket-<random>``), in the
     cluster's region, with uniform bucket-level access, public access prevention enforced,
-    versioning and soft delete on, protected unless ``protect`` is False."""
+    object versioning (unless ``hierarchical_namespace``) and soft delete on, protected unless
+    ``protect`` is False."""
     bucket_region: str
     """The new bucket's region. Default: the cluster's region (a zonal cluster's zone's
     region). Another region costs inter-region egress and latency at every read: it is refused
@@ -181,7 +193,10 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     hierarchical_namespace: bool
     """Create the new bucket with a hierarchical namespace (real folders: faster listings and
     atomic directory renames; needs uniform bucket-level access, which the store always turns
-    on, and can only be chosen at creation). Default: ``False``."""
+    on, and can only be chosen at creation). Such a bucket has no object versioning (Cloud
+    Storage does not offer it with a hierarchical namespace), so the store leaves versioning
+    off: soft delete alone keeps overwritten and deleted objects recoverable.
+    Default: ``False``."""
     prefix: str
     """Serve only this folder of the bucket (gcsfuse ``only-dir``), a relative path without a
     leading '/'. Default: the whole bucket."""
@@ -205,15 +220,21 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     classes. Default: ``modelstore-gcsfuse``."""
     tuning: str
     """The readers' gcsfuse tuning. ``serving`` (Google's current guidance for immutable model
-    files; GKE 1.34.0 or later, for buffered reads): buffered reads
-    (``read:enable-buffered-read:true``), kernel read-ahead 128 MiB (``read_ahead_kb=131072``,
-    GKE 1.32.2), unlimited metadata caches with metadata prefetch on mount (GKE 1.32.1), no
-    file cache, and ``skipCSIBucketAccessCheck`` (halves the token exchanges per mount).
-    ``file-cache``: the older recipe for local SSD nodes or GKE before 1.34 (1.29.6 / 1.30.2 or
-    later, for parallel downloads): an unlimited file cache with range reads and parallel
-    downloads, unlimited metadata caches and ``skipCSIBucketAccessCheck``; the cache lives in
-    the sidecar's ephemeral storage, so each file must fit there. ``none``: the driver's
-    defaults. Writers get no tuning. Default: ``serving``."""
+    files): buffered reads (``read:enable-buffered-read:true``, GKE 1.34.0-gke.2011000),
+    kernel read-ahead 128 MiB (``read_ahead_kb=131072``, GKE 1.32.2-gke.1297001), unlimited
+    metadata caches with metadata prefetch on mount (GKE 1.32.1-gke.1357001), no file cache,
+    and ``skipCSIBucketAccessCheck`` (halves the token exchanges per mount). ``file-cache``:
+    the older recipe for local SSD nodes or GKE before 1.34 (1.29.6-gke.1254000 /
+    1.30.2-gke.1394000 or later, for parallel downloads): an unlimited file cache with range
+    reads and parallel downloads, unlimited metadata caches and ``skipCSIBucketAccessCheck``;
+    the cache lives in the sidecar's ephemeral storage, so each file must fit there. ``none``:
+    the driver's defaults. Writers get no tuning. gcsfuse refuses options it does not know
+    (every mount fails), so each option is checked against the cluster's GKE version before
+    deploy: a tuning given here must be supported whole (else it is refused, naming the
+    option, the cluster's version and the first version that has it). Default: ``serving``,
+    less what the cluster's version lacks (a warning in the preview names what was left out
+    and why; with the version unknown, e.g. cluster attributes without ``master_version``,
+    every version-gated option is left out)."""
     managed_profile: str
     """Use one of GKE's managed Cloud Storage FUSE profiles instead of ``tuning``:
     ``serving``, ``training`` or ``checkpointing``. The PVs and claims then name GKE's class
@@ -223,7 +244,11 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     extra_mount_options: Sequence[str]
     """More gcsfuse flags for every PV (``key=value`` or config-file style
     ``section:key:value``). Default: none. Flags the driver drops with only a warning
-    (log-file, cache-dir, o, ...) and ``only-dir``/``ro``/``rw`` (the store's) are refused."""
+    (log-file, cache-dir, o, ...) and ``only-dir``/``ro``/``rw`` (the store's) are refused;
+    options the store knows (``gcsfuse_options.OPTIONS``: the file and metadata caches,
+    parallel downloads, buffered reads, ``read_ahead_kb``) must have a value gcsfuse takes and
+    be shipped by the cluster's GKE version (a known version: with it unknown they are
+    refused)."""
     sidecar_resources: Mapping[str, str]
     """The gcsfuse sidecar's resources, as ``gke-gcsfuse/<key>`` pod annotations (keys
     ``cpu-limit``, ``memory-limit``, ``ephemeral-storage-limit``, the matching ``-request``
@@ -275,7 +300,7 @@ def store_name_fits_bucket(store: str, bucket_name: Any) -> None:
 
 def valid_region(store: str, field: str, value: Any) -> None:
     if not v.is_output(value) and not (isinstance(value, str) and _REGION.fullmatch(value)):
-        raise ModelStoreInputError(store, field, value, "a Cloud Storage region (e.g. us-central1)")
+        raise ModelStoreInputError(store, field, value, REGION_RULE)
 
 
 def valid_kms_key(store: str, field: str, value: Any) -> None:
@@ -284,7 +309,8 @@ def valid_kms_key(store: str, field: str, value: Any) -> None:
             store,
             field,
             value,
-            "a Cloud KMS key name (projects/P/locations/L/keyRings/R/cryptoKeys/K)",
+            "a Cloud KMS key name (projects/P/locations/L/keyRings/R/cryptoKeys/K, with P a "
+            "project id and R and K 1-63 letters, digits, '_' and '-')",
         )
 
 
@@ -361,21 +387,12 @@ def valid_storage_class_name(store: str, field: str, value: Any) -> None:
         )
 
 
-def _flag_key(option: str) -> str:
-    """A gcsfuse flag's name: ``key=value`` -> key; ``section:key:value`` -> section:key;
-    a bare ``key`` -> key (a leading ``--`` dropped)."""
-    option = option.strip().removeprefix("--")
-    if "=" in option or ":" not in option:
-        return option.split("=", 1)[0]
-    return option.rsplit(":", 1)[0]
-
-
 def mount_options_kept(store: str, field: str, options: Sequence[Any]) -> None:
     """Extra flags the driver would drop (or rewrite) are refused, and the store's own."""
     for option in options:
         if v.is_output(option):
             continue
-        key = _flag_key(option)
+        key = opts_table.parse(option)[0]
         if key in DROPPED_FLAGS:
             raise ModelStoreInputError(
                 store,
@@ -392,6 +409,15 @@ def mount_options_kept(store: str, field: str, options: Sequence[Any]) -> None:
                 option,
                 "a gcsfuse flag the store does not set itself (only-dir follows prefix, ro "
                 "follows readers)",
+            )
+        found = opts_table.known(option)
+        if found is not None and opts_table.value_error(*found):
+            row = found[0]
+            raise ModelStoreInputError(
+                store,
+                field,
+                option,
+                f"{row.key} set to {row.allowed()}",
             )
 
 
@@ -443,17 +469,17 @@ def valid_group_id(store: str, field: str, value: int) -> None:
 
 
 def _file_cache_sizes(options: Sequence[Any]) -> list[tuple[str, int]]:
-    """The flags that set the file cache's size, with that size in MiB (-1 unlimited, 0 off)."""
+    """The flags that set the file cache's size, with that size in MiB (-1 unlimited, 0 off).
+    A value that is no integer is refused by ``mount_options_kept``."""
     sizes = []
     for option in options:
-        if v.is_output(option) or _flag_key(option) not in FILE_CACHE_SIZE_KEYS:
+        found = None if v.is_output(option) else opts_table.known(option)
+        if found is None or found[0].key != FILE_CACHE_SIZE:
             continue
-        text = option.strip().removeprefix("--")
-        value = text.split("=", 1)[1] if "=" in text else text.rsplit(":", 1)[1]
         try:
-            sizes.append((option, int(value)))
+            sizes.append((option, int(str(found[1]))))
         except ValueError:
-            continue  # gcsfuse refuses it at mount: not the store's to second-guess
+            continue
     return sizes
 
 
@@ -504,7 +530,8 @@ def valid_sidecar_resources(store: str, field: str, value: Mapping[str, str]) ->
     for key, quantity in value.items():
         if key not in SIDECAR_KEYS:
             raise ModelStoreInputError(store, field, key, f"keys among {', '.join(SIDECAR_KEYS)}")
-        if not v.is_output(quantity) and not _QUANTITY.fullmatch(quantity):
+        amount = None if v.is_output(quantity) else v.quantity(quantity)
+        if not v.is_output(quantity) and (amount is None or amount < 0):
             raise ModelStoreInputError(
                 store, field, quantity, "Kubernetes quantities (e.g. '2', '500m', '4Gi', '0')"
             )
@@ -538,6 +565,28 @@ def kms_key_in_bucket_region(store: str, key: str | None, region: str) -> None:
         )
 
 
+def sidecar_requests_within_limits(store: str, resources: Mapping[str, str]) -> None:
+    """The sidecar's requests, over the store's default limits: Kubernetes refuses a container
+    whose request exceeds its limit (the pod is never created). The webhook takes the
+    annotations as given and drops only a zero limit (gcs-fuse-csi-driver
+    pkg/webhook/config.go, prepareResourceList and populateResource)."""
+    for key, request in resources.items():
+        if not key.endswith("-request"):
+            continue
+        limit_key = key.removesuffix("-request") + "-limit"
+        limit = resources.get(limit_key)
+        wanted, most = v.quantity(request), v.quantity(limit)
+        if wanted is not None and most is not None and most != 0 and wanted > most:
+            raise ModelStoreInputError(
+                store,
+                "sidecar_resources",
+                {key: request, limit_key: limit},
+                f"a {key} no larger than {limit_key} (Kubernetes refuses a container whose "
+                "request exceeds its limit; the limit shown includes the store's default: "
+                f"raise {limit_key} with it)",
+            )
+
+
 def autopilot_sidecar_limits(store: str, resources: Mapping[str, str], autopilot: bool) -> None:
     if not autopilot:
         return
@@ -549,6 +598,77 @@ def autopilot_sidecar_limits(store: str, resources: Mapping[str, str], autopilot
                 {key: quantity},
                 "explicit quantities on an Autopilot cluster (it refuses '0', which removes a "
                 "limit on Standard clusters only)",
+            )
+
+
+# gcsfuse refuses a config key or flag it does not know (cmd/root.go ErrorUnused): the mount
+# fails, not just the option.
+_REFUSES = "gcsfuse refuses options it does not know, so every mount would fail"
+
+
+def _runs(facts: GkeClusterFacts) -> str:
+    if facts.version is None:
+        return (
+            f"cluster {facts.name!r} runs GKE of an unknown version (give the cluster's "
+            "master_version)"
+        )
+    return f"cluster {facts.name!r} runs GKE {facts.master_version}"
+
+
+def _lacking(option: str, facts: GkeClusterFacts) -> opts_table.GcsfuseOption | None:
+    """The table's row for a mount option (or volume attribute) the cluster's GKE does not
+    ship; None when it ships it or the table does not know it."""
+    found = opts_table.known(option)
+    row = found[0] if found is not None else opts_table.attribute(option)
+    return row if row is not None and opts_table.missing(facts.version, [row]) else None
+
+
+def reader_tuning(
+    store: str, tuning: str, given: bool, facts: GkeClusterFacts
+) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The readers' options and volume attributes of ``tuning`` that the cluster's GKE ships.
+    A tuning given explicitly must be shipped whole (refused otherwise); the default one
+    leaves out what is missing and says so in a warning. An unknown version ships nothing
+    that is version-gated."""
+    options = TUNING_MOUNT_OPTIONS[tuning]
+    attributes = TUNING_ATTRIBUTES[tuning]
+    lacking = {
+        name: row for name in (*options, *attributes) if (row := _lacking(name, facts)) is not None
+    }
+    if not lacking:
+        return tuple(options), dict(attributes)
+    if given:
+        name, row = next(iter(lacking.items()))
+        raise ModelStoreInputError(
+            store,
+            "tuning",
+            tuning,
+            f"a tuning whose every option the cluster's GKE ships: {name} needs {row.needs()} "
+            f"and {_runs(facts)} ({_REFUSES}); leave tuning unset to get the options the "
+            "cluster has",
+        )
+    left_out = "; ".join(f"{name} (needs {row.needs()})" for name, row in lacking.items())
+    pulumi.log.warn(
+        f"{store}: tuning {tuning!r} (the default) leaves out {left_out}: {_runs(facts)}, and "
+        f"{_REFUSES}"
+    )
+    return (
+        tuple(o for o in options if o not in lacking),
+        {k: val for k, val in attributes.items() if k not in lacking},
+    )
+
+
+def options_on_cluster(store: str, options: Sequence[Any], facts: GkeClusterFacts) -> None:
+    """Each extra option the table knows is shipped by the cluster's GKE (a known version)."""
+    for option in options:
+        row = None if v.is_output(option) else _lacking(option, facts)
+        if row is not None:
+            raise ModelStoreInputError(
+                store,
+                "extra_mount_options",
+                option,
+                f"an option the cluster's GKE ships: {row.key} needs {row.needs()} and "
+                f"{_runs(facts)} ({_REFUSES})",
             )
 
 
@@ -581,6 +701,10 @@ class _Preflight:
     storage_agent: str | None
     """The Cloud Storage service agent's IAM member (CMEK), else None."""
     sidecar: Mapping[str, str]
+    reader_options: tuple[str, ...]
+    """The readers' tuning options the cluster's GKE ships."""
+    reader_attributes: Mapping[str, str]
+    """The readers' tuning volume attributes the cluster's GKE ships."""
 
 
 class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
@@ -652,6 +776,8 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
         p.field_rule(v.dns_subdomain, "service_account_name")
         p.field_rule(valid_storage_class_name, "storage_class_name")
         p.field_rule(v.one_of, "tuning", TUNINGS)
+        # The default tuning takes what the cluster has; one given must be had whole.
+        p.derived["tuning_given"] = "tuning" in p
         p.field_rule(v.one_of, "managed_profile", MANAGED_PROFILES)
         for name in ("tuning", "storage_class_name"):
             if name in p:  # given, not defaulted: the profile decides both
@@ -710,9 +836,14 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
             **(a.get("sidecar_resources") or {}),
         }
         autopilot_sidecar_limits(name, sidecar, facts.autopilot)
+        sidecar_requests_within_limits(name, sidecar)
         if a.get("managed_profile") is not None:
             profile_supported(name, a["managed_profile"], facts)
-        return _Preflight(facts, region, agent, sidecar)
+        # With a managed profile GKE tunes the mounts: the store adds no tuning of its own.
+        tuning = "none" if a.get("managed_profile") else a["tuning"]
+        options, attributes = reader_tuning(name, tuning, spec.derived["tuning_given"], facts)
+        options_on_cluster(name, a.get("extra_mount_options") or (), facts)
+        return _Preflight(facts, region, agent, sidecar, options, attributes)
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
@@ -789,14 +920,17 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
         self.storage_class_name = pulumi.Output.from_input(class_name)
 
         def source(namespace: str, read_only: bool) -> dict[str, Any]:
-            tuning = own_tuning if read_only else "none"
-            attributes = dict(TUNING_ATTRIBUTES[tuning])
+            # Readers get the tuning as far as the cluster's GKE ships it (preflight).
+            attributes = dict(facts.reader_attributes) if read_only else {}
             if not read_only and own_tuning != "none":
                 attributes["skipCSIBucketAccessCheck"] = "true"
             options: list[str] = []
             if a.get("prefix"):
                 options.append(f"only-dir={a['prefix'].strip('/')}")
-            options += [*TUNING_MOUNT_OPTIONS[tuning], *(a.get("extra_mount_options") or ())]
+            options += [
+                *(facts.reader_options if read_only else ()),
+                *(a.get("extra_mount_options") or ()),
+            ]
             csi: dict[str, Any] = {
                 "driver": DRIVER,
                 # The driver keeps what precedes the first ':' (the bucket); kubelet needs a
@@ -829,8 +963,9 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
 
     def _new_bucket(self, spec: Spec[Any], facts: _Preflight) -> "gcp.storage.Bucket":
         """A bucket in the cluster's region: uniform bucket-level access, public access
-        prevention enforced, versioning and soft delete on, optional CMEK (the Cloud Storage
-        service agent granted on the key first) and hierarchical namespace."""
+        prevention enforced, versioning (without a hierarchical namespace) and soft delete on,
+        optional CMEK (the Cloud Storage service agent granted on the key first) and
+        hierarchical namespace."""
         a, name = spec.args, spec.common.name
         depends: list[pulumi.Resource] = []
         encryption: Any = None
@@ -848,12 +983,15 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
             )
             encryption = {"default_kms_key_name": a["kms_key_name"]}
         protection = self.data_protection()
+        hns = a["hierarchical_namespace"]
         settings: Any = {
-            "versioning": {"enabled": True},
+            # Object versioning is one of the features a hierarchical namespace bucket lacks
+            # (cloud.google.com/storage/docs/hns-overview, "Limitations"): never both.
+            "versioning": None if hns else {"enabled": True},
             "soft_delete_policy": {
                 "retention_duration_seconds": a["soft_delete_retention_seconds"]
             },
-            "hierarchical_namespace": {"enabled": True} if a["hierarchical_namespace"] else None,
+            "hierarchical_namespace": {"enabled": True} if hns else None,
             "encryption": encryption,
         }
         return gcp.storage.Bucket(

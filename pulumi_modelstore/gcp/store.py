@@ -42,6 +42,7 @@ class GcpModelStore(ModelStore):
         the store's own label carries (a GCP label value: lowercase only)."""
         if p["cluster"] is None:
             p.check(lambda: cluster_named(p.store, p["cluster_name"], p["location"]))
+        p.field_rule(gcp_v.project_id, "project")
         p.field_rule(gcp_v.resource_labels, "resource_labels", OWN_LABELS)
         if p.ok(STORE_NAME):  # else refused once already, as a Kubernetes label value
             p.check(lambda: gcp_v.label_value(p.store, STORE_NAME, p.store))

@@ -76,3 +76,41 @@ def bucket_name(store: str, field: str, value: Any) -> None:
         return
     if not isinstance(value, str) or not is_bucket_name(value):
         raise ModelStoreInputError(store, field, value, BUCKET_NAME_RULE)
+
+
+# Project ids (cloud.google.com/resource-manager/docs/creating-managing-projects; the Resource
+# Manager API's projectId): 6-30 lowercase letters, digits and hyphens, starting with a letter,
+# no trailing hyphen. Projects made before that rule may carry a domain prefix
+# (example.com:my-project), which the APIs still take.
+_PROJECT_ID = re.compile(r"(?:[a-z0-9-]+(?:\.[a-z0-9-]+)+:)?[a-z][a-z0-9-]{4,28}[a-z0-9]")
+PROJECT_ID_RULE = (
+    "a GCP project id (6-30 lowercase letters, digits and hyphens, starting with a letter, not "
+    "ending with a hyphen; or a legacy domain-scoped id such as example.com:my-project)"
+)
+# GKE cluster names (cloud.google.com/kubernetes-engine/docs/reference/rest/v1/
+# projects.locations.clusters, Cluster.name): up to 40 lowercase letters, digits and hyphens,
+# starting with a letter and ending with a letter or digit.
+_CLUSTER_NAME = re.compile(r"[a-z](?:[a-z0-9-]{0,38}[a-z0-9])?")
+CLUSTER_NAME_RULE = (
+    "a GKE cluster name (1-40 lowercase letters, digits and hyphens, starting with a letter and "
+    "ending with a letter or digit)"
+)
+# Compute Engine locations (cloud.google.com/compute/docs/regions-zones): a region
+# (us-central1) or a zone, its region and a letter (us-central1-a).
+_LOCATION = re.compile(r"[a-z]+-[a-z]+\d+(?:-[a-z])?")
+LOCATION_RULE = "a GKE location: a region such as us-central1 or a zone such as us-central1-a"
+
+
+def project_id(store: str | None, field: str, value: Any) -> None:
+    if not is_output(value) and not (isinstance(value, str) and _PROJECT_ID.fullmatch(value)):
+        raise ModelStoreInputError(store, field, value, PROJECT_ID_RULE)
+
+
+def cluster_name(store: str | None, field: str, value: Any) -> None:
+    if not is_output(value) and not (isinstance(value, str) and _CLUSTER_NAME.fullmatch(value)):
+        raise ModelStoreInputError(store, field, value, CLUSTER_NAME_RULE)
+
+
+def location(store: str | None, field: str, value: Any) -> None:
+    if not is_output(value) and not (isinstance(value, str) and _LOCATION.fullmatch(value)):
+        raise ModelStoreInputError(store, field, value, LOCATION_RULE)

@@ -82,9 +82,17 @@ def _bucket(r: Created) -> dict[str, Any]:
 
 @outputs_of("gcp:serviceaccount/account:Account")
 def _service_account(r: Created) -> dict[str, Any]:
+    """A Google service account: its ``name`` is the provider's
+    ``projects/<project>/serviceAccounts/<email>`` (what IAM members on it name)."""
     account = r.inputs.get("accountId") or r.name
-    email = f"{account}@{gcp_project(r.config, r.inputs)}.iam.gserviceaccount.com"
-    return {"email": email, "member": f"serviceAccount:{email}", "uniqueId": r.hexid("sa", 21)}
+    project = gcp_project(r.config, r.inputs)
+    email = f"{account}@{project}.iam.gserviceaccount.com"
+    return {
+        "name": f"projects/{project}/serviceAccounts/{email}",
+        "email": email,
+        "member": f"serviceAccount:{email}",
+        "uniqueId": r.hexid("sa", 21),
+    }
 
 
 @outputs_of(
