@@ -77,6 +77,12 @@ class AzureModelStore(ModelStore):
         }
 
     @staticmethod
+    def shared_tags(spec: Spec[Any]) -> dict[str, str]:
+        """Tags of what the cluster's stores share (a private DNS zone and its links): the
+        user's and ``managed-by``, no one store's."""
+        return {**(spec.args.get("tags") or {}), MANAGED_BY_TAG: MANAGED_BY}
+
+    @staticmethod
     def resource_group(spec: Spec[Any], facts: AksClusterFacts) -> str:
         return str(spec.args.get("resource_group_name") or facts.resource_group_name)
 
