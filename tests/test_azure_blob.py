@@ -473,6 +473,32 @@ def test_preflight_failures(changes, message):
     assert len(err.value.registered) == 1  # the stack itself
 
 
+@pytest.mark.parametrize(
+    ("changes", "group", "node_group"),
+    [
+        ({}, "MC_ml-rg_ml_eastus", "MC_ml-rg_ml_eastus"),
+        ({}, "mc_ml-rg_ml_eastus", "MC_ml-rg_ml_eastus"),  # ARM ignores case
+        ({"nodeResourceGroup": None}, "MC_ml-rg_ml_eastus", "MC_ml-rg_ml_eastus"),  # default
+        ({"nodeResourceGroup": "ml-nodes"}, "ml-nodes", "ml-nodes"),
+    ],
+)
+def test_the_node_resource_group_is_refused(changes, group, node_group):
+    # AKS deletes the node resource group with the cluster: the account and model would go.
+    with pytest.raises(PlanError) as err:
+        plan(blob(resource_group_name=group), invokes=cluster_answer(**changes))
+    assert str(err.value) == (
+        f"llama: resource_group_name must be a resource group other than cluster ml's node "
+        f"resource group {node_group} (AKS manages that group and deletes it with the cluster, "
+        f"and the store's storage account and model with it), got '{group}'"
+    )
+    assert len(err.value.registered) == 1
+    # A custom node resource group frees the default name.
+    _, p = run(
+        cluster_answer(nodeResourceGroup="ml-nodes"), resource_group_name="MC_ml-rg_ml_eastus"
+    )
+    assert p.by_type(ACCOUNT)[0]["inputs"]["resourceGroupName"] == "MC_ml-rg_ml_eastus"
+
+
 def test_key_mode_mounts_on_older_clusters():
     old = cluster_answer(currentKubernetesVersion="1.33.5", kubernetesVersion="1.33")
     _, p = run(invokes=old, mount_mode="account-key")

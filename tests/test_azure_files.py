@@ -449,13 +449,34 @@ PREFLIGHT = [
         "llama: location must be the cluster's region eastus (every read would cross regions), "
         "or set allow_other_region, got 'westeurope'",
     ),
+    (
+        {"resource_group_name": "MC_ml-rg_ml_eastus"},
+        None,
+        "llama: resource_group_name must be a resource group other than cluster ml's node "
+        "resource group MC_ml-rg_ml_eastus (AKS manages that group and deletes it with the "
+        "cluster, and the store's storage account and model with it), got 'MC_ml-rg_ml_eastus'",
+    ),
+    (
+        {"resource_group_name": "ml-nodes"},
+        cluster_answer(nodeResourceGroup="ML-Nodes"),
+        "llama: resource_group_name must be a resource group other than cluster ml's node "
+        "resource group ML-Nodes (AKS manages that group and deletes it with the cluster, and "
+        "the store's storage account and model with it), got 'ml-nodes'",
+    ),
 ]
 
 
 @pytest.mark.parametrize(
     ("args", "invokes", "message"),
     PREFLIGHT,
-    ids=["managed-vnet", "node-subnet-endpoint", "allowed-subnet-endpoint", "region"],
+    ids=[
+        "managed-vnet",
+        "node-subnet-endpoint",
+        "allowed-subnet-endpoint",
+        "region",
+        "default-node-resource-group",
+        "node-resource-group",
+    ],
 )
 def test_preflight_failures(args, invokes, message):
     with pytest.raises(PlanError) as err:

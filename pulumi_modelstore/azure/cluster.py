@@ -55,9 +55,19 @@ class AksClusterFacts:
     node_subnet_ids: tuple[str, ...]
     """The distinct ``vnetSubnetID`` of the agent pools (empty with the managed VNet)."""
     node_resource_group: str = ""
+    """The cluster's node resource group (``nodeResourceGroup``); empty when unknown, then
+    AKS's default name applies (:meth:`node_resource_group_name`)."""
     kubernetes_version: str = ""
     """The control plane's Kubernetes version (``1.34.2``), which fixes the managed CSI driver
     versions AKS runs; empty when unknown."""
+
+    def node_resource_group_name(self) -> str:
+        """The node resource group: ``nodeResourceGroup``, else AKS's default
+        ``MC_<resource group>_<cluster>_<region>``. AKS creates and manages it and deletes it
+        with the cluster (learn.microsoft.com/azure/aks/faq, "Why are two resource groups
+        created with AKS?")."""
+        default = f"MC_{self.resource_group_name}_{self.name}_{self.location}"
+        return self.node_resource_group or default
 
     def version_at_least(self, *minimum: int) -> bool:
         """Whether the control plane runs Kubernetes ``minimum`` (e.g. 1, 34) or later; an
