@@ -534,6 +534,24 @@ def test_a_network_rule_subnet_without_the_storage_endpoint_is_refused_before_de
     assert len(err.value.registered) == 1
 
 
+def test_a_regional_endpoint_must_reach_the_account_s_region():
+    def regional(args: Any, config: Any) -> dict[str, Any]:
+        endpoint = {"service": "Microsoft.Storage", "locations": ["eastus", "westus"]}
+        return {**INVOKES[GET_SUBNET](args, config), "serviceEndpoints": [endpoint]}
+
+    with pytest.raises(PlanError) as err:
+        plan(blob(location="westeurope", allow_other_region=True), invokes={GET_SUBNET: regional})
+    assert str(err.value) == (
+        "llama: allowed_subnet_ids must be subnets whose storage service endpoint reaches the "
+        "account's region westeurope (subnet ml-nodes of virtual network ml-vnet reaches "
+        "eastus, westus only: az network vnet subnet update -g ml-rg --vnet-name ml-vnet -n "
+        f"ml-nodes --service-endpoints Microsoft.Storage.Global), got '{NODE_SUBNET}'"
+    )
+    assert len(err.value.registered) == 1
+    _, p = run({GET_SUBNET: regional})  # the cluster's region: reached
+    assert p.by_type(ACCOUNT)
+
+
 def test_a_node_subnet_without_the_storage_endpoint_is_refused_before_deploy():
     # The default: the cluster's node subnets, named as the field they default.
     with pytest.raises(PlanError) as err:

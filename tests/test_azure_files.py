@@ -73,10 +73,13 @@ def cluster_answer(**changes: Any) -> dict[str, Any]:
     return {GET_CLUSTER: answer}
 
 
-def subnet_answer(*, endpoints: list[str]) -> dict[str, Any]:
+def subnet_answer(*, endpoints: list[str], locations: list[str] | None = None) -> dict[str, Any]:
     def answer(args, config):
         base = INVOKES[GET_SUBNET](args, config)
-        return {**base, "serviceEndpoints": [{"service": s} for s in endpoints]}
+        found = [
+            {"service": s, **({"locations": locations} if locations else {})} for s in endpoints
+        ]
+        return {**base, "serviceEndpoints": found}
 
     return {GET_SUBNET: answer}
 
@@ -450,6 +453,14 @@ PREFLIGHT = [
         "or set allow_other_region, got 'westeurope'",
     ),
     (
+        {"location": "westeurope", "allow_other_region": True},
+        subnet_answer(endpoints=["Microsoft.Storage"], locations=["eastus", "westus"]),
+        "llama: allowed_subnet_ids must be subnets whose storage service endpoint reaches the "
+        "account's region westeurope (subnet ml-nodes of virtual network ml-vnet reaches "
+        "eastus, westus only: az network vnet subnet update -g ml-rg --vnet-name ml-vnet -n "
+        f"ml-nodes --service-endpoints Microsoft.Storage.Global), got '{NODE_SUBNET}'",
+    ),
+    (
         {"resource_group_name": "MC_ml-rg_ml_eastus"},
         None,
         "llama: resource_group_name must be a resource group other than cluster ml's node "
@@ -474,6 +485,7 @@ PREFLIGHT = [
         "node-subnet-endpoint",
         "allowed-subnet-endpoint",
         "region",
+        "endpoint-region",
         "default-node-resource-group",
         "node-resource-group",
     ],
@@ -487,6 +499,13 @@ def test_preflight_failures(args, invokes, message):
 
 def test_either_storage_endpoint_will_do():
     _, p = run(subnet_answer(endpoints=["Microsoft.Storage"]))
+    assert p.by_type(ACCOUNT)
+    # A regional endpoint reaches its own region (ARM may spell it as displayed).
+    _, p = run(subnet_answer(endpoints=["Microsoft.Storage"], locations=["East US", "westus"]))
+    assert p.by_type(ACCOUNT)
+    # The global endpoint reaches every region.
+    regions = subnet_answer(endpoints=["Microsoft.Storage.Global"], locations=["*"])
+    _, p = run(regions, location="westeurope", allow_other_region=True)
     assert p.by_type(ACCOUNT)
 
 

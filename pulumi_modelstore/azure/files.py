@@ -289,7 +289,9 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
         account = a.get("storage_account_name") or az_v.default_account_name(
             facts.subscription_id, resource_group, name
         )
-        network = net.plan_network(name, a, cluster, facts, resource_group, net.FILE, opts)
+        network = net.plan_network(
+            name, a, cluster, facts, resource_group, location, net.FILE, opts
+        )
         return _Preflight(facts, location, resource_group, account, network)
 
     # ---- 3. provision ---------------------------------------------------------------------------

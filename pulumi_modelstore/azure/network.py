@@ -39,24 +39,62 @@ def subnet_parts(subnet_id: str) -> tuple[str, str, str]:
     return found["rg"], found["vnet"], found["subnet"]
 
 
-def has_storage_endpoint(subnet: Any) -> bool:
+def storage_endpoints(subnet: Any) -> list[Any]:
     endpoints = _get(subnet, "service_endpoints", "serviceEndpoints") or []
-    return any(_get(e, "service") in STORAGE_ENDPOINTS for e in endpoints)
+    return [e for e in endpoints if _get(e, "service") in STORAGE_ENDPOINTS]
 
 
-def require_storage_endpoint(store: str, field: str, subnet_id: str, subnet: Any) -> None:
+def has_storage_endpoint(subnet: Any) -> bool:
+    return bool(storage_endpoints(subnet))
+
+
+def _region(name: Any) -> str:
+    """A region as ARM spells it (``East US`` and ``eastus`` alike)."""
+    return str(name).replace(" ", "").lower()
+
+
+def endpoint_regions(subnet: Any) -> set[str] | None:
+    """The regions the subnet's storage service endpoint reaches, as ARM reports them in the
+    endpoint's ``locations`` (``*``: every region, as ``Microsoft.Storage.Global`` has; a
+    regional ``Microsoft.Storage`` lists the virtual network's region and its pair); None
+    when not reported."""
+    found: set[str] = set()
+    for endpoint in storage_endpoints(subnet):
+        locations = _get(endpoint, "locations")
+        if not locations:
+            return None
+        found |= {_region(location) for location in locations}
+    return found
+
+
+def require_storage_endpoint(
+    store: str, field: str, subnet_id: str, subnet: Any, region: str | None = None
+) -> None:
     """A virtual network rule admits a subnet's traffic only through the storage service
-    endpoint; the store does not change the subnet (it is the cluster's)."""
+    endpoint, and only to an account in a region the endpoint reaches; the store does not
+    change the subnet (it is the cluster's)."""
+    rg, vnet, name = subnet_parts(subnet_id)
+    fix = (
+        f"az network vnet subnet update -g {rg} --vnet-name {vnet} -n {name} "
+        "--service-endpoints Microsoft.Storage.Global"
+    )
     if not has_storage_endpoint(subnet):
-        rg, vnet, name = subnet_parts(subnet_id)
         raise ModelStoreInputError(
             store,
             field,
             subnet_id,
             f"subnets with the Microsoft.Storage or Microsoft.Storage.Global service endpoint "
-            f"(subnet {name} of virtual network {vnet} has neither: az network vnet subnet "
-            f"update -g {rg} --vnet-name {vnet} -n {name} --service-endpoints "
-            f"Microsoft.Storage.Global)",
+            f"(subnet {name} of virtual network {vnet} has neither: {fix})",
+        )
+    reached = endpoint_regions(subnet) if region is not None else None
+    if region is not None and reached is not None and not reached & {"*", _region(region)}:
+        raise ModelStoreInputError(
+            store,
+            field,
+            subnet_id,
+            f"subnets whose storage service endpoint reaches the account's region {region} "
+            f"(subnet {name} of virtual network {vnet} reaches {', '.join(sorted(reached))} "
+            f"only: {fix})",
         )
 
 
@@ -76,12 +114,16 @@ def subnet(cluster: AksCluster, subnet_id: str) -> Any:
     )
 
 
-def check_rule_subnets(store: str, field: str, cluster: AksCluster, subnet_ids: Any) -> None:
-    """Every subnet a virtual network rule names carries the storage service endpoint (ids
-    given as Outputs are known only at deploy: not checked)."""
+def check_rule_subnets(
+    store: str, field: str, cluster: AksCluster, subnet_ids: Any, region: str | None = None
+) -> None:
+    """Every subnet a virtual network rule names carries the storage service endpoint,
+    reaching ``region`` (the account's) when given (ids given as Outputs are known only at
+    deploy: not checked)."""
     for subnet_id in subnet_ids:
         if not is_output(subnet_id):
-            require_storage_endpoint(store, field, subnet_id, subnet(cluster, subnet_id))
+            found = subnet(cluster, subnet_id)
+            require_storage_endpoint(store, field, subnet_id, found, region)
 
 
 # ---- how a new account is reached: one implementation for every Azure store ------------------
@@ -300,11 +342,13 @@ def plan_network(
     cluster: AksCluster,
     facts: AksClusterFacts,
     resource_group: str,
+    location: str,
     service: StorageService,
     opts: pulumi.ResourceOptions | None,
 ) -> Network:
     """Preflight of a new account's network: the admitted subnets (``allowed_subnet_ids``,
-    else the cluster's node subnets), each checked for the storage service endpoint; or the
+    else the cluster's node subnets), each checked for a storage service endpoint reaching
+    the account's ``location``; or the
     shared private DNS zone a private endpoint needs; or every network when
     ``allow_all_networks`` is True. An existing account: nothing (its rules are its own)."""
     if not args["create_storage_account"]:
@@ -321,7 +365,7 @@ def plan_network(
     if not subnets:
         require_a_network_rule(store, facts, service)
     # The cluster's node subnets are allowed_subnet_ids' default: named as that field.
-    check_rule_subnets(store, "allowed_subnet_ids", cluster, subnets)
+    check_rule_subnets(store, "allowed_subnet_ids", cluster, subnets, location)
     return Network(rule_subnets=subnets)
 
 
