@@ -38,7 +38,7 @@ ZONE_GROUP = "azure-native:network:PrivateDnsZoneGroup"
 SUB = placeholders.subscription_id({})
 TENANT = placeholders.tenant_id({})
 SUBNET = (
-    f"/subscriptions/{SUB}/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/v/"
+    f"/subscriptions/{SUB}/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/vn/"
     "subnets/aks"
 )
 # The placeholder cluster's node subnet (both agent pools).
@@ -527,8 +527,8 @@ def test_a_network_rule_subnet_without_the_storage_endpoint_is_refused_before_de
         plan(blob(allowed_subnet_ids=[SUBNET]), invokes={GET_SUBNET: no_endpoint})
     assert str(err.value) == (
         "llama: allowed_subnet_ids must be subnets with the Microsoft.Storage or "
-        "Microsoft.Storage.Global service endpoint (subnet aks of virtual network v has "
-        "neither: az network vnet subnet update -g net --vnet-name v -n aks --service-endpoints "
+        "Microsoft.Storage.Global service endpoint (subnet aks of virtual network vn has "
+        "neither: az network vnet subnet update -g net --vnet-name vn -n aks --service-endpoints "
         f"Microsoft.Storage.Global), got '{SUBNET}'"
     )
     assert len(err.value.registered) == 1
@@ -594,6 +594,15 @@ TOO_MANY = (
     "at most 20 namespaces with identity_per access (Azure allows 20 federated credentials on "
     "one identity), or set identity_per to namespace"
 )
+SUBNET_ID_RULE = (
+    "a subnet resource id (/subscriptions/<subscription guid>/resourceGroups/<rg>/providers/"
+    "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>, with valid Azure names: a "
+    "virtual network 2-64 and a subnet 1-80 letters, digits, '_', '.' and '-', starting with a "
+    "letter or digit, ending with a letter, digit or '_')"
+)
+RG_RULE = (
+    "a resource group name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.')"
+)
 BAD = [
     (
         {"storage_account_name": "acme-models"},
@@ -628,9 +637,7 @@ BAD = [
     ),
     (
         {"allowed_subnet_ids": ["aks-nodes"]},
-        "allowed_subnet_ids must be a subnet resource id (/subscriptions/<id>/resourceGroups/"
-        "<rg>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>), got "
-        "'aks-nodes'",
+        f"allowed_subnet_ids must be {SUBNET_ID_RULE}, got 'aks-nodes'",
     ),
     (
         {"allowed_subnet_ids": []},
@@ -688,6 +695,28 @@ BAD = [
         f"store leaves the existing account's settings alone), got '{PE_SUBNET}'",
     ),
     ({"blob_soft_delete_days": 400}, "blob_soft_delete_days must be 0 (off) to 365 days, got 400"),
+    (
+        {"container_soft_delete_days": 366},
+        "container_soft_delete_days must be 0 (off) to 365 days, got 366",
+    ),
+    (
+        {"allowed_subnet_ids": [SUBNET.replace("/vn/", "/v/")]},
+        f"allowed_subnet_ids must be {SUBNET_ID_RULE}, got '{SUBNET.replace('/vn/', '/v/')}'",
+    ),
+    (
+        {"private_endpoint_subnet_id": PE_SUBNET.replace(SUB, "my-subscription")},
+        f"private_endpoint_subnet_id must be {SUBNET_ID_RULE}, got "
+        f"'{PE_SUBNET.replace(SUB, 'my-subscription')}'",
+    ),
+    ({"resource_group_name": "models."}, f"resource_group_name must be {RG_RULE}, got 'models.'"),
+    (
+        {"resource_group_name": "r" * 91},
+        f"resource_group_name must be {RG_RULE}, got '{'r' * 91}'",
+    ),
+    (
+        {"cluster_resource_group_name": "ml rg"},
+        f"cluster_resource_group_name must be {RG_RULE}, got 'ml rg'",
+    ),
     (
         {"mount_mode": "key"},
         "mount_mode must be one of workload-identity-token, account-key, got 'key'",

@@ -527,9 +527,19 @@ DRIVER_OPTIONS = (
 BLOB_ZONE = HUB_ZONE.replace(".file.", ".blob.")
 PUBLIC_ZONE = HUB_ZONE.replace("privateDnsZones", "dnszones")
 ZONE_LINK = f"{HUB_ZONE}/virtualNetworkLinks/hub"
+SHORT_GUID_ZONE = HUB_ZONE.replace("0000000000aa", "aa")  # not a subscription GUID
 ZONE_ID_RULE = (
     "a private DNS zone resource id (/subscriptions/<id>/resourceGroups/<rg>/providers/"
     "Microsoft.Network/privateDnsZones/privatelink.file.core.windows.net)"
+)
+SUBNET_ID_RULE = (
+    "a subnet resource id (/subscriptions/<subscription guid>/resourceGroups/<rg>/providers/"
+    "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>, with valid Azure names: a "
+    "virtual network 2-64 and a subnet 1-80 letters, digits, '_', '.' and '-', starting with a "
+    "letter or digit, ending with a letter, digit or '_')"
+)
+RG_RULE = (
+    "a resource group name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.')"
 )
 BAD = [
     (
@@ -610,9 +620,7 @@ BAD = [
     ),
     (
         {"allowed_subnet_ids": ["subnet-1"]},
-        "allowed_subnet_ids must be a subnet resource id (/subscriptions/<id>/resourceGroups/"
-        "<rg>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>), got "
-        "'subnet-1'",
+        f"allowed_subnet_ids must be {SUBNET_ID_RULE}, got 'subnet-1'",
     ),
     (
         {"allowed_subnet_ids": [NODE_SUBNET], "private_endpoint_subnet_id": PE_SUBNET},
@@ -655,6 +663,33 @@ BAD = [
         },
         "private_dns_zone_id must be unset when create_storage_account is False (the store "
         f"leaves the existing account's settings alone), got '{HUB_ZONE}'",
+    ),
+    (
+        {"allowed_subnet_ids": [NODE_SUBNET.replace("/ml-nodes", "/ml-nodes.")]},
+        f"allowed_subnet_ids must be {SUBNET_ID_RULE}, got "
+        f"'{NODE_SUBNET.replace('/ml-nodes', '/ml-nodes.')}'",
+    ),
+    (
+        {
+            "private_endpoint_subnet_id": PE_SUBNET.replace(
+                "/resourceGroups/ml-rg/", "/resourceGroups/rg./"
+            )
+        },
+        f"private_endpoint_subnet_id must be {SUBNET_ID_RULE}, got "
+        f"'{PE_SUBNET.replace('/resourceGroups/ml-rg/', '/resourceGroups/rg./')}'",
+    ),
+    (
+        {"private_endpoint_subnet_id": PE_SUBNET, "private_dns_zone_id": SHORT_GUID_ZONE},
+        f"private_dns_zone_id must be {ZONE_ID_RULE}, got '{SHORT_GUID_ZONE}'",
+    ),
+    ({"resource_group_name": "models."}, f"resource_group_name must be {RG_RULE}, got 'models.'"),
+    (
+        {"resource_group_name": "models/rg"},
+        f"resource_group_name must be {RG_RULE}, got 'models/rg'",
+    ),
+    (
+        {"share_name": "llama-"},
+        f"share_name must be {az_v.SHARE_NAME_RULE}, got 'llama-'",
     ),
     (
         {"location": "West Europe"},

@@ -193,8 +193,8 @@ def one_network_path(store: str, allowed: Any, endpoint: Any) -> None:
 # A private DNS zone's ARM id (ARM compares the fixed segments without regard to case; the
 # Azure CLI prints some in lowercase).
 _PRIVATE_DNS_ZONE_ID = re.compile(
-    r"/subscriptions/[0-9a-f-]{36}/resourceGroups/[^/]+/providers/Microsoft\.Network/"
-    r"privateDnsZones/(?P<zone>[^/]+)",
+    rf"/subscriptions/{az_v.GUID_PATTERN}/resourceGroups/{az_v.RESOURCE_GROUP_PATTERN}/"
+    r"providers/Microsoft\.Network/privateDnsZones/(?P<zone>[^/]+)",
     re.IGNORECASE,
 )
 
