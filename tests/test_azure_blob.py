@@ -203,6 +203,18 @@ def test_a_private_endpoint_instead_of_network_rules():
     assert GET_SUBNET not in [c["token"] for c in p.invokes]  # no service endpoint needed
 
 
+def test_a_private_endpoint_in_another_subscription_is_refused():
+    elsewhere = PE_SUBNET.replace(SUB, "00000000-0000-0000-0000-0000000000cc")
+    with pytest.raises(PlanError) as err:
+        plan(blob(private_endpoint_subnet_id=elsewhere))
+    assert str(err.value) == (
+        f"llama: private_endpoint_subnet_id must be a subnet in subscription {SUB}, the one the "
+        "store deploys to (Azure creates a private endpoint only in its virtual network's "
+        f"subscription), got '{elsewhere}'"
+    )
+    assert len(err.value.registered) == 1
+
+
 def test_a_private_endpoint_with_an_existing_zone():
     hub = (
         "/subscriptions/00000000-0000-0000-0000-0000000000aa/resourceGroups/hub-dns/providers/"

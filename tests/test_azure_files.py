@@ -497,6 +497,35 @@ def test_preflight_failures(args, invokes, message):
     assert len(err.value.registered) == 1
 
 
+OTHER_SUB = "00000000-0000-0000-0000-0000000000cc"
+
+
+def test_a_subnet_of_another_subscription_is_not_looked_up():
+    # get_subnet reads the provider's subscription: it would miss the subnet or a namesake.
+    elsewhere = NODE_SUBNET.replace(SUB, OTHER_SUB)
+    _, p = run(subnet_answer(endpoints=[]), allowed_subnet_ids=[elsewhere])
+    rules = p.by_type(ACCOUNT)[0]["inputs"]["networkRuleSet"]["virtualNetworkRules"]
+    assert [r["virtualNetworkResourceId"] for r in rules] == [elsewhere]
+    assert GET_SUBNET not in [c["token"] for c in p.invokes]
+
+
+def test_a_private_endpoint_is_in_the_cluster_s_region_and_subscription():
+    # Azure creates an endpoint only in its virtual network's region and subscription; the
+    # account may be elsewhere.
+    _, p = run(private_endpoint_subnet_id=PE_SUBNET, location="westeurope", allow_other_region=True)
+    assert p.by_type(ACCOUNT)[0]["inputs"]["location"] == "westeurope"
+    assert p.by_type(PE)[0]["inputs"]["location"] == "eastus"
+    elsewhere = PE_SUBNET.replace(SUB, OTHER_SUB)
+    with pytest.raises(PlanError) as err:
+        plan(nfs(private_endpoint_subnet_id=elsewhere))
+    assert str(err.value) == (
+        f"llama: private_endpoint_subnet_id must be a subnet in subscription {SUB}, the one the "
+        "store deploys to (Azure creates a private endpoint only in its virtual network's "
+        f"subscription), got '{elsewhere}'"
+    )
+    assert len(err.value.registered) == 1
+
+
 def test_either_storage_endpoint_will_do():
     _, p = run(subnet_answer(endpoints=["Microsoft.Storage"]))
     assert p.by_type(ACCOUNT)

@@ -173,7 +173,9 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     and turns the account's public network access off. The private DNS zone
     ``privatelink.blob.core.windows.net`` is ``private_dns_zone_id``, or one the cluster's
     Blob stores share per resource group, linked once to each endpoint subnet's virtual
-    network. Not with ``allowed_subnet_ids``. Default: none (virtual network rules)."""
+    network. The subnet must be in the cluster's subscription, and the endpoint is made in the
+    cluster's region (Azure creates an endpoint in its virtual network's subscription and
+    region only). Not with ``allowed_subnet_ids``. Default: none (virtual network rules)."""
     private_dns_zone_id: str
     """With ``private_endpoint_subnet_id``: an existing private DNS zone named
     ``privatelink.blob.core.windows.net`` (ARM id ``/subscriptions/<sub>/resourceGroups/<rg>/
@@ -607,7 +609,6 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
                 subnet=a["private_endpoint_subnet_id"],
                 zone_id=a.get("private_dns_zone_id"),
                 resource_group=group,
-                location=facts.region,
                 tags=tags,
                 shared_tags=self.shared_tags(spec),
             )

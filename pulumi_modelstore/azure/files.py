@@ -101,7 +101,9 @@ class AzureFilesNfsModelStoreArgs(AzureModelStoreArgs, total=False):
     and turns the account's public network access off. The private DNS zone
     ``privatelink.file.core.windows.net`` is ``private_dns_zone_id``, or one the cluster's
     stores share per resource group, linked once to each endpoint subnet's virtual network.
-    Not with ``allowed_subnet_ids``. Default: none (virtual network rules)."""
+    The subnet must be in the cluster's subscription, and the endpoint is made in the
+    cluster's region (Azure creates an endpoint in its virtual network's subscription and
+    region only). Not with ``allowed_subnet_ids``. Default: none (virtual network rules)."""
     private_dns_zone_id: str
     """With ``private_endpoint_subnet_id``: an existing private DNS zone named
     ``privatelink.file.core.windows.net`` (ARM id ``/subscriptions/<sub>/resourceGroups/<rg>/
@@ -335,7 +337,6 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
                 subnet=a["private_endpoint_subnet_id"],
                 zone_id=a.get("private_dns_zone_id"),
                 resource_group=rg,
-                location=facts.location,
                 tags=self.tags(spec),
                 shared_tags=self.shared_tags(spec),
             )

@@ -44,6 +44,11 @@ def storage_endpoints(subnet: Any) -> list[Any]:
     return [e for e in endpoints if _get(e, "service") in STORAGE_ENDPOINTS]
 
 
+def subnet_subscription(subnet_id: str) -> str:
+    """The subscription of a subnet's ARM id, lowercase."""
+    return subnet_id.split("/")[2].lower()
+
+
 def has_storage_endpoint(subnet: Any) -> bool:
     return bool(storage_endpoints(subnet))
 
@@ -118,10 +123,12 @@ def check_rule_subnets(
     store: str, field: str, cluster: AksCluster, subnet_ids: Any, region: str | None = None
 ) -> None:
     """Every subnet a virtual network rule names carries the storage service endpoint,
-    reaching ``region`` (the account's) when given (ids given as Outputs are known only at
-    deploy: not checked)."""
+    reaching ``region`` (the account's) when given. Not checked: ids given as Outputs (known
+    only at deploy) and subnets of another subscription (``get_subnet`` reads the provider's
+    subscription only: it would miss the subnet, or read a namesake)."""
+    subscription = cluster.facts(store).subscription_id.lower()
     for subnet_id in subnet_ids:
-        if not is_output(subnet_id):
+        if not is_output(subnet_id) and subnet_subscription(subnet_id) == subscription:
             found = subnet(cluster, subnet_id)
             require_storage_endpoint(store, field, subnet_id, found, region)
 
@@ -336,6 +343,21 @@ class Network:
         }
 
 
+def same_subscription(store: str, subnet_id: Any, facts: AksClusterFacts) -> None:
+    """A private endpoint is created in its subnet's subscription and region only
+    (learn.microsoft.com/azure/private-link/private-endpoint-overview), and the store creates
+    it with its provider, in the cluster's subscription."""
+    if is_output(subnet_id) or subnet_subscription(subnet_id) == facts.subscription_id.lower():
+        return
+    raise ModelStoreInputError(
+        store,
+        "private_endpoint_subnet_id",
+        subnet_id,
+        f"a subnet in subscription {facts.subscription_id}, the one the store deploys to (Azure "
+        f"creates a private endpoint only in its virtual network's subscription)",
+    )
+
+
 def plan_network(
     store: str,
     args: Mapping[str, Any],
@@ -355,7 +377,9 @@ def plan_network(
         return Network()
     if args.get("allow_all_networks"):
         return Network(all_networks=True)
-    if args.get("private_endpoint_subnet_id") is not None:
+    endpoint_subnet = args.get("private_endpoint_subnet_id")
+    if endpoint_subnet is not None:
+        same_subscription(store, endpoint_subnet, facts)
         zone = None
         if args.get("private_dns_zone_id") is None:
             zone = shared_zone(store, cluster, resource_group, service, opts)
@@ -383,7 +407,6 @@ def private_endpoint(
     subnet: Any,
     zone_id: Any,
     resource_group: str,
-    location: str,
     tags: Mapping[str, str],
     shared_tags: Mapping[str, str],
 ) -> list[pulumi.Resource]:
@@ -391,14 +414,19 @@ def private_endpoint(
     A record in ``zone_id`` (an existing zone) or, with ``network.zone``, in the zone the
     cluster's stores share in the store's resource group, linked to the subnet's virtual
     network. Returns what a mount needs first: the zone group (the record) and the link
-    (resolution from the VNet)."""
+    (resolution from the VNet).
+
+    The endpoint is in the cluster's region, not the account's: Azure creates an endpoint only
+    in its subnet's virtual network's region (learn.microsoft.com/azure/private-link/private-
+    endpoint-overview), and the endpoint subnet is one the cluster's nodes reach; an account in
+    another region (``allow_other_region``) is reached across regions through it."""
     import pulumi_azure_native as azure_native
 
     parent = pulumi.ResourceOptions(parent=owner)
     endpoint = azure_native.network.PrivateEndpoint(
         f"{name}-pe",
         resource_group_name=resource_group,
-        location=location,
+        location=cluster.facts(name).location,
         subnet={"id": subnet},
         private_link_service_connections=[
             {
