@@ -1,7 +1,9 @@
-"""Azure Blob model store on AKS (blobfuse2): a hardened storage account (or an existing one), a
-private container, user-assigned identities split by access level with a federated credential
-per consumer service account, container-scoped data roles, and a static PV/PVC per consumer
-namespace on the blob CSI driver (``blob.csi.azure.com``, ``protocol: fuse2``).
+"""Azure Blob model store on AKS (blobfuse2): a hardened storage account (or an existing one)
+that denies every network but the cluster's node subnets (or is reached through a private
+endpoint; every network only on the explicit ``allow_all_networks``), a private container,
+user-assigned identities split by access level with a federated credential per consumer
+service account, container-scoped data roles, and a static PV/PVC per consumer namespace on the
+blob CSI driver (``blob.csi.azure.com``, ``protocol: fuse2``).
 
 Mount mode, from the driver's code (kubernetes-sigs/blob-csi-driver, tags v1.27.0, v1.27.7 and
 master 0744a60b; paths below are that repository's):
@@ -443,6 +445,10 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
     to its claim. ``mount_for`` gives the service account and the
     ``azure.workload.identity/use`` pod label; the mount itself needs neither (the driver
     requests the token), applications using Azure SDKs do.
+
+    A new account denies every network but the cluster's node subnets (virtual network rules,
+    each subnet checked for the storage service endpoint before deploy) or is reached through a
+    private endpoint; ``allow_all_networks`` is the explicit opt-in to every network.
     """
 
     args_type = AzureBlobModelStoreArgs
