@@ -221,7 +221,10 @@ def _entry(key: str, raw: Any) -> ClusterEntry:
                 )
             )
     entry = ClusterEntry(key, kind, fields, attributes, reference, outputs, sources)
-    errors.extend(_complete(entry, given=set(outputs)))
+    # An attribute given but refused above is not also reported missing.
+    named = raw.get("attributes")
+    given = set(named) if isinstance(named, Mapping) else set()
+    errors.extend(_complete(entry, given=set(outputs) | given))
     if kind == "gke":  # what GCP would refuse, before anything registers
         from .gcp.cluster import entry_problems
 
@@ -250,9 +253,20 @@ def _attributes(
             )
         elif not _typed(value, types[name]):
             errors.append(_error(where, value, describe(types[name])))
+        elif (problem := _fact_problem(kind, name, value)) is not None:
+            errors.append(_error(where, *problem))
         else:
             found[name] = value
     return found
+
+
+def _fact_problem(kind: str, name: str, value: Any) -> tuple[Any, str] | None:
+    """A fact's value rules beyond its type (the offending value and what is allowed)."""
+    if kind == "aks":
+        from .azure.cluster import fact_problem
+
+        return fact_problem(name, value)
+    return None
 
 
 def _typed(value: Any, annotation: Any) -> bool:
@@ -377,6 +391,15 @@ def read_references(entries: Mapping[str, ClusterEntry]) -> list[ModelStoreInput
                         value,
                         f"{describe(types[name])} (the value of output {output!r} of stack "
                         f"{entry.reference})",
+                    )
+                )
+            elif (problem := _fact_problem(entry.kind, name, value)) is not None:
+                bad, allowed = problem
+                errors.append(
+                    _error(
+                        where,
+                        bad,
+                        f"{allowed} (the value of output {output!r} of stack {entry.reference})",
                     )
                 )
             elif name in attribute_types(entry.kind):

@@ -30,12 +30,23 @@ PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 SA = "kubernetes:core/v1:ServiceAccount"
 GET_CLUSTER = "azure-native:containerservice:getManagedCluster"
+GET_SUBNET = "azure-native:network:getSubnet"
+PE = "azure-native:network:PrivateEndpoint"
+ZONE = "azure-native:privatedns:PrivateZone"
+LINK = "azure-native:privatedns:VirtualNetworkLink"
+ZONE_GROUP = "azure-native:network:PrivateDnsZoneGroup"
 SUB = placeholders.subscription_id({})
 TENANT = placeholders.tenant_id({})
 SUBNET = (
-    f"/subscriptions/{SUB}/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/v/"
+    f"/subscriptions/{SUB}/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/vn/"
     "subnets/aks"
 )
+# The placeholder cluster's node subnet (both agent pools).
+NODE_SUBNET = (
+    f"/subscriptions/{SUB}/resourceGroups/ml-rg/providers/Microsoft.Network/virtualNetworks/"
+    "ml-vnet/subnets/ml-nodes"
+)
+PE_SUBNET = NODE_SUBNET.replace("ml-nodes", "endpoints")
 BASE = {"cluster_name": "ml", "cluster_resource_group_name": "ml-rg"}
 
 
@@ -96,7 +107,15 @@ def test_new_account_defaults():
     assert inputs["allowBlobPublicAccess"] is False
     assert inputs["allowSharedKeyAccess"] is False  # token mode: Entra ID only
     assert inputs["encryption"]["requireInfrastructureEncryption"] is False
-    assert inputs["networkRuleSet"]["defaultAction"] == "Allow"
+    # Other networks denied: only the cluster's node subnets reach the account.
+    assert inputs["networkRuleSet"] == {
+        "defaultAction": "Deny",
+        "bypass": "AzureServices",
+        "virtualNetworkRules": [{"virtualNetworkResourceId": NODE_SUBNET, "action": "Allow"}],
+    }
+    assert inputs["publicNetworkAccess"] == "Enabled"
+    assert [c["args"]["subnetName"] for c in p.invokes if c["token"] == GET_SUBNET] == ["ml-nodes"]
+    assert not p.by_type(PE)
     assert inputs["tags"] == {"modelstore-store": "llama", "managed-by": "pulumi-modelstore"}
     assert (account["protect"], account["retainOnDelete"]) == (True, True)
     (service,) = p.by_type(SERVICE)
@@ -146,6 +165,7 @@ def test_existing_account_and_container_make_no_storage_resources():
     )
     assert not p.by_type(ACCOUNT) and not p.by_type(SERVICE) and not p.by_type(CONTAINER)
     assert not [i for i in p.invokes if "storage" in i["token"]]  # nothing looked up
+    assert GET_SUBNET not in [i["token"] for i in p.invokes]  # its network rules are its own
     (pv,) = p.by_type(PV)
     attributes = pv["inputs"]["spec"]["csi"]["volumeAttributes"]
     assert (attributes["storageAccount"], attributes["containerName"]) == ("acmemodels01", "models")
@@ -153,6 +173,100 @@ def test_existing_account_and_container_make_no_storage_resources():
     assert role["inputs"]["scope"].endswith(
         "/storageAccounts/acmemodels01/blobServices/default/containers/models"
     )
+
+
+# -- network --------------------------------------------------------------------------------------
+
+
+def test_a_private_endpoint_instead_of_network_rules():
+    _, p = run(private_endpoint_subnet_id=PE_SUBNET)
+    inputs = p.by_type(ACCOUNT)[0]["inputs"]
+    assert inputs["publicNetworkAccess"] == "Disabled"
+    assert inputs["networkRuleSet"] == {"defaultAction": "Deny", "bypass": "AzureServices"}
+    (endpoint,) = p.by_type(PE)
+    assert endpoint["inputs"]["subnet"] == {"id": PE_SUBNET}
+    (connection,) = endpoint["inputs"]["privateLinkServiceConnections"]
+    assert connection["groupIds"] == ["blob"]
+    assert connection["privateLinkServiceId"] == ACCOUNT_ID
+    (zone,) = p.by_type(ZONE)
+    assert zone["inputs"]["privateZoneName"] == "privatelink.blob.core.windows.net"
+    assert zone["inputs"]["resourceGroupName"] == "ml-rg"
+    assert zone["parent"] == p.by_type("modelstore:index:AksCluster")[0]["urn"]
+    assert not [a for a in zone["aliases"] if "llama" in str(a)]  # nothing to move from
+    (link,) = p.by_type(LINK)
+    assert link["inputs"]["virtualNetwork"] == {"id": PE_SUBNET.rsplit("/subnets/", 1)[0]}
+    (group,) = p.by_type(ZONE_GROUP)
+    assert group["inputs"]["privateDnsZoneConfigs"][0]["name"] == "blob"
+    # No mount before the account's record exists and resolves from the network.
+    for pv in p.by_type(PV):
+        assert {group["urn"], link["urn"]} <= set(pv["dependencies"])
+    assert GET_SUBNET not in [c["token"] for c in p.invokes]  # no service endpoint needed
+
+
+def test_a_private_endpoint_in_another_subscription_is_refused():
+    elsewhere = PE_SUBNET.replace(SUB, "00000000-0000-0000-0000-0000000000cc")
+    with pytest.raises(PlanError) as err:
+        plan(blob(private_endpoint_subnet_id=elsewhere))
+    assert str(err.value) == (
+        f"llama: private_endpoint_subnet_id must be a subnet in subscription {SUB}, the one the "
+        "store deploys to (Azure creates a private endpoint only in its virtual network's "
+        f"subscription), got '{elsewhere}'"
+    )
+    assert len(err.value.registered) == 1
+
+
+def test_a_private_endpoint_with_an_existing_zone():
+    hub = (
+        "/subscriptions/00000000-0000-0000-0000-0000000000aa/resourceGroups/hub-dns/providers/"
+        "Microsoft.Network/privateDnsZones/privatelink.blob.core.windows.net"
+    )
+    _, p = run(private_endpoint_subnet_id=PE_SUBNET, private_dns_zone_id=hub)
+    assert not p.by_type(ZONE) and not p.by_type(LINK)
+    (group,) = p.by_type(ZONE_GROUP)
+    assert group["inputs"]["privateDnsZoneConfigs"] == [{"name": "blob", "privateDnsZoneId": hub}]
+
+
+def test_blob_and_files_stores_keep_their_own_privatelink_zones():
+    from pulumi_modelstore.azure import AzureFilesNfsModelStore
+
+    def program() -> None:
+        blob(private_endpoint_subnet_id=PE_SUBNET)()
+        AzureFilesNfsModelStore(
+            "t5", {**BASE, "readers": ["t5"], "private_endpoint_subnet_id": PE_SUBNET}
+        )
+
+    p = plan(program)
+    zones = sorted(z["inputs"]["privateZoneName"] for z in p.by_type(ZONE))
+    assert zones == ["privatelink.blob.core.windows.net", "privatelink.file.core.windows.net"]
+    assert len(p.by_type(LINK)) == 2  # each zone linked to the endpoints' network
+
+
+def test_all_networks_is_an_explicit_opt_in():
+    _, p = run(allow_all_networks=True)
+    inputs = p.by_type(ACCOUNT)[0]["inputs"]
+    assert inputs["networkRuleSet"] == {"defaultAction": "Allow", "bypass": "AzureServices"}
+    assert inputs["publicNetworkAccess"] == "Enabled"
+    assert GET_SUBNET not in [c["token"] for c in p.invokes]
+    from pulumi_modelstore.fields import fields_of
+
+    field = fields_of(AzureBlobModelStoreArgs)["allow_all_networks"]
+    assert field.default is False
+    assert "explicit opt-in" in " ".join(field.doc.split())
+
+
+def test_a_managed_vnet_cluster_needs_a_network_path():
+    managed = cluster_answer(agentPoolProfiles=[{"name": "system", "mode": "System"}])
+    with pytest.raises(PlanError) as err:
+        plan(blob(), invokes=managed)
+    assert str(err.value) == (
+        "llama: allowed_subnet_ids must be given, or private_endpoint_subnet_id, or "
+        "allow_all_networks (cluster ml is on the AKS-managed virtual network, with no node "
+        "subnet to admit: an account that denies other networks would refuse every mount), "
+        "got None"
+    )
+    assert len(err.value.registered) == 1
+    _, p = run(managed, allowed_subnet_ids=[SUBNET])
+    assert p.by_type(ACCOUNT)
 
 
 # -- identity -----------------------------------------------------------------------------------
@@ -371,6 +485,32 @@ def test_preflight_failures(changes, message):
     assert len(err.value.registered) == 1  # the stack itself
 
 
+@pytest.mark.parametrize(
+    ("changes", "group", "node_group"),
+    [
+        ({}, "MC_ml-rg_ml_eastus", "MC_ml-rg_ml_eastus"),
+        ({}, "mc_ml-rg_ml_eastus", "MC_ml-rg_ml_eastus"),  # ARM ignores case
+        ({"nodeResourceGroup": None}, "MC_ml-rg_ml_eastus", "MC_ml-rg_ml_eastus"),  # default
+        ({"nodeResourceGroup": "ml-nodes"}, "ml-nodes", "ml-nodes"),
+    ],
+)
+def test_the_node_resource_group_is_refused(changes, group, node_group):
+    # AKS deletes the node resource group with the cluster: the account and model would go.
+    with pytest.raises(PlanError) as err:
+        plan(blob(resource_group_name=group), invokes=cluster_answer(**changes))
+    assert str(err.value) == (
+        f"llama: resource_group_name must be a resource group other than cluster ml's node "
+        f"resource group {node_group} (AKS manages that group and deletes it with the cluster, "
+        f"and the store's storage account and model with it), got '{group}'"
+    )
+    assert len(err.value.registered) == 1
+    # A custom node resource group frees the default name.
+    _, p = run(
+        cluster_answer(nodeResourceGroup="ml-nodes"), resource_group_name="MC_ml-rg_ml_eastus"
+    )
+    assert p.by_type(ACCOUNT)[0]["inputs"]["resourceGroupName"] == "MC_ml-rg_ml_eastus"
+
+
 def test_key_mode_mounts_on_older_clusters():
     old = cluster_answer(currentKubernetesVersion="1.33.5", kubernetesVersion="1.33")
     _, p = run(invokes=old, mount_mode="account-key")
@@ -389,23 +529,56 @@ def test_region_mismatch():
     assert p.by_type(ACCOUNT)[0]["inputs"]["location"] == "westeurope"
 
 
+def no_endpoint(args: Any, config: Any) -> dict[str, Any]:
+    return {**INVOKES[GET_SUBNET](args, config), "serviceEndpoints": []}
+
+
 def test_a_network_rule_subnet_without_the_storage_endpoint_is_refused_before_deploy():
     # The account would deny the nodes' traffic: every mount would fail at pod start.
-    def no_endpoint(args: Any, config: Any) -> dict[str, Any]:
-        return {**INVOKES["azure-native:network:getSubnet"](args, config), "serviceEndpoints": []}
-
     with pytest.raises(PlanError) as err:
-        plan(
-            blob(allowed_subnet_ids=[SUBNET]),
-            invokes={"azure-native:network:getSubnet": no_endpoint},
-        )
+        plan(blob(allowed_subnet_ids=[SUBNET]), invokes={GET_SUBNET: no_endpoint})
     assert str(err.value) == (
         "llama: allowed_subnet_ids must be subnets with the Microsoft.Storage or "
-        "Microsoft.Storage.Global service endpoint (subnet aks of virtual network v has "
-        "neither: az network vnet subnet update -g net --vnet-name v -n aks --service-endpoints "
+        "Microsoft.Storage.Global service endpoint (subnet aks of virtual network vn has "
+        "neither: az network vnet subnet update -g net --vnet-name vn -n aks --service-endpoints "
         f"Microsoft.Storage.Global), got '{SUBNET}'"
     )
     assert len(err.value.registered) == 1
+
+
+def test_a_regional_endpoint_must_reach_the_account_s_region():
+    def regional(args: Any, config: Any) -> dict[str, Any]:
+        endpoint = {"service": "Microsoft.Storage", "locations": ["eastus", "westus"]}
+        return {**INVOKES[GET_SUBNET](args, config), "serviceEndpoints": [endpoint]}
+
+    with pytest.raises(PlanError) as err:
+        plan(blob(location="westeurope", allow_other_region=True), invokes={GET_SUBNET: regional})
+    assert str(err.value) == (
+        "llama: allowed_subnet_ids must be subnets whose storage service endpoint reaches the "
+        "account's region westeurope (subnet ml-nodes of virtual network ml-vnet reaches "
+        "eastus, westus only: az network vnet subnet update -g ml-rg --vnet-name ml-vnet -n "
+        f"ml-nodes --service-endpoints Microsoft.Storage.Global), got '{NODE_SUBNET}'"
+    )
+    assert len(err.value.registered) == 1
+    _, p = run({GET_SUBNET: regional})  # the cluster's region: reached
+    assert p.by_type(ACCOUNT)
+
+
+def test_a_node_subnet_without_the_storage_endpoint_is_refused_before_deploy():
+    # The default: the cluster's node subnets, named as the field they default.
+    with pytest.raises(PlanError) as err:
+        plan(blob(), invokes={GET_SUBNET: no_endpoint})
+    assert str(err.value) == (
+        "llama: allowed_subnet_ids must be subnets with the Microsoft.Storage or "
+        "Microsoft.Storage.Global service endpoint (subnet ml-nodes of virtual network ml-vnet "
+        "has neither: az network vnet subnet update -g ml-rg --vnet-name ml-vnet -n ml-nodes "
+        f"--service-endpoints Microsoft.Storage.Global), got '{NODE_SUBNET}'"
+    )
+    assert len(err.value.registered) == 1
+    # Neither the private endpoint nor the all-networks opt-in needs the service endpoint.
+    for args in ({"private_endpoint_subnet_id": PE_SUBNET}, {"allow_all_networks": True}):
+        _, p = run({GET_SUBNET: no_endpoint}, **args)
+        assert p.by_type(ACCOUNT)
 
 
 # -- bad input ----------------------------------------------------------------------------------
@@ -425,9 +598,22 @@ STORE_SETS = (
 )
 ACCOUNT_RULE = az_v.ACCOUNT_NAME_RULE
 CONTAINER_RULE = az_v.CONTAINER_NAME_RULE
+FILE_ZONE = (
+    "/subscriptions/00000000-0000-0000-0000-0000000000aa/resourceGroups/hub-dns/providers/"
+    "Microsoft.Network/privateDnsZones/privatelink.file.core.windows.net"
+)
 TOO_MANY = (
     "at most 20 namespaces with identity_per access (Azure allows 20 federated credentials on "
     "one identity), or set identity_per to namespace"
+)
+SUBNET_ID_RULE = (
+    "a subnet resource id (/subscriptions/<subscription guid>/resourceGroups/<rg>/providers/"
+    "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>, with valid Azure names: a "
+    "virtual network 2-64 and a subnet 1-80 letters, digits, '_', '.' and '-', starting with a "
+    "letter or digit, ending with a letter, digit or '_')"
+)
+RG_RULE = (
+    "a resource group name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.')"
 )
 BAD = [
     (
@@ -463,11 +649,86 @@ BAD = [
     ),
     (
         {"allowed_subnet_ids": ["aks-nodes"]},
-        "allowed_subnet_ids must be a subnet resource id (/subscriptions/<id>/resourceGroups/"
-        "<rg>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>), got "
-        "'aks-nodes'",
+        f"allowed_subnet_ids must be {SUBNET_ID_RULE}, got 'aks-nodes'",
+    ),
+    (
+        {"allowed_subnet_ids": []},
+        "allowed_subnet_ids must be at least one subnet id when given, got []",
+    ),
+    (
+        {"allow_all_networks": True, "allowed_subnet_ids": [SUBNET]},
+        "allow_all_networks must be False when allowed_subnet_ids is given (the account then "
+        "denies every other network), got True",
+    ),
+    (
+        {"allow_all_networks": True, "private_endpoint_subnet_id": PE_SUBNET},
+        "allow_all_networks must be False when private_endpoint_subnet_id is given (the "
+        "account then denies every other network), got True",
+    ),
+    (
+        {"allowed_subnet_ids": [SUBNET], "private_endpoint_subnet_id": PE_SUBNET},
+        "allowed_subnet_ids must be unset when private_endpoint_subnet_id is given (the "
+        f"account's public network access is then off), got ['{SUBNET}']",
+    ),
+    (
+        {"private_endpoint_subnet_id": PE_SUBNET, "private_dns_zone_id": FILE_ZONE},
+        "private_dns_zone_id must be the id of a private DNS zone named "
+        "privatelink.blob.core.windows.net (the zone the blob endpoint's records need; this "
+        f"one is privatelink.file.core.windows.net), got '{FILE_ZONE}'",
+    ),
+    (
+        {"private_endpoint_subnet_id": PE_SUBNET, "private_dns_zone_id": "privatelink.blob"},
+        "private_dns_zone_id must be a private DNS zone resource id (/subscriptions/<id>/"
+        "resourceGroups/<rg>/providers/Microsoft.Network/privateDnsZones/"
+        "privatelink.blob.core.windows.net), got 'privatelink.blob'",
+    ),
+    (
+        {"private_dns_zone_id": FILE_ZONE.replace(".file.", ".blob.")},
+        "private_dns_zone_id must be unset unless private_endpoint_subnet_id is given (the zone "
+        "serves the private endpoint; virtual network rules need none), got "
+        f"'{FILE_ZONE.replace('.file.', '.blob.')}'",
+    ),
+    (
+        {
+            "create_storage_account": False,
+            "storage_account_name": "acme",
+            "allow_all_networks": True,
+        },
+        "allow_all_networks must be unset when create_storage_account is False (the store "
+        "leaves the existing account's settings alone), got True",
+    ),
+    (
+        {
+            "create_storage_account": False,
+            "storage_account_name": "acme",
+            "private_endpoint_subnet_id": PE_SUBNET,
+        },
+        "private_endpoint_subnet_id must be unset when create_storage_account is False (the "
+        f"store leaves the existing account's settings alone), got '{PE_SUBNET}'",
     ),
     ({"blob_soft_delete_days": 400}, "blob_soft_delete_days must be 0 (off) to 365 days, got 400"),
+    (
+        {"container_soft_delete_days": 366},
+        "container_soft_delete_days must be 0 (off) to 365 days, got 366",
+    ),
+    (
+        {"allowed_subnet_ids": [SUBNET.replace("/vn/", "/v/")]},
+        f"allowed_subnet_ids must be {SUBNET_ID_RULE}, got '{SUBNET.replace('/vn/', '/v/')}'",
+    ),
+    (
+        {"private_endpoint_subnet_id": PE_SUBNET.replace(SUB, "my-subscription")},
+        f"private_endpoint_subnet_id must be {SUBNET_ID_RULE}, got "
+        f"'{PE_SUBNET.replace(SUB, 'my-subscription')}'",
+    ),
+    ({"resource_group_name": "models."}, f"resource_group_name must be {RG_RULE}, got 'models.'"),
+    (
+        {"resource_group_name": "r" * 91},
+        f"resource_group_name must be {RG_RULE}, got '{'r' * 91}'",
+    ),
+    (
+        {"cluster_resource_group_name": "ml rg"},
+        f"cluster_resource_group_name must be {RG_RULE}, got 'ml rg'",
+    ),
     (
         {"mount_mode": "key"},
         "mount_mode must be one of workload-identity-token, account-key, got 'key'",

@@ -73,10 +73,13 @@ def cluster_answer(**changes: Any) -> dict[str, Any]:
     return {GET_CLUSTER: answer}
 
 
-def subnet_answer(*, endpoints: list[str]) -> dict[str, Any]:
+def subnet_answer(*, endpoints: list[str], locations: list[str] | None = None) -> dict[str, Any]:
     def answer(args, config):
         base = INVOKES[GET_SUBNET](args, config)
-        return {**base, "serviceEndpoints": [{"service": s} for s in endpoints]}
+        found = [
+            {"service": s, **({"locations": locations} if locations else {})} for s in endpoints
+        ]
+        return {**base, "serviceEndpoints": found}
 
     return {GET_SUBNET: answer}
 
@@ -451,13 +454,43 @@ PREFLIGHT = [
         "llama: location must be the cluster's region eastus (every read would cross regions), "
         "or set allow_other_region, got 'westeurope'",
     ),
+    (
+        {"location": "westeurope", "allow_other_region": True},
+        subnet_answer(endpoints=["Microsoft.Storage"], locations=["eastus", "westus"]),
+        "llama: allowed_subnet_ids must be subnets whose storage service endpoint reaches the "
+        "account's region westeurope (subnet ml-nodes of virtual network ml-vnet reaches "
+        "eastus, westus only: az network vnet subnet update -g ml-rg --vnet-name ml-vnet -n "
+        f"ml-nodes --service-endpoints Microsoft.Storage.Global), got '{NODE_SUBNET}'",
+    ),
+    (
+        {"resource_group_name": "MC_ml-rg_ml_eastus"},
+        None,
+        "llama: resource_group_name must be a resource group other than cluster ml's node "
+        "resource group MC_ml-rg_ml_eastus (AKS manages that group and deletes it with the "
+        "cluster, and the store's storage account and model with it), got 'MC_ml-rg_ml_eastus'",
+    ),
+    (
+        {"resource_group_name": "ml-nodes"},
+        cluster_answer(nodeResourceGroup="ML-Nodes"),
+        "llama: resource_group_name must be a resource group other than cluster ml's node "
+        "resource group ML-Nodes (AKS manages that group and deletes it with the cluster, and "
+        "the store's storage account and model with it), got 'ml-nodes'",
+    ),
 ]
 
 
 @pytest.mark.parametrize(
     ("args", "invokes", "message"),
     PREFLIGHT,
-    ids=["managed-vnet", "node-subnet-endpoint", "allowed-subnet-endpoint", "region"],
+    ids=[
+        "managed-vnet",
+        "node-subnet-endpoint",
+        "allowed-subnet-endpoint",
+        "region",
+        "endpoint-region",
+        "default-node-resource-group",
+        "node-resource-group",
+    ],
 )
 def test_preflight_failures(args, invokes, message):
     with pytest.raises(PlanError) as err:
@@ -466,8 +499,44 @@ def test_preflight_failures(args, invokes, message):
     assert len(err.value.registered) == 1
 
 
+OTHER_SUB = "00000000-0000-0000-0000-0000000000cc"
+
+
+def test_a_subnet_of_another_subscription_is_not_looked_up():
+    # get_subnet reads the provider's subscription: it would miss the subnet or a namesake.
+    elsewhere = NODE_SUBNET.replace(SUB, OTHER_SUB)
+    _, p = run(subnet_answer(endpoints=[]), allowed_subnet_ids=[elsewhere])
+    rules = p.by_type(ACCOUNT)[0]["inputs"]["networkRuleSet"]["virtualNetworkRules"]
+    assert [r["virtualNetworkResourceId"] for r in rules] == [elsewhere]
+    assert GET_SUBNET not in [c["token"] for c in p.invokes]
+
+
+def test_a_private_endpoint_is_in_the_cluster_s_region_and_subscription():
+    # Azure creates an endpoint only in its virtual network's region and subscription; the
+    # account may be elsewhere.
+    _, p = run(private_endpoint_subnet_id=PE_SUBNET, location="westeurope", allow_other_region=True)
+    assert p.by_type(ACCOUNT)[0]["inputs"]["location"] == "westeurope"
+    assert p.by_type(PE)[0]["inputs"]["location"] == "eastus"
+    elsewhere = PE_SUBNET.replace(SUB, OTHER_SUB)
+    with pytest.raises(PlanError) as err:
+        plan(nfs(private_endpoint_subnet_id=elsewhere))
+    assert str(err.value) == (
+        f"llama: private_endpoint_subnet_id must be a subnet in subscription {SUB}, the one the "
+        "store deploys to (Azure creates a private endpoint only in its virtual network's "
+        f"subscription), got '{elsewhere}'"
+    )
+    assert len(err.value.registered) == 1
+
+
 def test_either_storage_endpoint_will_do():
     _, p = run(subnet_answer(endpoints=["Microsoft.Storage"]))
+    assert p.by_type(ACCOUNT)
+    # A regional endpoint reaches its own region (ARM may spell it as displayed).
+    _, p = run(subnet_answer(endpoints=["Microsoft.Storage"], locations=["East US", "westus"]))
+    assert p.by_type(ACCOUNT)
+    # The global endpoint reaches every region.
+    regions = subnet_answer(endpoints=["Microsoft.Storage.Global"], locations=["*"])
+    _, p = run(regions, location="westeurope", allow_other_region=True)
     assert p.by_type(ACCOUNT)
 
 
@@ -489,9 +558,19 @@ DRIVER_OPTIONS = (
 BLOB_ZONE = HUB_ZONE.replace(".file.", ".blob.")
 PUBLIC_ZONE = HUB_ZONE.replace("privateDnsZones", "dnszones")
 ZONE_LINK = f"{HUB_ZONE}/virtualNetworkLinks/hub"
+SHORT_GUID_ZONE = HUB_ZONE.replace("0000000000aa", "aa")  # not a subscription GUID
 ZONE_ID_RULE = (
     "a private DNS zone resource id (/subscriptions/<id>/resourceGroups/<rg>/providers/"
     "Microsoft.Network/privateDnsZones/privatelink.file.core.windows.net)"
+)
+SUBNET_ID_RULE = (
+    "a subnet resource id (/subscriptions/<subscription guid>/resourceGroups/<rg>/providers/"
+    "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>, with valid Azure names: a "
+    "virtual network 2-64 and a subnet 1-80 letters, digits, '_', '.' and '-', starting with a "
+    "letter or digit, ending with a letter, digit or '_')"
+)
+RG_RULE = (
+    "a resource group name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.')"
 )
 BAD = [
     (
@@ -572,9 +651,7 @@ BAD = [
     ),
     (
         {"allowed_subnet_ids": ["subnet-1"]},
-        "allowed_subnet_ids must be a subnet resource id (/subscriptions/<id>/resourceGroups/"
-        "<rg>/providers/Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>), got "
-        "'subnet-1'",
+        f"allowed_subnet_ids must be {SUBNET_ID_RULE}, got 'subnet-1'",
     ),
     (
         {"allowed_subnet_ids": [NODE_SUBNET], "private_endpoint_subnet_id": PE_SUBNET},
@@ -617,6 +694,33 @@ BAD = [
         },
         "private_dns_zone_id must be unset when create_storage_account is False (the store "
         f"leaves the existing account's settings alone), got '{HUB_ZONE}'",
+    ),
+    (
+        {"allowed_subnet_ids": [NODE_SUBNET.replace("/ml-nodes", "/ml-nodes.")]},
+        f"allowed_subnet_ids must be {SUBNET_ID_RULE}, got "
+        f"'{NODE_SUBNET.replace('/ml-nodes', '/ml-nodes.')}'",
+    ),
+    (
+        {
+            "private_endpoint_subnet_id": PE_SUBNET.replace(
+                "/resourceGroups/ml-rg/", "/resourceGroups/rg./"
+            )
+        },
+        f"private_endpoint_subnet_id must be {SUBNET_ID_RULE}, got "
+        f"'{PE_SUBNET.replace('/resourceGroups/ml-rg/', '/resourceGroups/rg./')}'",
+    ),
+    (
+        {"private_endpoint_subnet_id": PE_SUBNET, "private_dns_zone_id": SHORT_GUID_ZONE},
+        f"private_dns_zone_id must be {ZONE_ID_RULE}, got '{SHORT_GUID_ZONE}'",
+    ),
+    ({"resource_group_name": "models."}, f"resource_group_name must be {RG_RULE}, got 'models.'"),
+    (
+        {"resource_group_name": "models/rg"},
+        f"resource_group_name must be {RG_RULE}, got 'models/rg'",
+    ),
+    (
+        {"share_name": "llama-"},
+        f"share_name must be {az_v.SHARE_NAME_RULE}, got 'llama-'",
     ),
     (
         {"location": "West Europe"},

@@ -205,6 +205,51 @@ ROWS: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
+        "AKS attributes hold what AKS would report",
+        """
+        modelstore:clusters:
+          prod:
+            kind: aks
+            name: prod-aks
+            resource_group: ml-rg
+            attributes:
+              subscription_id: my-subscription
+              tenant_id: 00000000-0000-0000-0000-000000000001
+              location: East US
+              oidc_issuer_url: http://eastus.oic.prod-aks.azure.com/t/c/
+              workload_identity: true
+              blob_csi: true
+              file_csi: true
+              snapshot_controller: true
+              node_subnet_ids: [aks-nodes]
+              node_resource_group: MC_ml-rg_prod-aks_eastus.
+              kubernetes_version: v1.34.2
+        modelstore:stores:
+          llama: {backend: azure-blob, cluster: prod, readers: [a]}
+        """,
+        [
+            "modelstore:clusters.prod.attributes.subscription_id must be the cluster's "
+            "subscription id, a GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got "
+            "'my-subscription'",
+            "modelstore:clusters.prod.attributes.location must be the cluster's region, an Azure "
+            "region name as ARM spells it (e.g. eastus, westeurope), got 'East US'",
+            "modelstore:clusters.prod.attributes.oidc_issuer_url must be the cluster's OIDC "
+            "issuer URL (https://...), or null when the issuer is off, got "
+            "'http://eastus.oic.prod-aks.azure.com/t/c/'",
+            "modelstore:clusters.prod.attributes.node_subnet_ids must be a subnet resource id "
+            "(/subscriptions/<subscription guid>/resourceGroups/<rg>/providers/"
+            "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>, with valid Azure names: "
+            "a virtual network 2-64 and a subnet 1-80 letters, digits, '_', '.' and '-', "
+            "starting with a letter or digit, ending with a letter, digit or '_'), got "
+            "'aks-nodes'",
+            "modelstore:clusters.prod.attributes.node_resource_group must be a resource group "
+            "name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.'), got "
+            "'MC_ml-rg_prod-aks_eastus.'",
+            "modelstore:clusters.prod.attributes.kubernetes_version must be a Kubernetes version "
+            "as AKS reports it (1.34 or 1.34.2), got 'v1.34.2'",
+        ],
+    ),
+    (
         "every problem of stores and clusters at once",
         """
         modelstore:clusters:
@@ -300,6 +345,84 @@ def test_explicit_gke_attributes_are_not_looked_up(tmp_path):
     assert "gcp:container/getCluster:getCluster" not in {c["token"] for c in plan.invokes}
     bucket = plan.by_type("gcp:storage/bucket:Bucket")[0]
     assert bucket["inputs"]["location"].lower() == "us-central1"  # the zone's region
+
+
+AKS_SUBNET = (
+    "/subscriptions/00000000-0000-0000-0000-0000000000aa/resourceGroups/net-rg/providers/"
+    "Microsoft.Network/virtualNetworks/hub/subnets/aks-nodes"
+)
+AKS_ATTRIBUTES = {
+    "subscription_id": "00000000-0000-0000-0000-0000000000aa",
+    "tenant_id": "00000000-0000-0000-0000-0000000000bb",
+    "location": "eastus",
+    "oidc_issuer_url": "https://eastus.oic.prod-aks.azure.com/t/c/",
+    "workload_identity": True,
+    "blob_csi": True,
+    "file_csi": True,
+    "snapshot_controller": True,
+    "node_subnet_ids": [AKS_SUBNET],
+    "kubernetes_version": "1.34.2",
+}
+
+
+def test_explicit_aks_attributes_are_not_looked_up(tmp_path):
+    directory = _project(
+        tmp_path,
+        f"""
+        modelstore:clusters:
+          prod:
+            kind: aks
+            resource_group: ml-rg
+            attributes: {json.dumps(AKS_ATTRIBUTES)}
+        modelstore:stores:
+          llama: {{backend: azure-blob, cluster: prod, readers: [inference]}}
+        """,
+    )
+    plan = plan_directory(directory)
+    assert "azure-native:containerservice:getManagedCluster" not in {
+        c["token"] for c in plan.invokes
+    }
+    account = plan.by_type("azure-native:storage:StorageAccount")[0]["inputs"]
+    assert account["networkRuleSet"]["virtualNetworkRules"] == [
+        {"virtualNetworkResourceId": AKS_SUBNET, "action": "Allow"}
+    ]
+
+
+def test_aks_facts_from_a_stack_hold_what_aks_would_report(tmp_path):
+    # A subnet id that is not one planned on and crashed the subnet lookup; now one line.
+    outputs = {"facts": {**AKS_ATTRIBUTES}, "subnets": ["aks-nodes"]}
+    config = "\n".join(
+        f"              {name}: {name}" for name in AKS_ATTRIBUTES if name != "node_subnet_ids"
+    )
+    directory = _project(
+        tmp_path,
+        f"""
+        modelstore:clusters:
+          prod:
+            kind: aks
+            name: prod-aks
+            resource_group: ml-rg
+            stack_reference: acme/platform/prod
+            outputs:
+              node_subnet_ids: subnets
+{config}
+        modelstore:stores:
+          llama: {{backend: azure-blob, cluster: prod, readers: [inference]}}
+        """,
+        {"acme.platform.prod": {**outputs["facts"], "subnets": outputs["subnets"]}},
+    )
+    with pytest.raises(PlanError) as error:
+        plan_directory(directory)
+    assert str(error.value) == (
+        "modelstore:clusters.prod.outputs.node_subnet_ids must be a subnet resource id "
+        "(/subscriptions/<subscription guid>/resourceGroups/<rg>/providers/"
+        "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>, with valid Azure names: a "
+        "virtual network 2-64 and a subnet 1-80 letters, digits, '_', '.' and '-', starting "
+        "with a letter or digit, ending with a letter, digit or '_') (the value of output "
+        "'subnets' of stack acme/platform/prod), got 'aks-nodes'"
+    )
+    # The stack and its reference (read to get the outputs), nothing of a store.
+    assert not [u for u in error.value.registered if "azure-native" in u or "modelstore:index" in u]
 
 
 def test_a_stack_reference_is_answered_from_its_saved_output_file(tmp_path):

@@ -1,7 +1,9 @@
-"""Azure Blob model store on AKS (blobfuse2): a hardened storage account (or an existing one), a
-private container, user-assigned identities split by access level with a federated credential
-per consumer service account, container-scoped data roles, and a static PV/PVC per consumer
-namespace on the blob CSI driver (``blob.csi.azure.com``, ``protocol: fuse2``).
+"""Azure Blob model store on AKS (blobfuse2): a hardened storage account (or an existing one)
+that denies every network but the cluster's node subnets (or is reached through a private
+endpoint; every network only on the explicit ``allow_all_networks``), a private container,
+user-assigned identities split by access level with a federated credential per consumer
+service account, container-scoped data roles, and a static PV/PVC per consumer namespace on the
+blob CSI driver (``blob.csi.azure.com``, ``protocol: fuse2``).
 
 Mount mode, from the driver's code (kubernetes-sigs/blob-csi-driver, tags v1.27.0, v1.27.7 and
 master 0744a60b; paths below are that repository's):
@@ -42,7 +44,6 @@ least 11 and ``prefetch x block size <= pool`` (not reduced for you once the poo
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 # Signatures naming a provider SDK class quote it (keeps the SDK's modules lazily loaded).
 
-import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -149,11 +150,13 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     subscription, resource group and store name (``default_account_name``)."""
     create_storage_account: bool
     """Create the account. False takes an existing one by ``storage_account_name`` (required
-    then) and leaves its settings alone: no lookup, no account resources; with the
-    workload-identity-token mode the account must allow Entra ID auth, with ``account-key`` it
-    must allow shared keys. Default: ``True``: StorageV2, HTTPS only, TLS 1.2, no anonymous blob
-    access, shared keys off (on only with ``account-key``), in the store's region, protected
-    unless ``protect`` is False."""
+    then) and leaves its settings alone: no lookup, no account resources, and its network
+    rules as they are (the network fields are refused): they must admit the cluster's nodes,
+    or the account refuses every mount; with the workload-identity-token mode the account must
+    allow Entra ID auth, with ``account-key`` it must allow shared keys. Default: ``True``:
+    StorageV2, HTTPS only, TLS 1.2, no anonymous blob access, shared keys off (on only with
+    ``account-key``), other networks denied (see ``allowed_subnet_ids``), in the store's
+    region, protected unless ``protect`` is False."""
     sku_name: str
     """The new account's redundancy: one of Standard_LRS, Standard_ZRS, Standard_GRS,
     Standard_RAGRS, Standard_GZRS, Standard_RAGZRS. Default: ``Standard_LRS``."""
@@ -161,10 +164,35 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     """Encrypt the new account twice (infrastructure encryption), chosen at creation only
     (changing it replaces the account). Default: ``False``."""
     allowed_subnet_ids: Sequence[str]
-    """Subnet ids whose traffic the new account admits (virtual network rules, default action
-    Deny; each subnet needs the ``Microsoft.Storage`` service endpoint). Default: none: the
-    public endpoint, open to the network, with Entra ID auth only (shared keys off) in the
-    default mount mode."""
+    """The subnets (ARM ids) the new account admits by virtual network rule, denying every
+    other network; each must have the ``Microsoft.Storage`` or ``Microsoft.Storage.Global``
+    service endpoint (checked before deploy). Default: the cluster's node subnets (a cluster
+    on the AKS-managed VNet has none the store can name: give these,
+    ``private_endpoint_subnet_id`` or ``allow_all_networks``)."""
+    private_endpoint_subnet_id: str
+    """Reach the new account through a private endpoint in this subnet (ARM id) instead of
+    virtual network rules: the store creates the endpoint (group ``blob``) and its zone group,
+    and turns the account's public network access off. The private DNS zone
+    ``privatelink.blob.core.windows.net`` is ``private_dns_zone_id``, or one the cluster's
+    Blob stores share per resource group, linked once to each endpoint subnet's virtual
+    network. The subnet must be in the cluster's subscription, and the endpoint is made in the
+    cluster's region (Azure creates an endpoint in its virtual network's subscription and
+    region only). Not with ``allowed_subnet_ids``. Default: none (virtual network rules)."""
+    private_dns_zone_id: str
+    """With ``private_endpoint_subnet_id``: an existing private DNS zone named
+    ``privatelink.blob.core.windows.net`` (ARM id ``/subscriptions/<sub>/resourceGroups/<rg>/
+    providers/Microsoft.Network/privateDnsZones/privatelink.blob.core.windows.net``, e.g. a
+    hub's central zone) for the endpoint's zone group. The store then creates no zone and no
+    virtual network link: the zone's owner must link the endpoint subnet's virtual network to
+    it, or mounts resolve the account's public address, which refuses them. Default: none
+    (the store creates the zone in ``resource_group_name``, shared by the cluster's Blob
+    stores, and links it to the endpoint subnet's virtual network)."""
+    allow_all_networks: bool
+    """An explicit opt-in to admit every network to the new account's public endpoint
+    (default action Allow): access then rests on authentication alone (Entra ID in the default
+    mount mode, the account keys too with ``account-key``). Not with ``allowed_subnet_ids`` or
+    ``private_endpoint_subnet_id``. Default: ``False`` (only the node subnets, or the private
+    endpoint)."""
     blob_soft_delete_days: int
     """Days deleted or overwritten blobs stay recoverable (0 turns soft delete off; at most
     365), billed as stored meanwhile. Default: ``7``."""
@@ -250,6 +278,18 @@ def store_name_fits_container(store: str, container_name: Any) -> None:
 def soft_delete_days(store: str, field: str, value: int) -> None:
     if not 0 <= value <= SOFT_DELETE_MAX_DAYS:
         raise ModelStoreInputError(store, field, value, f"0 (off) to {SOFT_DELETE_MAX_DAYS} days")
+
+
+def all_networks_alone(store: str, all_networks: bool, allowed: Any, endpoint: Any) -> None:
+    """Every network, or the named subnets, or a private endpoint: one path, never two."""
+    if all_networks and (allowed is not None or endpoint is not None):
+        other = "allowed_subnet_ids" if allowed is not None else "private_endpoint_subnet_id"
+        raise ModelStoreInputError(
+            store,
+            "allow_all_networks",
+            all_networks,
+            f"False when {other} is given (the account then denies every other network)",
+        )
 
 
 def non_negative(store: str, field: str, value: int) -> None:
@@ -390,6 +430,7 @@ class _Preflight:
     region: str
     resource_group: str
     account_name: str
+    network: net.Network
 
 
 class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
@@ -404,6 +445,10 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
     to its claim. ``mount_for`` gives the service account and the
     ``azure.workload.identity/use`` pod label; the mount itself needs neither (the driver
     requests the token), applications using Azure SDKs do.
+
+    A new account denies every network but the cluster's node subnets (virtual network rules,
+    each subnet checked for the storage service endpoint before deploy) or is reached through a
+    private endpoint; ``allow_all_networks`` is the explicit opt-in to every network.
     """
 
     args_type = AzureBlobModelStoreArgs
@@ -434,16 +479,21 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
             (
                 "sku_name",
                 "infrastructure_encryption",
-                "allowed_subnet_ids",
+                *net.NETWORK_FIELDS,
+                "allow_all_networks",
                 "blob_soft_delete_days",
                 "container_soft_delete_days",
                 "versioning",
             ),
         )
         p.field_rule(v.one_of, "sku_name", SKUS)
-        if p.ok("allowed_subnet_ids"):
-            for subnet in p["allowed_subnet_ids"] or ():
-                p.check(functools.partial(az_v.subnet_id, p.store, "allowed_subnet_ids", subnet))
+        net.network_rules(p, net.BLOB)
+        p.rule(
+            all_networks_alone,
+            "allow_all_networks",
+            "allowed_subnet_ids",
+            "private_endpoint_subnet_id",
+        )
         p.field_rule(soft_delete_days, "blob_soft_delete_days")
         p.field_rule(soft_delete_days, "container_soft_delete_days")
         if p["container_name"] is None and p.ok(STORE_NAME):
@@ -484,15 +534,12 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
         require_blob_csi_driver(name, facts)
         region = self.region(spec, facts)
         token_mode_supported(name, a["mount_mode"], facts)
-        if a["create_storage_account"]:
-            net.check_rule_subnets(
-                name, "allowed_subnet_ids", cluster, a.get("allowed_subnet_ids") or ()
-            )
         group = self.resource_group(spec, facts)
+        network = net.plan_network(name, a, cluster, facts, group, region, net.BLOB, opts)
         account = a.get("storage_account_name") or az_v.default_account_name(
             facts.subscription_id, group, name
         )
-        return _Preflight(facts, region, group, account)
+        return _Preflight(facts, region, group, account, network)
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
@@ -554,6 +601,23 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
             groups.setdefault(key, []).append((ns, read_only))
 
         ready: list[pulumi.Resource] = []  # what the PVs wait for: no mount before access
+        if facts.network.private_endpoint:
+            # A mount before the private DNS record resolves reaches the public endpoint,
+            # which refuses it.
+            assert isinstance(cluster, AksCluster)
+            ready += net.private_endpoint(
+                self,
+                c.name,
+                cluster,
+                facts.network,
+                net.BLOB,
+                account_id=self.storage_account.id,
+                subnet=a["private_endpoint_subnet_id"],
+                zone_id=a.get("private_dns_zone_id"),
+                resource_group=group,
+                tags=tags,
+                shared_tags=self.shared_tags(spec),
+            )
         self.identities: dict[str, Any] = {}
         self.federated_credentials: dict[str, Any] = {}
         self.role_assignments: dict[str, Any] = {}
@@ -663,20 +727,11 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
 
     def _new_account(self, spec: Spec[Any], facts: _Preflight, token: bool) -> Any:
         """StorageV2 on the account baseline: HTTPS only, shared keys only for the key mode,
-        virtual network rules when subnets are given."""
+        other networks denied but for the admitted subnets or a private endpoint (every
+        network only with ``allow_all_networks``)."""
         import pulumi_azure_native as azure_native
 
         a = spec.args
-        subnets = list(a.get("allowed_subnet_ids") or ())
-        network: dict[str, Any] = {"default_action": "Allow", "bypass": "AzureServices"}
-        if subnets:
-            network = {
-                "default_action": "Deny",
-                "bypass": "AzureServices",
-                "virtual_network_rules": [
-                    {"virtual_network_resource_id": s, "action": "Allow"} for s in subnets
-                ],
-            }
         settings: Any = {
             "account_name": facts.account_name,
             "resource_group_name": facts.resource_group,
@@ -689,8 +744,7 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
             "enable_https_traffic_only": True,
             # Entra ID only, unless the driver must list the keys (account-key mode).
             "allow_shared_key_access": not token,
-            "public_network_access": "Enabled",
-            "network_rule_set": network,
+            **facts.network.account_settings(),
             "tags": self.tags(spec),
         }
         return azure_native.storage.StorageAccount(

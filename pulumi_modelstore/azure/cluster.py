@@ -12,7 +12,7 @@ absent (then AKS's default applies).
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -22,6 +22,7 @@ from ..cluster import ClusterScope, provider_of, providers_only
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output
+from . import validation as az_v
 
 
 class AksClusterArgs(TypedDict, total=False):
@@ -55,9 +56,19 @@ class AksClusterFacts:
     node_subnet_ids: tuple[str, ...]
     """The distinct ``vnetSubnetID`` of the agent pools (empty with the managed VNet)."""
     node_resource_group: str = ""
+    """The cluster's node resource group (``nodeResourceGroup``); empty when unknown, then
+    AKS's default name applies (:meth:`node_resource_group_name`)."""
     kubernetes_version: str = ""
     """The control plane's Kubernetes version (``1.34.2``), which fixes the managed CSI driver
     versions AKS runs; empty when unknown."""
+
+    def node_resource_group_name(self) -> str:
+        """The node resource group: ``nodeResourceGroup``, else AKS's default
+        ``MC_<resource group>_<cluster>_<region>``. AKS creates and manages it and deletes it
+        with the cluster (learn.microsoft.com/azure/aks/faq, "Why are two resource groups
+        created with AKS?")."""
+        default = f"MC_{self.resource_group_name}_{self.name}_{self.location}"
+        return self.node_resource_group or default
 
     def version_at_least(self, *minimum: int) -> bool:
         """Whether the control plane runs Kubernetes ``minimum`` (e.g. 1, 34) or later; an
@@ -214,6 +225,44 @@ class AksCluster(ClusterScope):
                 or ""
             ),
         )
+
+
+# ---- facts given as values (config attributes, a platform stack's outputs) ------------------
+
+_KUBERNETES_VERSION = re.compile(r"\d+\.\d+(?:\.\d+)?")
+_FACT_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "subscription_id": (az_v.is_guid, f"the cluster's subscription id, {az_v.GUID_RULE}"),
+    "tenant_id": (az_v.is_guid, f"the cluster's tenant id, {az_v.GUID_RULE}"),
+    "location": (az_v.is_location, f"the cluster's region, {az_v.LOCATION_RULE}"),
+    "oidc_issuer_url": (
+        lambda v: v is None or (isinstance(v, str) and v.startswith("https://")),
+        "the cluster's OIDC issuer URL (https://...), or null when the issuer is off",
+    ),
+    "node_subnet_ids": (az_v.is_subnet_id, az_v.SUBNET_ID_RULE),
+    "node_resource_group": (
+        lambda v: v == "" or az_v.is_resource_group_name(v),
+        az_v.RESOURCE_GROUP_RULE,
+    ),
+    "kubernetes_version": (
+        lambda v: v == "" or (isinstance(v, str) and _KUBERNETES_VERSION.fullmatch(v) is not None),
+        "a Kubernetes version as AKS reports it (1.34 or 1.34.2)",
+    ),
+}
+
+
+def fact_problem(name: str, value: Any) -> tuple[Any, str] | None:
+    """What is wrong with the AKS fact ``name`` given as ``value`` (already of the right type):
+    the offending value (one item of a list) and what is allowed, or None. A lookup would have
+    found what AKS reports; a value given by hand is held to the same shape, or a store would
+    plan on it and Azure refuse the ids built from it (or a subnet lookup fail)."""
+    rule = _FACT_RULES.get(name)
+    if rule is None:
+        return None
+    check, allowed = rule
+    for item in value if name == "node_subnet_ids" else (value,):
+        if not check(item):
+            return item, allowed
+    return None
 
 
 def cluster_named(store: str, cluster_name: Any, resource_group: Any) -> None:

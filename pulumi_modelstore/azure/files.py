@@ -36,15 +36,15 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from .. import validation as v
-from ..cluster import ClusterScope, provider_of
+from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
-from ..store import MANAGED_BY, Binding, Spec
+from ..store import Binding, Spec
 from . import network as net
 from . import validation as az_v
 from .cluster import AksCluster, AksClusterFacts, require_file_csi_driver
 from .storage import account_baseline, account_rules
-from .store import MANAGED_BY_TAG, AzureModelStore, AzureModelStoreArgs
+from .store import AzureModelStore, AzureModelStoreArgs
 
 DRIVER = "file.csi.azure.com"
 SKUS_V1 = ("Premium_LRS", "Premium_ZRS")
@@ -60,7 +60,7 @@ DEFAULT_MOUNT_OPTIONS = ("nconnect=4", "noresvport", "actimeo=30")
 # The driver sets `vers=4,minorversion=1,sec=sys` itself for NFS and documents that NFS
 # version options are not supported (docs/driver-parameters.md).
 DRIVER_MOUNT_OPTIONS = ("vers", "nfsvers", "minorversion", "sec")
-PRIVATE_DNS_ZONE = "privatelink.file.core.windows.net"
+PRIVATE_DNS_ZONE = net.FILE.zone
 # FACTS.md says only "pods fsGroupChangePolicy: None", which does nothing for this driver: it
 # advertises VOLUME_MOUNT_GROUP, so kubelet hands the pod's fsGroup to NodeStage, and
 # pkg/azurefile/nodeserver.go (NodeStageVolume: `if volumeMountGroup != "" &&
@@ -72,7 +72,6 @@ PRIVATE_DNS_ZONE = "privatelink.file.core.windows.net"
 # refuses the pod otherwise (kubernetes pkg/apis/core/validation/validation.go
 # validFSGroupChangePolicies).
 FS_GROUP_CHANGE_POLICY = "None"
-NO_NETWORK_RULE = "NFS without a network rule"
 
 
 class AzureFilesNfsModelStoreArgs(AzureModelStoreArgs, total=False):
@@ -105,7 +104,9 @@ class AzureFilesNfsModelStoreArgs(AzureModelStoreArgs, total=False):
     and turns the account's public network access off. The private DNS zone
     ``privatelink.file.core.windows.net`` is ``private_dns_zone_id``, or one the cluster's
     stores share per resource group, linked once to each endpoint subnet's virtual network.
-    Not with ``allowed_subnet_ids``. Default: none (virtual network rules)."""
+    The subnet must be in the cluster's subscription, and the endpoint is made in the
+    cluster's region (Azure creates an endpoint in its virtual network's subscription and
+    region only). Not with ``allowed_subnet_ids``. Default: none (virtual network rules)."""
     private_dns_zone_id: str
     """With ``private_endpoint_subnet_id``: an existing private DNS zone named
     ``privatelink.file.core.windows.net`` (ARM id ``/subscriptions/<sub>/resourceGroups/<rg>/
@@ -196,68 +197,6 @@ def mount_options_allowed(store: str, field: str, options: Sequence[str]) -> Non
             )
 
 
-def subnet_ids(store: str, field: str, value: Sequence[str]) -> None:
-    if not value:
-        raise ModelStoreInputError(store, field, [], "at least one subnet id when given")
-    for subnet in value:
-        az_v.subnet_id(store, field, subnet)
-
-
-def one_network_path(store: str, allowed: Any, endpoint: Any) -> None:
-    if allowed is not None and endpoint is not None:
-        raise ModelStoreInputError(
-            store,
-            "allowed_subnet_ids",
-            list(allowed),
-            "unset when private_endpoint_subnet_id is given (the account's public network "
-            "access is then off)",
-        )
-
-
-# A private DNS zone's ARM id (ARM compares the fixed segments without regard to case; the
-# Azure CLI prints some in lowercase).
-_PRIVATE_DNS_ZONE_ID = re.compile(
-    r"/subscriptions/[0-9a-f-]{36}/resourceGroups/[^/]+/providers/Microsoft\.Network/"
-    r"privateDnsZones/(?P<zone>[^/]+)",
-    re.IGNORECASE,
-)
-PRIVATE_DNS_ZONE_ID_RULE = (
-    "a private DNS zone resource id (/subscriptions/<id>/resourceGroups/<rg>/providers/"
-    f"Microsoft.Network/privateDnsZones/{PRIVATE_DNS_ZONE})"
-)
-
-
-def private_dns_zone_id(store: str, field: str, value: Any) -> None:
-    """The ARM id of a private DNS zone named exactly ``privatelink.file.core.windows.net``:
-    the zone the endpoint's ``file`` records go in (a ``blob`` zone, a public DNS zone
-    ``Microsoft.Network/dnszones``, a zone's virtual network link or the bare zone name are
-    the usual slips)."""
-    if v.is_output(value):
-        return
-    found = _PRIVATE_DNS_ZONE_ID.fullmatch(value) if isinstance(value, str) else None
-    if found is None:
-        raise ModelStoreInputError(store, field, value, PRIVATE_DNS_ZONE_ID_RULE)
-    if found["zone"] != PRIVATE_DNS_ZONE:
-        raise ModelStoreInputError(
-            store,
-            field,
-            value,
-            f"the id of a private DNS zone named {PRIVATE_DNS_ZONE} (the zone the file "
-            f"endpoint's records need; this one is {found['zone']})",
-        )
-
-
-def zone_needs_an_endpoint(store: str, zone: Any, endpoint: Any) -> None:
-    if zone is not None and endpoint is None:
-        raise ModelStoreInputError(
-            store,
-            "private_dns_zone_id",
-            zone,
-            "unset unless private_endpoint_subnet_id is given (the zone serves the private "
-            "endpoint; virtual network rules need none)",
-        )
-
-
 def default_share_name(claim_name: str) -> str:
     name = re.sub(r"-+", "-", claim_name)
     return name if len(name) >= 3 else f"{name}-share"
@@ -266,78 +205,13 @@ def default_share_name(claim_name: str) -> str:
 # ---- preflight ------------------------------------------------------------------------------
 
 
-def require_a_network_rule(store: str, facts: AksClusterFacts) -> None:
-    """NFS is authorised by the network only: a cluster on the AKS-managed VNet has no subnet
-    the store can name in a rule."""
-    raise ModelStoreInputError(
-        store,
-        "allowed_subnet_ids",
-        None,
-        f"given, or private_endpoint_subnet_id (cluster {facts.name} is on the AKS-managed "
-        f"virtual network, with no node subnet to admit: {NO_NETWORK_RULE} would refuse every "
-        f"mount)",
-    )
-
-
-# The private DNS zone a store creates is shared, not refused. Azure allows one zone of a name
-# in a resource group and one link of a zone to a virtual network, so two stores that each made
-# their own collided at deploy time. The cluster scope already owns what its stores share
-# (driver installs, namespaces, the EFS node role): one zone per resource group lives under it,
-# made by the first store that needs it (aliased from the names it had under that store, so an
-# update moves it rather than replacing it) and kept while any store needs it, and one link per
-# virtual network the same way. A refusal would have left the second store with only
-# private_dns_zone_id pointing at the first store's zone: no dependency on it (its first deploy
-# races the zone) and no link for another virtual network.
-SHARED_ZONE = "azure-files-private-dns-zone"
-
-
-@dataclass
-class _SharedZone:
-    """The ``privatelink.file.core.windows.net`` zone of one resource group and its virtual
-    network links, shared by the cluster's stores."""
-
-    store: str
-    """The store that first needed it (the old names it is aliased from are that store's)."""
-    resource_group: str
-    zone: Any = None
-    links: dict[str, Any] | None = None
-
-
-def shared_zone(
-    store: str,
-    cluster: AksCluster,
-    resource_group: str,
-    opts: pulumi.ResourceOptions | None,
-) -> _SharedZone:
-    """The shared zone of ``resource_group`` (ARM names are case-insensitive). It is made with
-    the cluster scope's azure-native provider: a store on another one names its own zone."""
-    theirs = provider_of(opts, "azure-native")
-    if theirs is not cluster.azure_provider:
-        raise ModelStoreInputError(
-            store,
-            "private_dns_zone_id",
-            None,
-            f"given when the store's azure-native provider is not cluster "
-            f"{cluster.scope_name!r}'s (the zone a store creates is shared by the cluster's "
-            f"stores and made with the cluster's provider)",
-        )
-    return cluster.shared(
-        (SHARED_ZONE, resource_group.lower()), lambda: _SharedZone(store, resource_group)
-    )
-
-
 @dataclass(frozen=True)
 class _Preflight:
     facts: AksClusterFacts
     location: str
     resource_group: str
     account_name: str
-    rule_subnets: tuple[str, ...]
-    """The subnets the new account admits by virtual network rule (none with a private
-    endpoint or an existing account)."""
-    zone: _SharedZone | None = None
-    """The private DNS zone the store shares with the cluster's other stores (a private
-    endpoint without ``private_dns_zone_id``)."""
+    network: net.Network
 
 
 class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
@@ -386,15 +260,9 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
     @classmethod
     def rules(cls, p: Parser) -> None:
         cls.azure_rules(p)
-        account_rules(
-            p, ("allowed_subnet_ids", "private_endpoint_subnet_id", "private_dns_zone_id")
-        )
+        account_rules(p, net.NETWORK_FIELDS)
         p.field_rule(v.one_of, "sku_name", SKUS)
-        p.field_rule(subnet_ids, "allowed_subnet_ids")
-        p.field_rule(az_v.subnet_id, "private_endpoint_subnet_id")
-        p.rule(one_network_path, "allowed_subnet_ids", "private_endpoint_subnet_id")
-        p.field_rule(private_dns_zone_id, "private_dns_zone_id")
-        p.rule(zone_needs_an_endpoint, "private_dns_zone_id", "private_endpoint_subnet_id")
+        net.network_rules(p, net.FILE)
         if p["share_name"] is None and p.ok("claim_name"):
             p.set("share_name", default_share_name(p["claim_name"]))
         p.field_rule(az_v.share_name, "share_name")
@@ -426,19 +294,10 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
         account = a.get("storage_account_name") or az_v.default_account_name(
             facts.subscription_id, resource_group, name
         )
-        rule_subnets: tuple[str, ...] = ()
-        zone: _SharedZone | None = None
-        private = a["create_storage_account"] and a.get("private_endpoint_subnet_id") is not None
-        if private and a.get("private_dns_zone_id") is None:
-            zone = shared_zone(name, cluster, resource_group, opts)
-        if a["create_storage_account"] and a.get("private_endpoint_subnet_id") is None:
-            given = a.get("allowed_subnet_ids")
-            rule_subnets = tuple(given) if given is not None else facts.node_subnet_ids
-            if not rule_subnets:
-                require_a_network_rule(name, facts)
-            # The cluster's node subnets are allowed_subnet_ids' default: named as that field.
-            net.check_rule_subnets(name, "allowed_subnet_ids", cluster, rule_subnets)
-        return _Preflight(facts, location, resource_group, account, rule_subnets, zone)
+        network = net.plan_network(
+            name, a, cluster, facts, resource_group, location, net.FILE, opts
+        )
+        return _Preflight(facts, location, resource_group, account, network)
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
@@ -467,10 +326,23 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
             f"{c.name}-share", **share_args, opts=self.data_protection()
         )
         ready: list[pulumi.Resource] = [self.share]  # no mount before the share exists
-        if self.account is not None and a.get("private_endpoint_subnet_id") is not None:
+        if facts.network.private_endpoint:
             # A mount before the private DNS record resolves reaches the public endpoint,
             # which refuses it.
-            ready += self._private_endpoint(spec, cluster, facts)
+            assert isinstance(cluster, AksCluster)
+            ready += net.private_endpoint(
+                self,
+                c.name,
+                cluster,
+                facts.network,
+                net.FILE,
+                account_id=self.account.id,
+                subnet=a["private_endpoint_subnet_id"],
+                zone_id=a.get("private_dns_zone_id"),
+                resource_group=rg,
+                tags=self.tags(spec),
+                shared_tags=self.shared_tags(spec),
+            )
 
         self.storage_account_name = pulumi.Output.from_input(account_name)
         self.share_name = self.share.name
@@ -516,12 +388,6 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
         transfer off (NFS), public traffic denied but for the admitted subnets or a private
         endpoint."""
         a = spec.args
-        network: dict[str, Any] = {"default_action": "Deny", "bypass": "AzureServices"}
-        if facts.rule_subnets:
-            network["virtual_network_rules"] = [
-                {"virtual_network_resource_id": s, "action": "Allow"} for s in facts.rule_subnets
-            ]
-        private = a.get("private_endpoint_subnet_id") is not None
         settings: dict[str, Any] = {
             **account_baseline(infrastructure_encryption=False, services=("file",)),
             "account_name": facts.account_name,
@@ -538,8 +404,7 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
             # disable"), and azure-native manages the share through ARM (fileServices/shares),
             # not the key-authorised data plane that azurerm's storage_share trips on.
             "allow_shared_key_access": False,
-            "network_rule_set": network,
-            "public_network_access": "Disabled" if private else "Enabled",
+            **facts.network.account_settings(),
             "tags": self.tags(spec),
         }
         return azure_native.storage.StorageAccount(
@@ -547,124 +412,6 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
             **settings,
             opts=self.data_protection(),
         )
-
-    def _private_endpoint(
-        self, spec: Spec[Any], cluster: ClusterScope, facts: _Preflight
-    ) -> list[pulumi.Resource]:
-        """The private endpoint (group ``file``) and the zone group that writes the account's A
-        record in ``private_dns_zone_id``, else in the zone the cluster's stores share in the
-        store's resource group, linked to the subnet's virtual network. Returns what a mount
-        needs first: the zone group (the record) and the link (resolution from the VNet)."""
-        name, a = spec.common.name, spec.args
-        subnet = a["private_endpoint_subnet_id"]
-        parent = pulumi.ResourceOptions(parent=self)
-        endpoint = azure_native.network.PrivateEndpoint(
-            f"{name}-pe",
-            resource_group_name=facts.resource_group,
-            location=facts.location,
-            subnet={"id": subnet},
-            private_link_service_connections=[
-                {"name": "file", "private_link_service_id": self.account.id, "group_ids": ["file"]}
-            ],
-            tags=self.tags(spec),
-            opts=parent,
-        )
-        needed: list[pulumi.Resource] = []
-        zone_id: pulumi.Input[str]
-        if facts.zone is None:
-            zone_id = a["private_dns_zone_id"]  # its owner links the virtual networks
-        else:
-            assert isinstance(cluster, AksCluster)
-            zone = self._shared_zone(spec, cluster, facts.zone)
-            zone_id = zone.id
-            needed.append(self._vnet_link(spec, cluster, facts.zone, subnet))
-        group = azure_native.network.PrivateDnsZoneGroup(
-            f"{name}-pe-dns",
-            resource_group_name=facts.resource_group,
-            private_endpoint_name=endpoint.name,
-            private_dns_zone_group_name="default",
-            private_dns_zone_configs=[{"name": "file", "private_dns_zone_id": zone_id}],
-            opts=parent,
-        )
-        return [group, *needed]
-
-    def _shared_zone(self, spec: Spec[Any], cluster: AksCluster, shared: _SharedZone) -> Any:
-        """The resource group's zone, made under the cluster scope by the first store that
-        needs it (aliased from ``<store>-dns`` under that store, where it was before)."""
-
-        def make() -> "azure_native.privatedns.PrivateZone":
-            return azure_native.privatedns.PrivateZone(
-                f"{cluster.scope_name}-files-dns-{shared.resource_group.lower()}",
-                resource_group_name=shared.resource_group,
-                private_zone_name=PRIVATE_DNS_ZONE,
-                location="global",
-                tags=shared_tags(spec),
-                opts=cluster.child_options(old_name=f"{spec.common.name}-dns", old_parent=self),
-            )
-
-        if shared.zone is None:
-            shared.zone = make()
-        return shared.zone
-
-    def _vnet_link(
-        self, spec: Spec[Any], cluster: AksCluster, shared: _SharedZone, subnet: Any
-    ) -> pulumi.Resource:
-        """The zone's link to the endpoint subnet's virtual network, once per virtual network
-        (Azure refuses a second link of one zone to one network)."""
-        name = spec.common.name
-        zone_name = shared.zone.name
-        if v.is_output(subnet):
-            # The network is unknown until deploy: this store links it itself, as before the
-            # zone was shared (two such stores on one network collide at deploy time).
-            return azure_native.privatedns.VirtualNetworkLink(
-                f"{name}-dns-link",
-                **link_args(shared, zone_name, f"{name}-link", vnet_of(subnet), spec),
-                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
-            )
-        rg, vnet, _ = net.subnet_parts(subnet)
-        vnet_id = vnet_of(subnet)
-        links = shared.links if shared.links is not None else {}
-        shared.links = links
-        key = vnet_id.lower()
-        if key not in links:
-            links[key] = azure_native.privatedns.VirtualNetworkLink(
-                f"{cluster.scope_name}-files-dns-{shared.resource_group.lower()}-link-"
-                f"{rg.lower()}-{vnet.lower()}",
-                # Named after the store that first linked the network (the name it had under
-                # that store). Azure refuses a second link of the zone to the network, so a
-                # renamed link (its first store gone) is deleted before its replacement.
-                **link_args(shared, zone_name, f"{name}-link", vnet_id, spec),
-                opts=cluster.child_options(
-                    old_name=f"{name}-dns-link", old_parent=self, delete_before_replace=True
-                ),
-            )
-        return links[key]
-
-
-def vnet_of(subnet: Any) -> Any:
-    """The virtual network's ARM id of a subnet's."""
-    if isinstance(subnet, str):
-        return subnet.rsplit("/subnets/", 1)[0]
-    return pulumi.Output.from_input(subnet).apply(lambda s: s.rsplit("/subnets/", 1)[0])
-
-
-def link_args(
-    shared: _SharedZone, zone_name: Any, link_name: str, vnet_id: Any, spec: Spec[Any]
-) -> dict[str, Any]:
-    return {
-        "resource_group_name": shared.resource_group,
-        "private_zone_name": zone_name,
-        "virtual_network_link_name": link_name,
-        "location": "global",
-        "virtual_network": {"id": vnet_id},
-        "registration_enabled": False,
-        "tags": shared_tags(spec),
-    }
-
-
-def shared_tags(spec: Spec[Any]) -> dict[str, str]:
-    """Tags of what the cluster's stores share: the user's and ``managed-by``, no store's."""
-    return {**(spec.args.get("tags") or {}), MANAGED_BY_TAG: MANAGED_BY}
 
 
 def mount_options(extra: Sequence[str]) -> list[str]:

@@ -26,8 +26,10 @@ class AzureModelStoreArgs(ModelStoreArgs, AksClusterArgs, total=False):
 
     resource_group_name: str
     """The resource group of the store's Azure resources (storage account, identities). It must
-    exist. Default: the cluster's resource group (``cluster_resource_group_name``); never the
-    node resource group ``MC_...``, which AKS deletes with the cluster."""
+    exist. Default: the cluster's resource group (``cluster_resource_group_name``). The
+    cluster's node resource group (``nodeResourceGroup``, by default
+    ``MC_<resource group>_<cluster>_<region>``), which AKS deletes with the cluster, is refused
+    before deploy."""
     location: str
     """The Azure region of the store's storage account, as ARM spells it (``eastus``). Default:
     the cluster's region. Another region costs egress and latency at every read: it is refused
@@ -77,8 +79,29 @@ class AzureModelStore(ModelStore):
         }
 
     @staticmethod
+    def shared_tags(spec: Spec[Any]) -> dict[str, str]:
+        """Tags of what the cluster's stores share (a private DNS zone and its links): the
+        user's and ``managed-by``, no one store's."""
+        return {**(spec.args.get("tags") or {}), MANAGED_BY_TAG: MANAGED_BY}
+
+    @staticmethod
     def resource_group(spec: Spec[Any], facts: AksClusterFacts) -> str:
-        return str(spec.args.get("resource_group_name") or facts.resource_group_name)
+        """The store's resource group: ``resource_group_name``, never the cluster's node
+        resource group (AKS deletes it, and the store's account and model in it, with the
+        cluster), else the cluster's resource group."""
+        given = spec.args.get("resource_group_name")
+        node_group = facts.node_resource_group_name()
+        # ARM compares resource group names without regard to case.
+        if isinstance(given, str) and given.lower() == node_group.lower():
+            raise ModelStoreInputError(
+                spec.common.name,
+                "resource_group_name",
+                given,
+                f"a resource group other than cluster {facts.name}'s node resource group "
+                f"{node_group} (AKS manages that group and deletes it with the cluster, and the "
+                "store's storage account and model with it)",
+            )
+        return str(given or facts.resource_group_name)
 
     @staticmethod
     def region(spec: Spec[Any], facts: AksClusterFacts) -> str:

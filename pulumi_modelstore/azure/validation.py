@@ -110,48 +110,76 @@ def share_name(store: str, field: str, value: Any) -> None:
 # Resource group names (learn.microsoft.com/azure/azure-resource-manager/management/resource-
 # name-rules, Microsoft.Resources): 1-90 letters, digits, '_', '-', '.', '(' and ')', not
 # ending with '.'.
-_RESOURCE_GROUP = re.compile(r"[\w().-]{0,89}[\w()-]")
+RESOURCE_GROUP_PATTERN = r"[\w().-]{0,89}[\w()-]"
+_RESOURCE_GROUP = re.compile(RESOURCE_GROUP_PATTERN)
 RESOURCE_GROUP_RULE = (
     "a resource group name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.')"
 )
 
 
+def is_resource_group_name(value: Any) -> bool:
+    return isinstance(value, str) and _RESOURCE_GROUP.fullmatch(value) is not None
+
+
 def resource_group_name(store: str, field: str, value: Any) -> None:
     if is_output(value):
         return
-    if not isinstance(value, str) or not _RESOURCE_GROUP.fullmatch(value):
+    if not is_resource_group_name(value):
         raise ModelStoreInputError(store, field, value, RESOURCE_GROUP_RULE)
 
 
 # Azure region names as ARM spells them (eastus, westeurope, swedencentral): lowercase letters
 # and digits; the display name ("East US") is not accepted by every API.
 _LOCATION = re.compile(r"[a-z]+[a-z0-9]*")
+LOCATION_RULE = "an Azure region name as ARM spells it (e.g. eastus, westeurope)"
+
+
+def is_location(value: Any) -> bool:
+    return isinstance(value, str) and _LOCATION.fullmatch(value) is not None
 
 
 def location(store: str, field: str, value: Any) -> None:
     if is_output(value):
         return
-    if not isinstance(value, str) or not _LOCATION.fullmatch(value):
-        raise ModelStoreInputError(
-            store, field, value, "an Azure region name as ARM spells it (e.g. eastus, westeurope)"
-        )
+    if not is_location(value):
+        raise ModelStoreInputError(store, field, value, LOCATION_RULE)
 
 
-# A subnet's ARM id, the virtual network rule's target.
+# Subscription and tenant ids are GUIDs.
+GUID_PATTERN = r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}"
+_GUID = re.compile(GUID_PATTERN)
+GUID_RULE = "a GUID (xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx)"
+
+
+def is_guid(value: Any) -> bool:
+    return isinstance(value, str) and _GUID.fullmatch(value) is not None
+
+
+# A subnet's ARM id, the virtual network rule's and the private endpoint's target. Names
+# (learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules,
+# Microsoft.Network): a virtual network 2-64 and a subnet 1-80 letters, digits, '_', '.' and
+# '-', starting with a letter or digit and ending with a letter, digit or '_'; the resource
+# group as above. ARM compares the fixed segments without regard to case.
 _SUBNET_ID = re.compile(
-    r"/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[^/]+/providers/Microsoft\.Network/"
-    r"virtualNetworks/[^/]+/subnets/[^/]+"
+    rf"/subscriptions/{GUID_PATTERN}/resourceGroups/{RESOURCE_GROUP_PATTERN}/providers/"
+    r"Microsoft\.Network/virtualNetworks/[A-Za-z0-9][A-Za-z0-9_.-]{0,62}[A-Za-z0-9_]/"
+    r"subnets/[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,78}[A-Za-z0-9_])?",
+    re.IGNORECASE,
 )
+SUBNET_ID_RULE = (
+    "a subnet resource id (/subscriptions/<subscription guid>/resourceGroups/<rg>/providers/"
+    "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>, with valid Azure names: a "
+    "virtual network 2-64 and a subnet 1-80 letters, digits, '_', '.' and '-', starting with a "
+    "letter or digit, ending with a letter, digit or '_')"
+)
+
+
+def is_subnet_id(value: Any) -> bool:
+    return isinstance(value, str) and _SUBNET_ID.fullmatch(value) is not None
 
 
 def subnet_id(store: str, field: str, value: Any) -> None:
     if is_output(value):
         return
-    if not isinstance(value, str) or not _SUBNET_ID.fullmatch(value):
-        raise ModelStoreInputError(
-            store,
-            field,
-            value,
-            "a subnet resource id (/subscriptions/<id>/resourceGroups/<rg>/providers/"
-            "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>)",
-        )
+    if not is_subnet_id(value):
+        raise ModelStoreInputError(store, field, value, SUBNET_ID_RULE)
