@@ -29,7 +29,7 @@ from pulumi_modelstore.plan.compare import (
 )
 from pulumi_modelstore.plan.engine import UNKNOWN, plan_directory
 from pulumi_modelstore.plan.render import to_json
-from pulumi_modelstore.plan.replacement import rules_for
+from pulumi_modelstore.plan.replacement import deletes_before_replacing, rules_for
 from tests.conftest import ROOT
 from tests.golden import golden_path
 from tests.test_backend_contract import DATA_BEARING
@@ -472,6 +472,23 @@ def test_a_volume_renamed_while_its_claim_stays_blocks(tmp_path):
     assert pvc.op == "replace" and pvc.forcing == ["spec.volumeName"] and not pv.hangs
     assert pvc.pods.startswith("pods using claim inference/llama must restart")
     assert cmp.exit_code == 0
+
+
+def test_which_replacements_delete_the_old_object_first():
+    named = {"metadata": {"name": "llama-inference"}}
+    # pulumi-kubernetes: an object keeping its name (and namespace) cannot exist twice.
+    assert deletes_before_replacing(PV, named, named, False)
+    renamed = {"metadata": {"name": "llama-inference-2"}}
+    assert not deletes_before_replacing(PV, named, renamed, False)
+    moved = {"metadata": {"name": "llama", "namespace": "b"}}
+    assert not deletes_before_replacing(PVC, {"metadata": {"name": "llama"}}, moved, False)
+    generated = {"metadata": {"generateName": "llama-"}}
+    assert not deletes_before_replacing(PV, generated, generated, False)
+    # Other providers: only the resource's deleteBeforeReplace option.
+    assert not deletes_before_replacing(FSX, {}, {}, False)
+    assert deletes_before_replacing(FSX, {}, {}, True)
+    release = "kubernetes:helm.sh/v3:Release"
+    assert not deletes_before_replacing(release, {"name": "a"}, {"name": "a"}, False)
 
 
 def test_a_nested_change_shows_its_leaf_paths_and_where_long_values_differ():
