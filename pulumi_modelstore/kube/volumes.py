@@ -32,7 +32,8 @@ def static_volume(
 
     The PV carries ``claimRef`` so no other claim can take it, reclaim policy Retain so deleting
     the claim never deletes data, and ``storageClassName: ""`` (or ``storage_class_name``) on
-    both sides so no provisioner steps in. The PVC names the PV in ``volumeName``.
+    both sides so no provisioner steps in. The PVC names the PV in ``volumeName`` and is
+    replaced whenever the PV is (``replace_with``; needs Pulumi 3.207 or later).
     """
     pv_spec: Any = {
         "capacity": {"storage": capacity},
@@ -66,6 +67,16 @@ def static_volume(
         f"{resource_name}-pvc-{namespace}",
         metadata=pvc_metadata,
         spec=pvc_spec,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pv]),
+        # A PV's source is immutable (a new file system, server or bucket replaces it), and the
+        # PV keeps its name, so pulumi-kubernetes deletes it before re-creating it
+        # (provider/pkg/provider/provider.go Diff, 94977969: DeleteBeforeReplace when name and
+        # namespace stay). Kubernetes keeps a bound PV while its claim exists
+        # (kubernetes.io/pv-protection): that delete would wait forever. With replace_with the
+        # engine deletes the claim first (pulumi/pulumi pkg/resource/deploy/step_generator.go,
+        # 1b594989, findDependentCascadeReplacements) and re-creates it on the new PV. It reads
+        # replace_with from the old state: a stack deployed without it takes one `pulumi up`
+        # before a change that replaces its PVs. Names stay (rather than a new PV name per
+        # source, created side by side): a new name would replace every deployed PV and claim.
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pv], replace_with=[pv]),
     )
     return pv, pvc

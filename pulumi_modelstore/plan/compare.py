@@ -3,14 +3,20 @@
 Both sides are plans in the ``--format json`` shape. Resources are matched by URN, or through the
 new plan's aliases (a move, not a delete and a create). A matched resource whose inputs differ is
 replaced when a changed property forces it (:mod:`.replacement`: the providers' own rules), else
-updated. Replacements and deletions of data-bearing resources come first, marked
-``DATA LOSS RISK`` unless protected (``protect``: Pulumi refuses the step) or retained
-(``retainOnDelete``, or a PersistentVolume whose reclaim policy is ``Retain``, and a claim bound
-to one).
+updated. A resource whose ``replaceWith`` names a replaced resource is replaced too.
+Replacements and deletions of data-bearing resources come first, marked ``DATA LOSS RISK``
+unless protected or retained (``retainOnDelete``, or a PersistentVolume whose reclaim policy is
+``Retain``, and a claim bound to one). Steps ``pulumi up`` cannot carry out are marked
+``BLOCKED``: replacing or deleting a protected resource (Pulumi refuses it), and deleting a
+PersistentVolume while a claim bound to it stays (Kubernetes keeps the volume until the claim is
+gone, so the delete waits until it times out). A replaced or deleted claim says that the pods
+using it must restart or stop: its deletion waits for them (``kubernetes.io/pvc-protection``).
 
 A property fed by a replaced cloud resource (``propertyDependencies``) is taken as changed, since
 the new resource's computed outputs are unknown until apply, so a PersistentVolume whose
-``spec.csi`` names a replaced file system is replaced with it. The comparison knows inputs only:
+``spec.csi`` names a replaced file system is replaced with it. The leaves of such a property
+that hold one of the replaced resource's computed outputs (or an unknown) are shown, not the
+whole property. The comparison knows inputs only:
 a provider's own defaults, normalisations and state drift are not seen.
 """
 
@@ -22,10 +28,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .engine import UNKNOWN
-from .replacement import forcing
+from .replacement import deletes_before_replacing, forcing
 
-# The exit code of `modelstore plan --compare` when a step may lose data (CI fails on it).
+# Exit codes of `modelstore plan --compare` (CI fails on both). When a change has both kinds of
+# step, data loss wins: `pulumi up` runs steps in parallel, so an unprotected deletion may be
+# done before the blocked step fails the update. 1 is an error (no comparison), 2 a usage error
+# (argparse).
 EXIT_DATA_LOSS = 3
+"""A step may lose data: a data-bearing resource replaced or deleted, neither protected nor
+retained."""
+EXIT_BLOCKED = 4
+"""No data-loss step, but a step `pulumi up` cannot carry out (a protected resource replaced or
+deleted, a volume deleted under a claim that stays): the merge's update would fail."""
 
 # Resource types that hold a store's data: replacing or deleting one loses it unless protected or
 # retained. The one list (tests/test_plan_compare.py checks the backend contract's list against
@@ -72,6 +86,10 @@ class Change:
     protected: bool = False
     retained: str = ""  # why the data stays
     values: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # path -> (old, new)
+    fed: dict[str, str] = field(default_factory=dict)  # path -> the replaced resource feeding it
+    delete_first: bool = False  # a replacement that deletes the old resource first
+    hangs: str = ""  # why `pulumi up` would wait on this step until it times out
+    pods: str = ""  # what the pods using a replaced or deleted claim must do
 
     @property
     def name(self) -> str:
@@ -87,11 +105,37 @@ class Change:
         )
 
     @property
+    def refused(self) -> bool:
+        """Pulumi refuses to replace or delete a protected resource (pulumi/pulumi
+        pkg/resource/deploy/step_generator.go, 1b594989; dropping ``protect`` in the same change
+        lets it through, so ``protected`` needs it on both sides)."""
+        return self.op in ("replace", "delete") and self.protected
+
+    @property
+    def blocked(self) -> bool:
+        return self.refused or bool(self.hangs)
+
+    @property
     def note(self) -> str:
+        if self.refused:
+            verb, keep = (
+                ("replace", "Revert the change")
+                if self.op == "replace"
+                else ("delete", "Keep it in the program")
+            )
+            loss = (
+                "the loss"
+                if self.data_bearing
+                else f"the {'replacement' if self.op == 'replace' else 'deletion'}"
+            )
+            return (
+                f"BLOCKED: protected, pulumi up refuses to {verb} it. {keep}, or unprotect it "
+                f"(protect: false) and accept {loss} on purpose, in a separate change"
+            )
+        if self.hangs:
+            return f"BLOCKED: {self.hangs}"
         if not self.data_bearing or self.op not in ("replace", "delete"):
             return ""
-        if self.protected:
-            return "protected: pulumi up refuses this step"
         if self.retained:
             return f"retained: {self.retained}"
         return "DATA LOSS RISK"
@@ -108,19 +152,31 @@ class Comparison:
         return [c for c in self.changes if c.loses_data]
 
     @property
+    def blocked(self) -> list[Change]:
+        return [c for c in self.changes if c.blocked]
+
+    @property
     def exit_code(self) -> int:
-        return EXIT_DATA_LOSS if self.data_loss else 0
+        """``EXIT_DATA_LOSS``, else ``EXIT_BLOCKED``, else 0."""
+        if self.data_loss:
+            return EXIT_DATA_LOSS
+        return EXIT_BLOCKED if self.blocked else 0
 
     def ordered(self) -> list[Change]:
-        """Data-bearing replacements and deletions first (unprotected ones at the top), then the
-        rest by kind of step; unchanged resources left out."""
+        """Steps that may lose data first, then blocked ones, then other noted ones (retained
+        data, claims whose pods must restart), then the rest by kind of step; unchanged
+        resources left out."""
         shown = [c for c in self.changes if c.op != "same" or c.old_urn]
 
-        def key(c: Change) -> tuple[int, int, int, str]:
-            first = 0 if c.note else 1
-            risk = 0 if c.loses_data else 1
+        def key(c: Change) -> tuple[int, int, str]:
+            if c.loses_data:
+                first = 0
+            elif c.blocked:
+                first = 1
+            else:
+                first = 2 if c.note or c.pods else 3
             op = "move" if c.op == "same" else c.op
-            return (first, risk, ORDER.index(op), c.urn)
+            return (first, ORDER.index(op), c.urn)
 
         return sorted(shown, key=key)
 
@@ -203,7 +259,8 @@ def _old_urns(
 
 
 def diff_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
-    """The input paths whose values differ (``spec.csi.volumeHandle``, ``subnetIds[0]``)."""
+    """The leaf input paths whose values differ (``spec.csi.volumeHandle``, ``subnetIds[0]``);
+    a list that grows or shrinks gives its added or removed elements' paths."""
     if old == new:
         return []
     if isinstance(old, dict) and isinstance(new, dict):
@@ -215,10 +272,13 @@ def diff_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
             else:
                 paths += diff_paths(old[key], new[key], sub)
         return paths
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+    if isinstance(old, list) and isinstance(new, list):
         out: list[str] = []
-        for i, (a, b) in enumerate(zip(old, new, strict=True)):
-            out += diff_paths(a, b, f"{prefix}[{i}]")
+        for i in range(max(len(old), len(new))):
+            if i >= len(old) or i >= len(new):
+                out.append(f"{prefix}[{i}]")
+            else:
+                out += diff_paths(old[i], new[i], f"{prefix}[{i}]")
         return out
     return [prefix]
 
@@ -237,6 +297,45 @@ def _get(value: Any, path: str) -> Any:
         else:
             value = value.get(part, ABSENT) if isinstance(value, dict) else ABSENT
     return value
+
+
+def _computed(state: Mapping[str, Any]) -> set[str]:
+    """The strings a resource's provider computed (its id, outputs that are not inputs): what a
+    property fed by it holds, and what a replacement makes unknown. Short strings are left out
+    (they would match by chance)."""
+    inputs = state.get("inputs") or {}
+    found: set[str] = set()
+
+    def collect(value: Any) -> None:
+        if isinstance(value, dict):
+            for item in value.values():
+                collect(item)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+        elif isinstance(value, str) and len(value) >= 6 and value != UNKNOWN:
+            found.add(value)
+
+    for key, value in (state.get("outputs") or {}).items():
+        if key not in inputs or inputs[key] != value:
+            collect(value)
+    collect(state.get("id"))
+    return found
+
+
+def _fed_leaves(value: Any, computed: set[str], prefix: str) -> list[str]:
+    """The paths under ``prefix`` whose string holds one of ``computed``, or is unknown."""
+    if isinstance(value, dict):
+        return [p for k in sorted(value) for p in _fed_leaves(value[k], computed, f"{prefix}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _fed_leaves(v, computed, f"{prefix}[{i}]")]
+    if isinstance(value, str) and (UNKNOWN in value or any(c in value for c in computed)):
+        return [prefix]
+    return []
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + ".") or path.startswith(prefix + "[")
 
 
 def _ignored(path: str, ignore: Iterable[str]) -> bool:
@@ -298,7 +397,9 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
                 break
 
     changes: list[Change] = []
-    replaced: set[str] = set()  # new URNs whose replacement goes ahead (new outputs)
+    # New URNs whose replacement goes ahead with unknown outputs -> (name, computed strings).
+    fresh: dict[str, tuple[str, set[str]]] = {}
+    going: set[str] = set()  # new URNs replaced (not refused), for replaceWith
     for step in new_doc["steps"]:
         urn = step["urn"]
         if urn not in new:
@@ -315,14 +416,23 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
         old_inputs, new_inputs = old.get("inputs") or {}, state.get("inputs") or {}
         ignore = state.get("ignoreChanges") or []
         paths = [p for p in diff_paths(old_inputs, new_inputs) if not _ignored(p, ignore)]
-        # A property fed by a resource being replaced gets that resource's new outputs: unknown
-        # until apply, so it may change (as `pulumi preview` shows it).
-        for key, deps in sorted((state.get("propertyDependencies") or {}).items()):
-            if any(d in replaced for d in deps) and not any(
-                p == key or p.startswith(key + ".") or p.startswith(key + "[") for p in paths
-            ):
-                paths.append(key)
         values = {p: (_get(old_inputs, p), _get(new_inputs, p)) for p in paths}
+        fed: dict[str, str] = {}
+        # A property fed by a resource being replaced gets that resource's new outputs: unknown
+        # until apply, so it may change (as `pulumi preview` shows it). Shown at the leaves that
+        # hold the replaced resource's computed values, else as the whole property.
+        for key, deps in sorted((state.get("propertyDependencies") or {}).items()):
+            for dep in (d for d in deps if d in fresh):
+                name, computed = fresh[dep]
+                leaves = _fed_leaves(new_inputs.get(key), computed, key) or [key]
+                for leaf in leaves:
+                    if _ignored(leaf, ignore) or any(
+                        _under(p, leaf) or _under(leaf, p) for p in paths
+                    ):
+                        continue  # changed anyway: shown with its new value
+                    paths.append(leaf)
+                    values[leaf] = (_get(old_inputs, leaf), UNKNOWN)
+                    fed[leaf] = name
         old_provider, new_provider = _provider(old), _provider(state)
         if old_provider != new_provider:
             # The engine then asks the new provider's DiffConfig whether the move replaces the
@@ -336,6 +446,13 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
             reasons = forcing(
                 type_, paths, old_inputs, new_inputs, state.get("replaceOnChanges") or []
             )
+            # replaceWith: replaced whenever a resource it names is (pulumi/pulumi
+            # pkg/resource/deploy/step_generator.go, 1b594989, stepGenerator.diff).
+            reasons += [
+                f"replaceWith ({_name(target)} is replaced)"
+                for target in state.get("replaceWith") or []
+                if target in going
+            ]
         op = "replace" if reasons else ("update" if paths else "same")
         change = Change(
             op,
@@ -350,11 +467,18 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
             protected=bool(old.get("protect")) and bool(state.get("protect")),
             retained=_retained(old, base) if data else "",
             values=values,
+            fed=fed,
+            delete_first=op == "replace"
+            and deletes_before_replacing(
+                type_, old_inputs, new_inputs, bool(state.get("deleteBeforeReplace"))
+            ),
         )
-        if op == "replace" and not change.protected and not type_.startswith("kubernetes:"):
-            # Its computed outputs (ids, DNS names) are unknown until apply. A Kubernetes
-            # object's preview echoes its inputs, so what depends on it sees no change.
-            replaced.add(urn)
+        if op == "replace" and not change.protected:
+            going.add(urn)
+            if not type_.startswith("kubernetes:"):
+                # Its computed outputs (ids, DNS names) are unknown until apply. A Kubernetes
+                # object's preview echoes its inputs, so what depends on it sees no change.
+                fresh[urn] = (change.name, _computed(old))
         changes.append(change)
 
     gone = set(base) - set(matched.values())
@@ -373,7 +497,70 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
                     retained=_retained(state, base) if data else "",
                 )
             )
+    _claims_and_volumes(changes, base)
     return Comparison(project, stack, changes)
+
+
+def _name(urn: str) -> str:
+    return urn.rsplit("::", 1)[-1]
+
+
+def _claim(state: Mapping[str, Any]) -> str:
+    """``namespace/name`` of a claim."""
+    inputs = state.get("inputs") or {}
+    return f"{_get(inputs, 'metadata.namespace')}/{_get(inputs, 'metadata.name')}"
+
+
+def _claims_and_volumes(changes: list[Change], base: Mapping[str, dict[str, Any]]) -> None:
+    """What Kubernetes' storage protection makes of volume and claim steps.
+
+    A bound PersistentVolume is kept while its claim exists, and a claim while a pod uses it
+    (``kubernetes.io/pv-protection`` and ``kubernetes.io/pvc-protection`` finalizers): a volume
+    deleted (replaced or removed) under a claim that stays makes ``pulumi up`` wait on it until it
+    times out. A volume deleted first (replaced under the same name) needs its claim deleted
+    before it: the engine does that for a claim whose recorded ``replaceWith`` names the volume
+    (pulumi/pulumi pkg/resource/deploy/step_generator.go, 1b594989:
+    findDependentCascadeReplacements reads the old state), not for a claim depending on it
+    through its inputs alone (re-diffed with them unknown, which pulumi-kubernetes need not
+    answer with a replacement: not assumed)."""
+    by_old = {c.old_urn or c.urn: c for c in changes}
+    for claim in (c for c in changes if c.type == PVC and c.op in ("replace", "delete")):
+        where = _claim(base[claim.old_urn or claim.urn])
+        claim.pods = (
+            f"pods using claim {where} must restart: they hold the old claim, which is deleted "
+            "only once no pod uses it (kubernetes.io/pvc-protection)"
+            if claim.op == "replace"
+            else f"pods using claim {where} must stop: it is deleted only once no pod uses it "
+            "(kubernetes.io/pvc-protection)"
+        )
+    for volume in changes:
+        if volume.type != PV or volume.op not in ("replace", "delete") or volume.refused:
+            continue
+        old_urn = volume.old_urn or volume.urn
+        inputs = base[old_urn].get("inputs") or {}
+        name = _get(inputs, "metadata.name")
+        bound_ns = _get(inputs, "spec.claimRef.namespace")
+        for urn, state in base.items():
+            claim_inputs = state.get("inputs") or {}
+            if (
+                state["type"] != PVC
+                or _get(claim_inputs, "spec.volumeName") != name
+                or bound_ns not in (ABSENT, _get(claim_inputs, "metadata.namespace"))
+            ):
+                continue
+            step = by_old.get(urn)
+            cascaded = old_urn in (state.get("replaceWith") or [])
+            if (
+                step is None
+                or step.op not in ("replace", "delete")
+                or (volume.delete_first and not cascaded)
+            ):
+                volume.hangs = (
+                    "pulumi up would hang: the volume is deleted while claim "
+                    f"{_claim(state)} still holds it (kubernetes.io/pv-protection). Give the "
+                    "claim replace_with this volume and deploy that first, in a separate change"
+                )
+                break
 
 
 # --- rendering ---------------------------------------------------------------------------------
@@ -388,26 +575,54 @@ SYMBOLS = {
 }
 
 
+WIDTH = 60  # characters of a value shown
+
+
 def _shown(value: Any) -> str:
     if value is ABSENT:
         return "(none)"
     if value == UNKNOWN:
         return "(known after apply)"
-    text = json.dumps(value, sort_keys=True)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return json.dumps(value, sort_keys=True)
+
+
+def _pair(old: Any, new: Any) -> tuple[str, str]:
+    """Both values, each at most ``WIDTH`` characters, cut so that both show where they differ:
+    a long common start is elided, never shown twice."""
+    a, b = _shown(old), _shown(new)
+    cut = 0
+    if ABSENT not in (old, new) and UNKNOWN not in (old, new) and max(len(a), len(b)) > WIDTH:
+        common = next(
+            (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+        )
+        cut = common - 12 if common > 16 else 0
+
+    def clip(text: str) -> str:
+        text = "..." + text[cut:] if cut else text
+        return text if len(text) <= WIDTH else text[: WIDTH - 3] + "..."
+
+    return clip(a), clip(b)
 
 
 def _detail(c: Change) -> list[str]:
+    """One line per changed leaf path: old and new value, and why it forces replacement."""
     lines = []
     forced = {r.split(" (", 1)[0] for r in c.forcing}
     for path in c.paths:
-        old, new = c.values.get(path, (None, None))
+        old, new = _pair(*c.values.get(path, (None, None)))
+        if path in c.fed:
+            new = f"(known after apply: {c.fed[path]} is replaced)"
         mark = "  (forces replacement)" if path in forced else ""
         if path in forced:
             why = next(r for r in c.forcing if r.split(" (", 1)[0] == path)
             if " (" in why:
                 mark = f"  (forces replacement: {why.split(' (', 1)[1].rstrip(')')})"
-        lines.append(f"{path}: {_shown(old)} -> {_shown(new)}{mark}")
+        lines.append(f"{path}: {old} -> {new}{mark}")
+    lines += [
+        f"replaceWith: {r.split(' (', 1)[1].rstrip(')')}  (forces replacement)"
+        for r in c.forcing
+        if r.startswith("replaceWith (")
+    ]
     return lines
 
 
@@ -422,19 +637,31 @@ def _summary(cmp: Comparison) -> str:
     return ", ".join(f"{n} to {op}" for op, n in counts.items()) or "no changes"
 
 
-def to_text(cmp: Comparison, base_name: str) -> str:
-    lines = [f"Comparing stack {cmp.stack} (project {cmp.project}) with {base_name}"]
-    risky = cmp.data_loss
-    if risky:
-        lines.append(
-            f"DATA LOSS RISK: {len(risky)} step(s) replace or delete data that is neither "
+def _verdicts(cmp: Comparison) -> list[str]:
+    out = []
+    if cmp.data_loss:
+        out.append(
+            f"DATA LOSS RISK: {len(cmp.data_loss)} step(s) replace or delete data that is neither "
             "protected nor retained"
         )
+    if cmp.blocked:
+        out.append(
+            f"BLOCKED: {len(cmp.blocked)} step(s) pulumi up cannot carry out, so the update "
+            "would fail: each says what to do"
+        )
+    return out
+
+
+def to_text(cmp: Comparison, base_name: str) -> str:
+    lines = [f"Comparing stack {cmp.stack} (project {cmp.project}) with {base_name}"]
+    lines += _verdicts(cmp)
     for c in cmp.ordered():
         op = "move" if c.op == "same" else c.op
         note = f"  [{c.note}]" if c.note else ""
         lines.append(f"{SYMBOLS.get(op, '>'):>2} {_label(c)}{note}")
         lines += [f"      {d}" for d in _detail(c)]
+        if c.pods:
+            lines.append(f"      ! {c.pods}")
     lines.append(f"Resources: {_summary(cmp)}")
     return "\n".join(lines) + "\n"
 
@@ -446,14 +673,13 @@ def _md(text: str) -> str:
 def to_markdown(cmp: Comparison, base_name: str) -> str:
     """A pull-request comment: a verdict line, then a table, data-bearing steps first."""
     lines = [f"### modelstore plan: `{cmp.stack}` compared with `{base_name}`", ""]
-    risky = cmp.data_loss
-    if risky:
-        lines.append(
-            f"> [!CAUTION]\n> **DATA LOSS RISK**: {len(risky)} step(s) replace or delete data "
-            "that is neither protected nor retained."
-        )
-    else:
-        lines.append("No unprotected data-loss step.")
+    verdicts = _verdicts(cmp)
+    for i, verdict in enumerate(verdicts):
+        head, rest = verdict.split(": ", 1)
+        lines += [""] if i else []
+        lines.append(f"> [!CAUTION]\n> **{head}**: {rest}.")
+    if not verdicts:
+        lines.append("No unprotected data-loss step, nothing pulumi up would refuse.")
     lines += ["", f"**{_summary(cmp)}**", ""]
     ordered = cmp.ordered()
     if ordered:
@@ -462,7 +688,9 @@ def to_markdown(cmp: Comparison, base_name: str) -> str:
             op = "move" if c.op == "same" else c.op
             name = f"`{c.name}`" + (f" (from `{c.old_urn}`)" if c.old_urn else "")
             details = "<br>".join(f"`{_md(d)}`" for d in _detail(c))
-            note = f"**{c.note}**" if c.loses_data else c.note
+            note = f"**{c.note}**" if c.loses_data or c.blocked else c.note
+            if c.pods:
+                note = f"{note}<br>{c.pods}" if note else c.pods
             lines.append(f"| {op} | {_md(name)} | `{c.type}` | {details} | {_md(note)} |")
     return "\n".join(lines) + "\n"
 
@@ -474,6 +702,7 @@ def to_json(cmp: Comparison, base_name: str) -> str:
         "project": cmp.project,
         "summary": cmp.counts(),
         "dataLossRisk": [c.urn for c in cmp.data_loss],
+        "blocked": [c.urn for c in cmp.blocked],
         "steps": [
             {
                 "op": c.op,
@@ -484,6 +713,7 @@ def to_json(cmp: Comparison, base_name: str) -> str:
                 "replaceBecause": c.forcing,
                 "dataBearing": c.data_bearing,
                 "note": c.note,
+                "pods": c.pods,
             }
             for c in cmp.ordered()
         ],

@@ -3,9 +3,9 @@
 The program runs on the Pulumi SDK's mock runtime: a :class:`RecordingMonitor` (a
 ``MockMonitor`` subclass) receives each ``RegisterResourceRequest`` and keeps what the engine
 would see (type, name, parent, dependencies, property dependencies, provider, protect,
-retainOnDelete, deleteBeforeReplace, ignoreChanges, replaceOnChanges, aliases, inputs). Outputs of
-created resources stay unknown, as in ``pulumi preview``, unless ``fill_outputs`` asks for
-placeholders.
+retainOnDelete, deleteBeforeReplace, ignoreChanges, replaceOnChanges, replaceWith, aliases,
+inputs). Outputs of created resources stay unknown, as in ``pulumi preview``, unless
+``fill_outputs`` asks for placeholders.
 
 A ``pulumi.StackReference`` is answered from a saved output file, not from a backend: the
 outputs of stack ``<org>/<project>/<stack>`` are read from
@@ -256,6 +256,7 @@ class RecordingMonitor(mocks.MockMonitor):
             "deleteBeforeReplace": bool(request.deleteBeforeReplace),
             "ignoreChanges": list(request.ignoreChanges),
             "replaceOnChanges": list(request.replaceOnChanges),
+            "replaceWith": list(request.replace_with),
             "aliases": [_alias(a) for a in request.aliases] + list(request.aliasURNs),
             "importId": request.importId,
             "op": "import" if request.importId else "create",
@@ -582,6 +583,8 @@ def _steps(records: list[dict[str, Any]], stack: str, project: str) -> list[dict
             "replaceOnChanges": rec["replaceOnChanges"],
             "aliases": rec["aliases"],
         }
+        if rec.get("replaceWith"):  # omitted when empty, as in the engine's own state
+            state["replaceWith"] = sorted(rec["replaceWith"])
         if rec["importId"]:
             state["importID"] = rec["importId"]
         steps.append({"op": rec["op"], "urn": urn, "provider": rec["provider"], "newState": state})

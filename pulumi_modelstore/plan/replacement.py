@@ -1,4 +1,5 @@
-"""Which input changes force a resource to be replaced rather than updated in place.
+"""Which input changes force a resource to be replaced rather than updated in place, and
+whether the replacement deletes the old resource first.
 
 The one table of force-new properties for every resource type this library creates, each entry
 taken from the provider's own rules and cited beside it:
@@ -375,3 +376,19 @@ def forcing(
             if any(r == "*" or _overlaps(path, r) for r in extra):
                 reasons.append(f"{path} (replaceOnChanges)")
     return reasons
+
+
+def deletes_before_replacing(type_: str, old: Inputs, new: Inputs, option: bool) -> bool:
+    """Whether replacing a ``type_`` resource deletes the old one before creating the new one:
+    its ``deleteBeforeReplace`` option, or for a Kubernetes object pulumi-kubernetes' own rule
+    (provider/pkg/provider/provider.go Diff, 94977969: an object named in ``metadata.name``, not
+    ``generateName``, whose name and namespace stay; two objects cannot share a name). Other
+    providers' requests are not read: False, create before delete (the engine's default)."""
+    if option:
+        return True
+    if not type_.startswith("kubernetes:") or type_ == "kubernetes:helm.sh/v3:Release":
+        return False
+    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    return bool(new_meta.get("name")) and all(
+        old_meta.get(key) == new_meta.get(key) for key in ("name", "namespace")
+    )
