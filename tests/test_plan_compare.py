@@ -39,6 +39,7 @@ GCS = "gcp:storage/bucket:Bucket"
 PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 STORAGE_ACCOUNT = "azure-native:storage:StorageAccount"
+STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
 
 Edit = Callable[[dict[str, Any]], None]
 
@@ -549,6 +550,222 @@ def test_a_move_to_another_provider_is_shown_for_review_not_silently_same():
     assert pv.values["(provider)"] == ("default_4_34_2", "prod-kubernetes")
     (same,) = compare(base, copy.deepcopy(base)).changes
     assert same.op == "same"
+
+
+# --- Capacity and node changes of a store's volumes -------------------------------------------
+
+# (stack, store, capacity field, base value, new value): a grow and a shrink on FSx and the
+# local store.
+CAPACITY_CHANGES = {
+    "fsx-grow": ("aws-prod", "llama", "storage_capacity_gib", 2400, 4800),
+    "fsx-shrink": ("aws-prod", "llama", "storage_capacity_gib", 4800, 2400),
+    "local-grow": ("local", "models", "capacity_gib", 50, 200),
+    "local-shrink": ("local", "models", "capacity_gib", 50, 20),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CAPACITY_CHANGES))
+def test_a_capacity_change_updates_the_volumes_and_keeps_the_claims(tmp_path, case):
+    """Kubernetes refuses a claim's smaller request, and a larger one without volume expansion
+    (never for a static claim): the claims keep theirs, the volumes' capacity is updated."""
+    stack, store, key, before, after = CAPACITY_CHANGES[case]
+    cmp = pair(tmp_path, stack, store_set(key, before, store), store_set(key, after, store))
+    pvs, claims = by_type(cmp, PV), by_type(cmp, PVC)
+    assert pvs and len(claims) == len(pvs)
+    for pv in pvs:
+        assert pv.op == "update" and pv.paths == ["spec.capacity.storage"]
+        assert pv.values["spec.capacity.storage"] == (f"{before}Gi", f"{after}Gi")
+    assert all(claim.op == "same" and not claim.pods for claim in claims)
+    if case == "fsx-shrink":
+        # A smaller Lustre file system is a new one: protected, refused (the volumes keep
+        # naming the old one, so they are only updated).
+        (fs,) = by_type(cmp, FSX)
+        assert fs.op == "replace" and fs.refused
+        assert cmp.blocked == [fs] and cmp.exit_code == EXIT_BLOCKED
+    else:
+        assert cmp.blocked == [] and cmp.exit_code == 0
+    text = to_text(cmp, "base.json")
+    assert "spec.resources.requests.storage" not in text
+    assert f'spec.capacity.storage: "{before}Gi" -> "{after}Gi"\n' in text
+
+
+def test_a_replaced_claim_smaller_volume_blocks_its_kept_request_would_not_bind(tmp_path):
+    """A shrink that replaces the volume: the claim is re-created with it, but with its old
+    request (ignored inputs come from the old state), larger than the new volume."""
+    cmp = pair(
+        tmp_path,
+        "aws-prod",
+        edits(UNPROTECTED, store_set("storage_capacity_gib", 4800)),
+        store_set("storage_capacity_gib", 2400),
+    )
+    (fs,) = by_type(cmp, FSX)
+    assert fs.op == "replace" and fs.loses_data
+    pvs, claims = by_type(cmp, PV), by_type(cmp, PVC)
+    assert pvs and all(pv.op == "replace" and not pv.blocked for pv in pvs)
+    assert claims and all(claim.op == "replace" and claim.blocked for claim in claims)
+    (claim,) = [c for c in claims if c.name == "llama-pvc-inference"]
+    assert claim.note == (
+        "BLOCKED: pulumi up would hang: claim inference/llama is re-created with its old request "
+        "4800Gi (ignore_changes keeps it), more than volume llama-inference's capacity 2400Gi, "
+        "so it never binds. Delete the claim first (stop its pods, kubectl delete pvc, pulumi "
+        "refresh) so that it is created anew, or keep the capacity"
+    )
+    assert claim.pods.startswith("pods using claim inference/llama must restart")
+    # The file system's data loss wins.
+    assert cmp.exit_code == EXIT_DATA_LOSS
+    # The same on the local store: a shrink and a node change at once.
+    cmp = pair(
+        tmp_path,
+        "local",
+        store_set("node_name", "node-a", "models"),
+        edits(store_set("node_name", "node-b", "models"), store_set("capacity_gib", 20, "models")),
+    )
+    assert {c.op for c in by_type(cmp, PV)} == {"replace"}
+    assert by_type(cmp, PVC) and all(c.blocked for c in by_type(cmp, PVC))
+    assert cmp.exit_code == EXIT_BLOCKED
+    # Growing it at the same time binds: nothing blocked.
+    cmp = pair(
+        tmp_path,
+        "local",
+        store_set("node_name", "node-a", "models"),
+        edits(store_set("node_name", "node-b", "models"), store_set("capacity_gib", 200, "models")),
+    )
+    assert cmp.blocked == [] and cmp.exit_code == 0
+
+
+NODE_AFFINITY_VALUE = (
+    "spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]"
+)
+
+
+def test_a_local_store_on_another_node_replaces_its_volumes_and_claims(tmp_path):
+    """A set nodeAffinity is immutable (Kubernetes refuses the update pulumi-kubernetes would
+    send): the volume is replaced, and with it its claim, whose pods must restart."""
+    cmp = pair(
+        tmp_path,
+        "local",
+        store_set("node_name", "node-a", "models"),
+        store_set("node_name", "node-b", "models"),
+    )
+    pvs, claims = by_type(cmp, PV), by_type(cmp, PVC)
+    assert len(pvs) == len(claims) == 2
+    for pv in pvs:
+        assert pv.op == "replace" and pv.paths == [NODE_AFFINITY_VALUE]
+        assert pv.forcing == [f"{NODE_AFFINITY_VALUE} (replaceOnChanges)"]
+        assert pv.delete_first and not pv.hangs and pv.retained == "reclaim policy Retain"
+    for claim in claims:
+        namespace = claim.name.removeprefix("models-pvc-")
+        assert claim.op == "replace"
+        assert claim.forcing == [f"replaceWith (models-pv-{namespace} is replaced)"]
+        assert claim.pods.startswith(f"pods using claim {namespace}/models must restart")
+    assert cmp.blocked == [] and cmp.exit_code == 0
+    text = to_text(cmp, "base.json")
+    assert (
+        f'      {NODE_AFFINITY_VALUE}: "node-a" -> "node-b"  (forces replacement: '
+        "replaceOnChanges)\n" in text
+    )
+    assert "      ! pods using claim inference/models must restart" in text
+
+
+def test_a_hyperdisk_claim_of_another_size_is_replaced_and_its_pods_restart(tmp_path):
+    """A provisioned claim on a class without volume expansion: its spec change replaces it."""
+    cmp = pair(tmp_path, "gke-hyperdisk", None, store_set("size_gib", 128))
+    claims = by_type(cmp, PVC)
+    assert claims and all(c.op == "replace" and not c.blocked for c in claims)
+    assert all(c.forcing == ["spec.resources.requests.storage (replaceOnChanges)"] for c in claims)
+    assert all(c.pods.startswith("pods using claim ") for c in claims)
+    # Its disk goes with the claim (the class's reclaim policy is Delete).
+    assert all(c.loses_data for c in claims) and cmp.exit_code == EXIT_DATA_LOSS
+
+
+REFUSED_BY_CLUSTER = (
+    "BLOCKED: the cluster refuses this update, so pulumi up fails at it. Revert the change, or "
+    "replace the object on purpose (replace_on_changes)"
+)
+
+
+def _claim_doc(request: str, class_name: str, classes: dict[str, Any]) -> dict[str, Any]:
+    claim = _state(
+        PVC,
+        "cache-pvc",
+        {
+            "metadata": {"name": "cache", "namespace": "inference"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": class_name,
+                "resources": {"requests": {"storage": request}},
+            },
+        },
+    )
+    storage_classes = [
+        _state(STORAGE_CLASS, name, {"metadata": {"name": name}, "allowVolumeExpansion": allow})
+        for name, allow in classes.items()
+    ]
+    return _doc("dev", [claim, *storage_classes])
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "class_name", "refusal"),
+    [
+        ("100Gi", "50Gi", "gp3", "a claim's storage request cannot shrink"),
+        ("100Gi", "200Gi", "gp3", ""),  # the plan's gp3 class allows expansion
+        (
+            "100Gi",
+            "200Gi",
+            "io2",
+            'a claim grows only when its StorageClass allows volume expansion ("io2" does not)',
+        ),
+        (
+            "100Gi",
+            "1Ti",
+            "",
+            'a claim grows only when its StorageClass allows volume expansion ("" does not)',
+        ),
+        ("100Gi", "200Gi", "cluster-class", ""),  # not in the plan: not claimed
+    ],
+)
+def test_a_claim_request_change_the_cluster_refuses_is_blocked(before, after, class_name, refusal):
+    classes = {"gp3": True, "io2": False}
+    base = _claim_doc(before, class_name, classes)
+    cmp = compare(base, _claim_doc(after, class_name, classes))
+    (claim,) = by_type(cmp, PVC)
+    assert claim.op == "update" and claim.paths == ["spec.resources.requests.storage"]
+    if refusal:
+        assert claim.refusals == [f"spec.resources.requests.storage ({refusal})"]
+        assert claim.note == REFUSED_BY_CLUSTER and cmp.exit_code == EXIT_BLOCKED
+        assert f"(refused by the cluster: {refusal})" in to_text(cmp, "base.json")
+    else:
+        assert not claim.blocked and cmp.exit_code == 0
+
+
+def test_a_volume_mode_or_set_node_affinity_update_is_blocked_a_new_one_is_not():
+    """Objects without the library's replace_on_changes (a plan of older code): the update
+    pulumi-kubernetes would send is refused."""
+    affinity = {"required": {"nodeSelectorTerms": [{"matchExpressions": [{"values": ["a"]}]}]}}
+    spec = {"local": {"path": "/models"}, "volumeMode": "Filesystem", "nodeAffinity": affinity}
+    base = _doc("dev", [_state(PV, "pv", {"metadata": {"name": "v"}, "spec": spec})])
+    new = copy.deepcopy(base)
+    new_spec = new["steps"][0]["newState"]["inputs"]["spec"]
+    new_spec["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0][
+        "values"
+    ] = ["b"]
+    new_spec["volumeMode"] = "Block"
+    (pv,) = compare(base, new).changes
+    assert pv.op == "update" and pv.note == REFUSED_BY_CLUSTER
+    assert pv.refusals == [
+        f"{NODE_AFFINITY_VALUE} (a volume's nodeAffinity is immutable once set)",
+        "spec.volumeMode (a volume's volumeMode is immutable)",
+    ]
+    # With replace_on_changes (as the library sets it) the volume is replaced: nothing refused.
+    new["steps"][0]["newState"]["replaceOnChanges"] = ["spec.volumeMode", "spec.nodeAffinity"]
+    (pv,) = compare(base, new).changes
+    assert pv.op == "replace" and not pv.refusals and not pv.blocked
+    # Kubernetes lets a volume without nodeAffinity get one.
+    del base["steps"][0]["newState"]["inputs"]["spec"]["nodeAffinity"]
+    new = copy.deepcopy(base)
+    new["steps"][0]["newState"]["inputs"]["spec"]["nodeAffinity"] = affinity
+    (pv,) = compare(base, new).changes
+    assert pv.op == "update" and not pv.blocked
 
 
 # --- Azure (the aks and aks-files stacks; the kind rule on a hand-built plan) ----------------

@@ -11,6 +11,11 @@ import pulumi_kubernetes as k8s
 # The annotation pulumi-kubernetes reads to skip waiting for a PVC to bind.
 SKIP_AWAIT = "pulumi.com/skipAwait"
 
+# Paths of a static PV whose change replaces it (replace_on_changes; why in static_volume).
+PV_REPLACED_ON = ("spec.volumeMode", "spec.nodeAffinity")
+# The static claim's request, kept as created (ignore_changes; why in static_volume).
+CLAIM_REQUEST_KEPT = ("spec.resources.requests.storage",)
+
 
 def static_volume(
     resource_name: str,
@@ -34,6 +39,10 @@ def static_volume(
     the claim never deletes data, and ``storageClassName: ""`` (or ``storage_class_name``) on
     both sides so no provisioner steps in. The PVC names the PV in ``volumeName`` and is
     replaced whenever the PV is (``replace_with``; needs Pulumi 3.207 or later).
+
+    A change of ``capacity`` updates the PV in place; the claim keeps the request it was created
+    with (``ignore_changes``). A change of the PV's ``volumeMode`` or ``nodeAffinity`` replaces
+    the PV, and so its claim (``replace_on_changes``).
     """
     pv_spec: Any = {
         "capacity": {"storage": capacity},
@@ -53,7 +62,18 @@ def static_volume(
         f"{resource_name}-pv-{namespace}",
         metadata=pv_metadata,
         spec=pv_spec,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            depends_on=list(depends_on),
+            # Kubernetes refuses to change a PV's volumeMode, or its nodeAffinity once set
+            # (k8s.io/kubernetes pkg/apis/core/validation/validation.go
+            # ValidatePersistentVolumeUpdate; a mutable nodeAffinity is the alpha feature gate
+            # MutablePVNodeAffinity, off by default, Kubernetes 1.35), but pulumi-kubernetes sends
+            # both as in-place updates (provider/pkg/provider/diff.go, 94977969, lines 87-110:
+            # only the volume sources force a new PV). A new node is a new PV, and through
+            # replace_with a new claim. spec.capacity is mutable: an in-place update.
+            replace_on_changes=list(PV_REPLACED_ON),
+        ),
     )
     pvc_metadata: Any = {"name": claim_name, "namespace": namespace, "labels": dict(labels)}
     pvc_spec: Any = {
@@ -77,6 +97,27 @@ def static_volume(
         # replace_with from the old state: a stack deployed without it takes one `pulumi up`
         # before a change that replaces its PVs. Names stay (rather than a new PV name per
         # source, created side by side): a new name would replace every deployed PV and claim.
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=[pv], replace_with=[pv]),
+        #
+        # The request is never updated: Kubernetes refuses a smaller one
+        # (ValidatePersistentVolumeClaimUpdate: "field can not be less than previous value") and a
+        # larger one unless the claim's StorageClass allows expansion
+        # (plugin/pkg/admission/storage/persistentvolume/resize/admission.go, allowResize:
+        # never for class ""), while pulumi-kubernetes sends both as updates (diff.go lines
+        # 111-118 list no spec.resources). For a claim pre-bound to its PV the request is only
+        # a binding match (request <= the PV's spec.capacity, pkg/controller/volume/
+        # persistentvolume/pv_controller.go checkVolumeSatisfyClaim); the PV's capacity is what
+        # the store reports, and it is updated in place. Replacing the claim instead would make
+        # a capacity change restart every pod using it (and its delete waits for them,
+        # kubernetes.io/pvc-protection), and the PV, still naming the old claim's uid, would not
+        # bind the new one. A claim replaced with its PV keeps its old request too (the engine
+        # takes ignored inputs from the old state: pulumi/pulumi
+        # pkg/resource/deploy/step_generator.go, 1b594989, lines 1264-1269): `modelstore plan
+        # --compare` blocks a replacement whose new PV is smaller than that request.
+        opts=pulumi.ResourceOptions(
+            parent=parent,
+            depends_on=[pv],
+            replace_with=[pv],
+            ignore_changes=list(CLAIM_REQUEST_KEPT),
+        ),
     )
     return pv, pvc

@@ -21,9 +21,11 @@ class LocalModelStoreArgs(ModelStoreArgs, total=False):
     created on first mount when ``node_name`` is not set."""
     node_name: str
     """Pin the store to this node with a ``local`` volume and node affinity (the directory must
-    exist). Default: none, a ``hostPath`` volume, right for single-node kind or minikube."""
+    exist). Default: none, a ``hostPath`` volume, right for single-node kind or minikube. A new
+    node replaces the PVs and their claims: the pods using them restart."""
     capacity_gib: int
-    """Capacity the PV and claims advertise, in GiB. Default: ``20``."""
+    """Capacity the PVs advertise, in GiB; a claim requests it when created and keeps that
+    request (a change updates the PVs only). Default: ``20``."""
     cluster_name: str
     """A name for the cluster's scope (its namespaces and PV names), for a program that serves
     two clusters, each with its own Kubernetes provider. Default: ``kubernetes``."""

@@ -9,8 +9,12 @@ unless protected or retained (``retainOnDelete``, or a PersistentVolume whose re
 ``Retain``, and a claim bound to one). Steps ``pulumi up`` cannot carry out are marked
 ``BLOCKED``: replacing or deleting a protected resource (Pulumi refuses it), and deleting a
 PersistentVolume while a claim bound to it stays (Kubernetes keeps the volume until the claim is
-gone, so the delete waits until it times out). A replaced or deleted claim says that the pods
-using it must restart or stop: its deletion waits for them (``kubernetes.io/pvc-protection``).
+gone, so the delete waits until it times out), an in-place update the cluster refuses (a
+volume's ``volumeMode`` or set ``nodeAffinity``, a claim's request shrinking or growing without
+volume expansion: :data:`.replacement.REFUSED_UPDATES`), and a claim re-created with a kept
+(``ignoreChanges``) request larger than its new volume (it never binds). A replaced or deleted
+claim says that the pods using it must restart or stop: its deletion waits for them
+(``kubernetes.io/pvc-protection``).
 
 A property fed by a replaced cloud resource (``propertyDependencies``) is taken as changed, since
 the new resource's computed outputs are unknown until apply, so a PersistentVolume whose
@@ -27,8 +31,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..validation import quantity
 from .engine import UNKNOWN
-from .replacement import deletes_before_replacing, forcing
+from .replacement import deletes_before_replacing, forcing, refused_update
 
 # Exit codes of `modelstore plan --compare` (CI fails on both). When a change has both kinds of
 # step, data loss wins: `pulumi up` runs steps in parallel, so an unprotected deletion may be
@@ -67,6 +72,8 @@ DATA_BEARING_TYPES: frozenset[str] = frozenset(
 
 PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
+REQUEST = "spec.resources.requests.storage"  # a claim's storage request
 ORDER = ("replace", "delete", "update", "create", "import", "move")
 
 
@@ -89,6 +96,8 @@ class Change:
     fed: dict[str, str] = field(default_factory=dict)  # path -> the replaced resource feeding it
     delete_first: bool = False  # a replacement that deletes the old resource first
     hangs: str = ""  # why `pulumi up` would wait on this step until it times out
+    # changed paths of an in-place update the cluster refuses, each with why
+    refusals: list[str] = field(default_factory=list)
     pods: str = ""  # what the pods using a replaced or deleted claim must do
 
     @property
@@ -113,7 +122,7 @@ class Change:
 
     @property
     def blocked(self) -> bool:
-        return self.refused or bool(self.hangs)
+        return self.refused or bool(self.hangs) or bool(self.refusals)
 
     @property
     def note(self) -> str:
@@ -134,6 +143,11 @@ class Change:
             )
         if self.hangs:
             return f"BLOCKED: {self.hangs}"
+        if self.refusals:
+            return (
+                "BLOCKED: the cluster refuses this update, so pulumi up fails at it. Revert the "
+                "change, or replace the object on purpose (replace_on_changes)"
+            )
         if not self.data_bearing or self.op not in ("replace", "delete"):
             return ""
         if self.retained:
@@ -400,6 +414,13 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
     # New URNs whose replacement goes ahead with unknown outputs -> (name, computed strings).
     fresh: dict[str, tuple[str, set[str]]] = {}
     going: set[str] = set()  # new URNs replaced (not refused), for replaceWith
+    classes = {
+        _get(s.get("inputs") or {}, "metadata.name"): (s.get("inputs") or {}).get(
+            "allowVolumeExpansion"
+        )
+        for s in new.values()
+        if s["type"] == STORAGE_CLASS
+    }
     for step in new_doc["steps"]:
         urn = step["urn"]
         if urn not in new:
@@ -454,6 +475,9 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
                 if target in going
             ]
         op = "replace" if reasons else ("update" if paths else "same")
+        refusals = (
+            refused_update(type_, paths, old_inputs, new_inputs, classes) if op == "update" else []
+        )
         change = Change(
             op,
             urn,
@@ -468,6 +492,7 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
             retained=_retained(old, base) if data else "",
             values=values,
             fed=fed,
+            refusals=refusals,
             delete_first=op == "replace"
             and deletes_before_replacing(
                 type_, old_inputs, new_inputs, bool(state.get("deleteBeforeReplace"))
@@ -497,7 +522,7 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
                     retained=_retained(state, base) if data else "",
                 )
             )
-    _claims_and_volumes(changes, base)
+    _claims_and_volumes(changes, base, new)
     return Comparison(project, stack, changes)
 
 
@@ -511,7 +536,11 @@ def _claim(state: Mapping[str, Any]) -> str:
     return f"{_get(inputs, 'metadata.namespace')}/{_get(inputs, 'metadata.name')}"
 
 
-def _claims_and_volumes(changes: list[Change], base: Mapping[str, dict[str, Any]]) -> None:
+def _claims_and_volumes(
+    changes: list[Change],
+    base: Mapping[str, dict[str, Any]],
+    new: Mapping[str, dict[str, Any]],
+) -> None:
     """What Kubernetes' storage protection makes of volume and claim steps.
 
     A bound PersistentVolume is kept while its claim exists, and a claim while a pod uses it
@@ -522,10 +551,20 @@ def _claims_and_volumes(changes: list[Change], base: Mapping[str, dict[str, Any]
     (pulumi/pulumi pkg/resource/deploy/step_generator.go, 1b594989:
     findDependentCascadeReplacements reads the old state), not for a claim depending on it
     through its inputs alone (re-diffed with them unknown, which pulumi-kubernetes need not
-    answer with a replacement: not assumed)."""
+    answer with a replacement: not assumed).
+
+    A claim re-created while its request is ignored (``ignoreChanges``) is created with the old
+    request: the engine takes ignored inputs from the old state (pulumi/pulumi
+    pkg/resource/deploy/step_generator.go, 1b594989, lines 1264-1269). Larger than its volume's
+    capacity, it never binds ("requested PV is too small", k8s.io/kubernetes
+    pkg/controller/volume/persistentvolume/pv_controller.go checkVolumeSatisfyClaim), and
+    pulumi-kubernetes waits for a new claim to bind (provider/pkg/await/awaiters.go, 94977969,
+    untilCoreV1PersistentVolumeClaimReady)."""
     by_old = {c.old_urn or c.urn: c for c in changes}
     for claim in (c for c in changes if c.type == PVC and c.op in ("replace", "delete")):
         where = _claim(base[claim.old_urn or claim.urn])
+        if claim.op == "replace" and not claim.refused:
+            claim.hangs = _unbound(base[claim.old_urn or claim.urn], new[claim.urn], new, where)
         claim.pods = (
             f"pods using claim {where} must restart: they hold the old claim, which is deleted "
             "only once no pod uses it (kubernetes.io/pvc-protection)"
@@ -561,6 +600,36 @@ def _claims_and_volumes(changes: list[Change], base: Mapping[str, dict[str, Any]
                     "claim replace_with this volume and deploy that first, in a separate change"
                 )
                 break
+
+
+def _unbound(
+    old: Mapping[str, Any],
+    state: Mapping[str, Any],
+    new: Mapping[str, dict[str, Any]],
+    where: str,
+) -> str:
+    """Why a re-created claim whose request is ignored would never bind to its volume, or ''."""
+    if not any(_under(REQUEST, p) for p in state.get("ignoreChanges") or []):
+        return ""
+    kept = _get(old.get("inputs") or {}, REQUEST)
+    volume = _get(state.get("inputs") or {}, "spec.volumeName")
+    capacity = next(
+        (
+            _get(s.get("inputs") or {}, "spec.capacity.storage")
+            for s in new.values()
+            if s["type"] == PV and _get(s.get("inputs") or {}, "metadata.name") == volume
+        ),
+        ABSENT,
+    )
+    size, room = quantity(kept), quantity(capacity)
+    if size is None or room is None or size <= room:
+        return ""
+    return (
+        f"pulumi up would hang: claim {where} is re-created with its old request {kept} "
+        f"(ignore_changes keeps it), more than volume {volume}'s capacity {capacity}, so it "
+        "never binds. Delete the claim first (stop its pods, kubectl delete pvc, pulumi "
+        "refresh) so that it is created anew, or keep the capacity"
+    )
 
 
 # --- rendering ---------------------------------------------------------------------------------
@@ -613,6 +682,9 @@ def _detail(c: Change) -> list[str]:
         if path in c.fed:
             new = f"(known after apply: {c.fed[path]} is replaced)"
         mark = "  (forces replacement)" if path in forced else ""
+        refusal = next((r for r in c.refusals if r.split(" (", 1)[0] == path), "")
+        if refusal:
+            mark = f"  (refused by the cluster: {refusal.split(' (', 1)[1].removesuffix(')')})"
         if path in forced:
             why = next(r for r in c.forcing if r.split(" (", 1)[0] == path)
             if " (" in why:

@@ -26,10 +26,13 @@ input of pulumi-aws 7 (the S3 resources set it, see the golden plans), so a chan
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ..validation import quantity
 
 Inputs = Mapping[str, Any]
 
@@ -392,3 +395,94 @@ def deletes_before_replacing(type_: str, old: Inputs, new: Inputs, option: bool)
     return bool(new_meta.get("name")) and all(
         old_meta.get(key) == new_meta.get(key) for key in ("name", "namespace")
     )
+
+
+# --- Updates the cluster refuses ---------------------------------------------------------------
+# pulumi-kubernetes sends these as in-place updates (they are not in its forceNew table above),
+# and the API server refuses them, so `pulumi up` fails at the object. The library's own objects
+# avoid them (kube/volumes.py: replace_on_changes on the PV, ignore_changes on the claim's
+# request); a plan that still has one is blocked. From k8s.io/kubernetes
+# pkg/apis/core/validation/validation.go (ValidatePersistentVolumeUpdate,
+# ValidatePersistentVolumeClaimUpdate) and the PersistentVolumeClaimResize admission plugin
+# (plugin/pkg/admission/storage/persistentvolume/resize/admission.go).
+
+# StorageClass name -> its allowVolumeExpansion, for the classes a plan creates.
+Classes = Mapping[str, Any]
+
+
+def _at(inputs: Inputs, path: str) -> Any:
+    value: Any = inputs
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
+
+
+_REQUEST = "spec.resources.requests.storage"
+
+
+def _request_change(old: Inputs, new: Inputs, classes: Classes) -> str:
+    """Why Kubernetes refuses the change of a claim's storage request, or ''."""
+    before, after = quantity(_at(old, _REQUEST)), quantity(_at(new, _REQUEST))
+    if before is None or after is None:
+        return ""  # unknown: not claimed
+    if after < before:
+        # ValidatePersistentVolumeClaimUpdate: "field can not be less than previous value" (or,
+        # recovering from a failed expansion, not below status.capacity: never a shrink).
+        return "a claim's storage request cannot shrink"
+    class_name = _at(new, "spec.storageClassName")
+    if after > before and (
+        class_name == "" or (class_name in classes and classes[class_name] is not True)
+    ):
+        # admission.go allowResize: only a claim whose StorageClass has allowVolumeExpansion
+        # true may grow; class "" (a static volume) never. A class the plan does not create
+        # cannot be read here: not claimed.
+        return (
+            "a claim grows only when its StorageClass allows volume expansion"
+            f" ({json.dumps(class_name)} does not)"
+        )
+    return ""
+
+
+# type -> (path, why Kubernetes refuses a change there, given the old and new inputs and the
+# plan's classes; '' when it accepts it)
+REFUSED_UPDATES: dict[str, tuple[tuple[str, Callable[[Inputs, Inputs, Classes], str]], ...]] = {
+    "kubernetes:core/v1:PersistentVolume": (
+        # ValidateImmutableField(newPv.Spec.VolumeMode, oldPv.Spec.VolumeMode)
+        ("spec.volumeMode", lambda old, new, c: "a volume's volumeMode is immutable"),
+        # "Allow setting NodeAffinity if oldPv NodeAffinity was not set"; a set one is
+        # immutable unless the alpha MutablePVNodeAffinity gate (Kubernetes 1.35, off by
+        # default) is on.
+        (
+            "spec.nodeAffinity",
+            lambda old, new, c: (
+                "a volume's nodeAffinity is immutable once set"
+                if _at(old, "spec.nodeAffinity") is not None
+                else ""
+            ),
+        ),
+    ),
+    "kubernetes:core/v1:PersistentVolumeClaim": (
+        (_REQUEST, _request_change),
+        # "spec is immutable after creation except resources.requests and
+        # volumeAttributesClassName for bound claims"; ValidateImmutableField on volumeMode.
+        *(
+            (path, lambda old, new, c: "a claim's spec is immutable but for its requests")
+            for path in ("spec.volumeMode", "spec.dataSource", "spec.dataSourceRef")
+        ),
+    ),
+}
+
+
+def refused_update(
+    type_: str, changed: Iterable[str], old: Inputs, new: Inputs, classes: Classes
+) -> list[str]:
+    """The changed paths of an in-place update the cluster refuses, each with why."""
+    reasons: list[str] = []
+    for path in changed:
+        for rule, why in REFUSED_UPDATES.get(type_, ()):
+            if _overlaps(path, rule):
+                reason = why(old, new, classes)
+                if reason:
+                    reasons.append(f"{path} ({reason})")
+                break
+    return reasons
