@@ -266,6 +266,12 @@ BAD_INPUTS: list[tuple[str, str, dict[str, Any], str]] = [
         f"llama: kms_key_arn must be {KMS} the provider takes the key's ARN), got "
         "'arn:aws:kms:us-west-2:123456789012:key/not-a-uuid'",
     ),
+    (
+        "fsx-lustre",
+        "llama",
+        {**FACTS, "cluster_name": None, "driver": "eks-addon"},
+        "llama: cluster_name must be set when driver is eks-addon, got None",
+    ),
     # -- efs ----------------------------------------------------------------------------------
     (
         "efs",
@@ -370,6 +376,20 @@ BAD_INPUTS: list[tuple[str, str, dict[str, Any], str]] = [
         {"node_security_group_ids": ["sg-0123456789abcdef"]},
         "llama: node_security_group_ids must be security group ids (sg- and 8 or 17 lowercase "
         "hex digits), got 'sg-0123456789abcdef'",
+    ),
+    (  # the install's rules name the field as the stack wrote it (issue 14)
+        "efs",
+        "llama",
+        {"driver_install": "eks-addon", "node_service_account": "efs-node"},
+        "llama: node_service_account must be efs-csi-node-sa when driver_install is eks-addon "
+        "(the add-on names it), got 'efs-node'",
+    ),
+    (
+        "efs",
+        "llama",
+        {"driver": "eks-addon", "driver_namespace": "efs-system"},
+        "llama: driver_namespace must be kube-system when driver is eks-addon (the add-on "
+        "installs there), got 'efs-system'",
     ),
     # -- mountpoint-s3 --------------------------------------------------------------------------
     (

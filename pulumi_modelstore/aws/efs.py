@@ -364,14 +364,14 @@ def efs_driver_install(store: str, values: Mapping[str, Any]) -> DriverInstall:
                 store,
                 "driver_namespace",
                 driver_namespace,
-                f"{ADDON_NAMESPACE} when driver is eks-addon (the add-on installs there)",
+                f"{ADDON_NAMESPACE} when driver_install is eks-addon (the add-on installs there)",
             )
         if node_sa != NODE_SERVICE_ACCOUNT:
             raise ModelStoreInputError(
                 store,
                 "node_service_account",
                 node_sa,
-                f"{NODE_SERVICE_ACCOUNT} when driver is eks-addon (the add-on names it)",
+                f"{NODE_SERVICE_ACCOUNT} when driver_install is eks-addon (the add-on names it)",
             )
 
     return parse_driver_install(

@@ -22,6 +22,7 @@ import re
 import pulumi
 
 from ..errors import ModelStoreInputError
+from ..store import STORE_NAME
 
 AUTONAME_SUFFIX = 8
 """``-`` and 7 random hex digits (pulumi-terraform-bridge ``AutoName``: ``Randlen: 7``)."""
@@ -72,7 +73,6 @@ def shortened(text: str, limit: int) -> str:
 
 # ---- store names the derived names must be able to carry -------------------------------------
 
-STORE_NAME = "store name"
 # The characters of a store name need no AWS check of their own: the store name is a Kubernetes
 # label value first (store.py, refused there once), whose characters IAM names, EC2 security group
 # names and AWS tag values all accept, and whose 63 characters fit every derived name (length is

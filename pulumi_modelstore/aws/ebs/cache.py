@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 
 from ... import validation as v
 from ...errors import ModelStoreInputError
-from ...fields import Parser, fields_of, outputs_of, parse_args
+from ...fields import Parser, fields_of, outputs_of, parse_args, refusal_name
 from ...kube.snapshots import (
     claim_spec,
     name_after,
@@ -195,7 +195,7 @@ def merged_over_default(
     return copy.deepcopy({key: value for key, value in merged.items() if value is not None})
 
 
-LOADER_JOB_NAME = "loader Job name (<name>[-<model_revision>]-loader)"
+LOADER_JOB_NAME = refusal_name("loader Job name (<name>[-<model_revision>]-loader)")
 """The field an error about the derived object names names: the Job's is the longest that must
 be a DNS label (the Job controller labels its pods ``job-name: <job name>``); the seed claim
 ``<base>-seed``, the snapshot ``<base>``, the class ``<name>-gp3`` and the default claim
@@ -303,7 +303,7 @@ def cache_rules(p: Parser) -> None:
     p.field_rule(v.label_map, "labels")
     if p["storage_class_name"] is not None:
         p.field_rule(v.dns_subdomain, "storage_class_name")
-        for name in GP3_FIELDS:
+        for name in p.declared(*GP3_FIELDS):
             if name in p:  # given, even as None
                 checked(p, no_class_fields_with_an_existing_class, name)
     else:
