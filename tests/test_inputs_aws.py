@@ -124,6 +124,10 @@ DRIVER_TAGS = (
     "kubernetes.io/cluster/<cluster>, Name, KubernetesCluster"
 )
 IDS = "8 or 17 lowercase hex digits"
+OIDC_ISSUER = (
+    "an https:// URL without a query (IAM OIDC providers take only https issuers), e.g. "
+    "https://oidc.eks.us-west-2.amazonaws.com/id/EXAMPLE"
+)
 
 # (backend, store or component name, args, the exact message)
 BAD_INPUTS: list[tuple[str, str, dict[str, Any], str]] = [
@@ -376,6 +380,19 @@ BAD_INPUTS: list[tuple[str, str, dict[str, Any], str]] = [
         {"node_security_group_ids": ["sg-0123456789abcdef"]},
         "llama: node_security_group_ids must be security group ids (sg- and 8 or 17 lowercase "
         "hex digits), got 'sg-0123456789abcdef'",
+    ),
+    (  # IAM OIDC providers take only https:// issuers (CreateOpenIDConnectProvider Url)
+        "efs",
+        "llama",
+        {"oidc_issuer": "http://oidc.eks.us-west-2.amazonaws.com/id/A"},
+        f"llama: oidc_issuer must be {OIDC_ISSUER}, got "
+        "'http://oidc.eks.us-west-2.amazonaws.com/id/A'",
+    ),
+    (
+        "fsx-lustre",
+        "llama",
+        {"oidc_issuer": "https://oidc.example.com/id/A?x=1"},
+        f"llama: oidc_issuer must be {OIDC_ISSUER}, got 'https://oidc.example.com/id/A?x=1'",
     ),
     (  # the install's rules name the field as the stack wrote it (issue 14)
         "efs",

@@ -1,6 +1,7 @@
 """AWS value rules shared by the AWS stores and components: S3 URIs, KMS key ARNs, tags, region
-codes, resource ids, EKS cluster names and add-on versions. Like ``validation.py``'s, each skips
-values that are still Outputs (the cloud checks those at deploy).
+codes, resource ids, EKS cluster names, add-on versions and OIDC issuers. Like
+``validation.py``'s, each skips values that are still Outputs (the cloud checks those at
+deploy).
 
 Each rule cites the API rule it enforces: the AWS API reference, or the request shape in
 botocore's service model (``botocore/data/<service>/<date>/service-2.json``, whose ``min``,
@@ -238,3 +239,21 @@ def eks_addon_version(store: str, field: str, value: Any) -> None:
         raise ModelStoreInputError(
             store, field, value, "an add-on version such as v1.2.3-eksbuild.1"
         )
+
+
+# An IAM OIDC provider's URL "must begin with https://" and takes no query parameters (IAM API
+# reference, CreateOpenIDConnectProvider, Url); EKS issuers are https://oidc.eks.<region>.
+# amazonaws.com/id/<id>. The IRSA trust's condition keys are the issuer without its https://
+# (identity.py), so an http:// issuer would also name keys no token carries.
+_OIDC_ISSUER = re.compile(r"^https://[A-Za-z0-9.-]+(:\d+)?(/[^?#\s]*)?$")
+OIDC_ISSUER_RULE = (
+    "an https:// URL without a query (IAM OIDC providers take only https issuers), e.g. "
+    "https://oidc.eks.us-west-2.amazonaws.com/id/EXAMPLE"
+)
+
+
+def oidc_issuer(store: str | None, field: str, value: Any) -> None:
+    if is_output(value) or value is None:
+        return
+    if not isinstance(value, str) or not _OIDC_ISSUER.fullmatch(value):
+        raise ModelStoreInputError(store, field, value, OIDC_ISSUER_RULE)
