@@ -381,6 +381,72 @@ BAD_INPUTS: list[tuple[str, str, dict[str, Any], str]] = [
         "llama: node_security_group_ids must be security group ids (sg- and 8 or 17 lowercase "
         "hex digits), got 'sg-0123456789abcdef'",
     ),
+    # -- values that planned and failed at deploy or mount (issue 14) -------------------------
+    *[
+        (
+            "fsx-lustre",
+            "llama",
+            {"data_repository_path": path},
+            "llama: data_repository_path must be an S3 URI of the form s3://bucket[/prefix] with "
+            f"a valid bucket name, got '{path}'",
+        )
+        for path in (
+            "s3://xn--acme/llama/",
+            "s3://acme-s3alias/llama/",
+            "s3://10.0.0.1/llama/",
+            "s3://amzn-s3-demo-acme/llama/",
+            "s3://acme--x-s3/llama/",
+        )
+    ],
+    (
+        "fsx-lustre",
+        "llama",
+        {"kms_key_arn": "arn:aws:kms:uswest:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"},
+        f"llama: kms_key_arn must be {KMS} the provider takes the key's ARN), got "
+        "'arn:aws:kms:uswest:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab'",
+    ),
+    (
+        "efs",
+        "llama",
+        {"extra_mount_options": ["tls", "nconnect=32"]},
+        "llama: extra_mount_options must be nconnect=<a whole number from 1 to 16> (the Linux "
+        "NFS client's range), got 'nconnect=32'",
+    ),
+    (
+        "efs",
+        "llama",
+        {"extra_mount_options": ["timeo=0"]},
+        "llama: extra_mount_options must be timeo=<a whole number from 1 to 2147483647> (the "
+        "Linux NFS client's range), got 'timeo=0'",
+    ),
+    (
+        "efs",
+        "llama",
+        {"transition_to_ia": "AFTER_30_DAYS", "transition_to_archive": "AFTER_14_DAYS"},
+        "llama: transition_to_archive must be later than transition_to_ia (AFTER_30_DAYS): EFS "
+        "moves files to IA before Archive, got 'AFTER_14_DAYS'",
+    ),
+    (
+        "efs",
+        "llama",
+        {"transition_to_ia": "AFTER_30_DAYS", "transition_to_archive": "AFTER_30_DAYS"},
+        "llama: transition_to_archive must be later than transition_to_ia (AFTER_30_DAYS): EFS "
+        "moves files to IA before Archive, got 'AFTER_30_DAYS'",
+    ),
+    (
+        "mountpoint-s3",
+        "llama",
+        {"kms_key_arn": "arn:aws:kms:eu:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"},
+        f"llama: kms_key_arn must be {KMS} an alias does not work in an IAM policy's Resource), "
+        "got 'arn:aws:kms:eu:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab'",
+    ),
+    (
+        "EbsCsiDriver",
+        "ebs",
+        {"oidc_issuer": "http://oidc.eks.us-west-2.amazonaws.com/id/A"},
+        f"ebs: oidc_issuer must be {OIDC_ISSUER}, got "
+        "'http://oidc.eks.us-west-2.amazonaws.com/id/A'",
+    ),
     (  # IAM OIDC providers take only https:// issuers (CreateOpenIDConnectProvider Url)
         "efs",
         "llama",
@@ -718,6 +784,18 @@ def test_good_values_at_the_limits_plan():
     )
     plan(build("mountpoint-s3", "llama", {"uid": 4294967295, "gid": 0, "region": "us-gov-west-1"}))
     plan(build("EbsCsiDriver", "ebs", {"volume_tags": {"pvc": "{{ .PVCName }}"}, "tags": many(41)}))
+    plan(
+        build(
+            "efs",
+            "llama",
+            {
+                "transition_to_ia": "AFTER_1_DAY",
+                "transition_to_archive": "AFTER_7_DAYS",
+                "extra_mount_options": ["nconnect=16"],
+            },
+        )
+    )
+    plan(build("fsx-lustre", "llama", {"data_repository_path": "s3://acme.models-1/llama/"}))
 
 
 # -- explicit cluster facts plan offline --------------------------------------------------------

@@ -23,6 +23,7 @@ import pulumi
 
 from ..errors import ModelStoreInputError
 from ..store import STORE_NAME
+from .validation import RESERVED_BUCKET_PREFIXES
 
 AUTONAME_SUFFIX = 8
 """``-`` and 7 random hex digits (pulumi-terraform-bridge ``AutoName``: ``Randlen: 7``)."""
@@ -42,7 +43,6 @@ SECURITY_GROUP_TEXT_MAX = 255
 # bucketnamingrules.html).
 BUCKET_NAME_MAX = 63
 _BUCKET_HEAD = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
-_RESERVED_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
 # IAM CreateRole Description: roleDescriptionType, at most 1000 characters.
 ROLE_DESCRIPTION_MAX = 1000
 
@@ -95,7 +95,7 @@ def store_name_fits_bucket(store: str) -> None:
     """A new bucket is auto-named after the store, lowercased: the store name must be a valid
     start of a bucket name (its length is handled by :func:`physical_name`)."""
     head = store.lower()
-    reserved = head.startswith(_RESERVED_BUCKET_PREFIXES)
+    reserved = head.startswith(RESERVED_BUCKET_PREFIXES)
     if not _BUCKET_HEAD.fullmatch(head) or ".." in head or reserved:
         raise ModelStoreInputError(
             store,

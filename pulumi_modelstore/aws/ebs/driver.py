@@ -403,6 +403,7 @@ def driver_rules(p: Parser) -> None:
     # component's.
     p.field_rule(aws_v.eks_cluster_name, "cluster_name")
     p.field_rule(aws_v.region, "region")
+    p.field_rule(aws_v.oidc_issuer, "oidc_issuer")
     p.field_rule(tags_fit, "tags")
     p.rule(extra_volume_tags_fit, "driver_install", "tags", "volume_tags")
     p.field_rule(snapshot_tags_fit, "snapshot_class_parameters")
