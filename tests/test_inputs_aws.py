@@ -447,6 +447,38 @@ BAD_INPUTS: list[tuple[str, str, dict[str, Any], str]] = [
         f"ebs: oidc_issuer must be {OIDC_ISSUER}, got "
         "'http://oidc.eks.us-west-2.amazonaws.com/id/A'",
     ),
+    (  # aws-ebs-csi-driver CreateSnapshot: "Invalid parameter key %s for CreateSnapshot"
+        "EbsCsiDriver",
+        "ebs",
+        {"snapshot_class_parameters": {"fastSnapshotRestore": "us-west-2a"}},
+        "ebs: snapshot_class_parameters key must be tagSpecification_<n> or one of the keys the "
+        "EBS CSI driver's snapshots read (any case): csi.storage.k8s.io/volumesnapshot/name, "
+        "csi.storage.k8s.io/volumesnapshot/namespace, "
+        "csi.storage.k8s.io/volumesnapshotcontent/name, fastsnapshotrestoreavailabilityzones, "
+        "outpostarn, lockmode, lockduration, lockexpirationdate, lockcooloffperiod, got "
+        "'fastSnapshotRestore'",
+    ),
+    (
+        "EbsCsiDriver",
+        "ebs",
+        {"snapshot_class_parameters": {"lockDuration": "7d"}},
+        "ebs: snapshot_class_parameters.lockDuration must be a whole number (a 32-bit "
+        "integer), got '7d'",
+    ),
+    (  # the API server refuses a container without an image, a pod with spaces around it
+        "EbsModelCache",
+        "llama",
+        {"loader": {"image": ""}},
+        "llama: loader.image must be a container image reference, not empty and without "
+        "leading or trailing whitespace, got ''",
+    ),
+    (
+        "EbsModelCache",
+        "llama",
+        {"loader": {"image": "python:3.12-slim "}},
+        "llama: loader.image must be a container image reference, not empty and without "
+        "leading or trailing whitespace, got 'python:3.12-slim '",
+    ),
     (  # IAM OIDC providers take only https:// issuers (CreateOpenIDConnectProvider Url)
         "efs",
         "llama",
@@ -796,6 +828,13 @@ def test_good_values_at_the_limits_plan():
         )
     )
     plan(build("fsx-lustre", "llama", {"data_repository_path": "s3://acme.models-1/llama/"}))
+    parameters = {
+        "tagSpecification_1": "team=ml",
+        "FastSnapshotRestoreAvailabilityZones": "us-west-2a",
+        "lockMode": "governance",
+        "lockDuration": "7",
+    }
+    plan(build("EbsCsiDriver", "ebs", {"snapshot_class_parameters": parameters}))
 
 
 # -- explicit cluster facts plan offline --------------------------------------------------------

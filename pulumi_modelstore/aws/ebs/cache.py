@@ -163,9 +163,21 @@ def exactly_one_source(
 
 
 def loader_is_a_container(store: str, field_name: str, loader: Mapping[str, Any]) -> None:
-    if not isinstance(loader.get("image"), str):
+    image = loader.get("image")
+    if not isinstance(image, str) and not v.is_output(image):
         raise ModelStoreInputError(
             store, field_name, loader, "a container mapping with at least an 'image'"
+        )
+    # The API server refuses a container without an image ("image: Required value") and a
+    # pod whose image has leading or trailing whitespace (validateContainersOnlyForPod, k8s.io/
+    # kubernetes pkg/apis/core/validation/validation.go): the Job would take the second and
+    # never start its pod.
+    if isinstance(image, str) and (not image or image != image.strip()):
+        raise ModelStoreInputError(
+            store,
+            f"{field_name}.image",
+            image,
+            "a container image reference, not empty and without leading or trailing whitespace",
         )
     # The model volume's mount is added to the loader's own.
     _check_container(store, field_name, loader, merged=("volumeMounts",))
