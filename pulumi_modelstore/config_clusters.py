@@ -223,6 +223,23 @@ def _eks_fact_errors(
     return errors
 
 
+def _name_errors(kind: str, name: Any, where: str, note: str = "") -> list[ModelStoreInputError]:
+    """An eks entry's cluster name as every EKS API takes it (``aws.validation
+    .eks_cluster_name``), checked before any provider registers (the scope would refuse it only
+    once made, after the entry's provider)."""
+    if kind != "eks":
+        return []
+    try:
+        from .aws.validation import eks_cluster_name
+    except ImportError:  # no AWS extra: the eks stores are refused, naming it
+        return []
+    try:
+        eks_cluster_name("", where, name)
+    except ModelStoreInputError as error:
+        return [_error(where, e.value, f"{e.allowed}{note}") for e in error.errors]
+    return []
+
+
 def _entry(key: str, raw: Any) -> ClusterEntry:
     path = f"{ROOT}.{key}"
     if not isinstance(raw, Mapping):
@@ -250,6 +267,11 @@ def _entry(key: str, raw: Any) -> ClusterEntry:
                 errors.append(_error(f"{path}.{name}", value, "a non-empty string"))
             else:
                 fields[name] = value
+    if "name" in fields:
+        errors.extend(_name_errors(kind, fields["name"], f"{path}.name"))
+    elif "name" not in raw:
+        note = " (the entry's key names the cluster when name is unset)"
+        errors.extend(_name_errors(kind, key, path, note))
     attributes = _attributes(path, kind, raw.get("attributes"), attributes_allowed, errors)
     if kind == "eks":
         errors.extend(_eks_fact_errors(f"{path}.attributes", attributes))
@@ -450,6 +472,9 @@ def read_references(entries: Mapping[str, ClusterEntry]) -> list[ModelStoreInput
                 entry.attributes[name] = value
             else:
                 entry.fields[name] = value
+        if "name" in entry.outputs and "name" in entry.fields:
+            where = f"{entry.path}.outputs.name"
+            errors.extend(_name_errors(entry.kind, entry.fields["name"], where))
         if entry.kind == "eks":
             read = {n: entry.attributes[n] for n in entry.outputs if n in entry.attributes}
             sources = {n: f"{entry.path}.outputs.{n}" for n in read}

@@ -247,6 +247,23 @@ ROWS: list[tuple[str, str, list[str]]] = [
         ],
     ),
     (
+        "a cluster's name is checked before its provider registers (issue 14)",
+        """
+        modelstore:clusters:
+          prod: {kind: eks, name: "prod eks!", context: prod}
+          dev eks: {kind: eks, context: dev}
+        modelstore:stores:
+          llama: {backend: efs, cluster: prod, readers: [a]}
+        """,
+        [
+            "modelstore:clusters.prod.name must be an EKS cluster name (1 to 100 letters, "
+            "digits, '-' and '_', starting with a letter or digit), got 'prod eks!'",
+            "modelstore:clusters.dev eks must be an EKS cluster name (1 to 100 letters, digits, "
+            "'-' and '_', starting with a letter or digit) (the entry's key names the cluster "
+            "when name is unset), got 'dev eks'",
+        ],
+    ),
+    (
         "a deprecated spelling is named as the stack wrote it (issue 14)",
         """
         modelstore:stores:
@@ -491,6 +508,32 @@ def test_a_fact_read_from_a_stack_is_checked_before_the_cluster_registers(tmp_pa
     assert str(error.value) == (
         f"modelstore:clusters.prod.outputs.oidc_issuer must be {OIDC_ISSUER}, got "
         "'http://oidc.eks.us-west-2.amazonaws.com/id/ABC'"
+    )
+    assert [urn.split("::")[2] for urn in error.value.registered] == [
+        "pulumi:pulumi:Stack",
+        "pulumi:pulumi:Stack$pulumi:pulumi:StackReference",
+    ]
+
+
+def test_a_name_read_from_a_stack_is_checked_before_the_cluster_registers(tmp_path):
+    directory = _project(
+        tmp_path,
+        """
+        modelstore:clusters:
+          prod:
+            kind: eks
+            stack_reference: acme/platform/prod
+            outputs: {kubeconfig: kubeconfig, name: clusterName}
+        modelstore:stores:
+          llama: {backend: efs, cluster: prod, readers: [inference]}
+        """,
+        {"acme.platform.prod": {"clusterName": "prod eks!", "kubeconfig": "apiVersion: v1\n"}},
+    )
+    with pytest.raises(PlanError) as error:
+        plan_directory(directory)
+    assert str(error.value) == (
+        "modelstore:clusters.prod.outputs.name must be an EKS cluster name (1 to 100 letters, "
+        "digits, '-' and '_', starting with a letter or digit), got 'prod eks!'"
     )
     assert [urn.split("::")[2] for urn in error.value.registered] == [
         "pulumi:pulumi:Stack",
