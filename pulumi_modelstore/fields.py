@@ -26,7 +26,7 @@ import threading
 import types
 import typing
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -385,10 +385,38 @@ class Parser:
             return None
 
     def finish(self) -> dict[str, Any]:
-        """The values, or every problem at once."""
+        """The values (a :class:`FieldValues`), or every problem at once."""
         if self.errors:
             raise ModelStoreInputError.combine(self.errors)
-        return dict(self.values)
+        return FieldValues(self.args_type.__name__, self.fields, self.values)
+
+
+class FieldValues(dict[str, Any]):
+    """Parsed values: a dict of the fields given or defaulted, whose lookups (``[]``, ``get``,
+    ``in``) refuse a name the args type does not declare with :class:`UnknownFieldError`, so a
+    typo in a later step (``spec.args.get("servr")``) fails loudly instead of reading as an
+    unset field."""
+
+    def __init__(self, owner: str, known: Collection[str], values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        self.owner = owner
+        self.known = frozenset(known)
+
+    def _known(self, name: Any, where: str) -> None:
+        if name not in self.known:
+            raise UnknownFieldError(self.owner, name, self.known, f"args{where}")
+
+    def __getitem__(self, name: str) -> Any:
+        self._known(name, f"[{name!r}]")
+        return super().__getitem__(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self._known(name, f".get({name!r})")
+        return super().get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        self._known(name, " (in)")
+        return super().__contains__(name)
 
 
 def camel_names(args_type: type) -> dict[str, str]:
@@ -457,7 +485,8 @@ def parse_args(
     )
     rules(p)
     values = p.finish()
-    return {name: values.get(name) for name in p.fields}, dict(p.derived)
+    every = {name: values.get(name) for name in p.fields}
+    return FieldValues(p.args_type.__name__, p.fields, every), dict(p.derived)
 
 
 def outputs_of(component: type) -> dict[str, str]:

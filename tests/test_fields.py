@@ -134,3 +134,23 @@ def test_errors_name_a_field_as_the_caller_wrote_it():
                 warn=False,
             )
         assert str(err.value) == f"llama: share must be unset unless {key} is given, got '/x'"
+
+
+def test_a_later_step_reading_an_unknown_field_from_the_parsed_args_raises():
+    """``spec.args.get("servr")`` in a provision step is the same typo as in a rule."""
+    spec = NfsModelStore.parse("llama", {"server": "nas01", "share": "/x", "readers": ["a"]})
+    assert spec.args["server"] == "nas01" and spec.args.get("sub_dir") is None
+    assert "share" in spec.args and "sub_dir" not in spec.args
+    for use in (
+        lambda: spec.args.get("servr"),
+        lambda: spec.args["servr"],
+        lambda: "servr" in spec.args,
+    ):
+        with pytest.raises(
+            UnknownFieldError, match="names 'servr', which is not a field of NfsModelStoreArgs"
+        ):
+            use()
+    values, _ = parse_args("llama", _Args, {"server": "nas01"}, lambda p: None)
+    assert values == {"server": "nas01", "share": "/exports"}
+    with pytest.raises(UnknownFieldError, match=r"args\.get\('servr'\) names 'servr'"):
+        values.get("servr")
