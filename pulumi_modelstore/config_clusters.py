@@ -157,6 +157,7 @@ def parse_clusters(raw: Any) -> tuple[dict[str, ClusterEntry], list[ModelStoreIn
             entries[key] = _entry(key, value)
         except ModelStoreInputError as error:
             errors.extend(error.errors)
+    errors.extend(_one_entry_per_context(entries))
     default_users = [e.key for e in entries.values() if not e.own_provider()]
     for extra in default_users[1:]:
         errors.append(
@@ -169,6 +170,74 @@ def parse_clusters(raw: Any) -> tuple[dict[str, ClusterEntry], list[ModelStoreIn
             )
         )
     return entries, errors
+
+
+def _one_entry_per_context(entries: Mapping[str, ClusterEntry]) -> list[ModelStoreInputError]:
+    """Two entries reaching one cluster through one kubeconfig context (the same ``context`` in
+    the same ``kubeconfig``, or the same kubeconfig's current context) would be two cluster
+    scopes on one real cluster: each CSI driver installed twice, name collisions unchecked.
+    Kubeconfigs read from a stack (Outputs) are not compared."""
+    first: dict[tuple[str | None, str | None], str] = {}
+    errors: list[ModelStoreInputError] = []
+    for entry in entries.values():
+        context, kubeconfig = entry.fields.get("context"), entry.fields.get("kubeconfig")
+        if context is None and kubeconfig is None:
+            continue  # the default provider: at most one entry (parse_clusters)
+        if not isinstance(context, str | None) or not isinstance(kubeconfig, str | None):
+            continue
+        where = "context" if context is not None else "kubeconfig"
+        other = first.setdefault((kubeconfig, context), entry.key)
+        if other != entry.key:
+            errors.append(
+                _error(
+                    f"{entry.path}.{where}",
+                    entry.fields[where],
+                    f"a {where} no other cluster entry uses: modelstore:clusters.{other} "
+                    "already reaches that cluster through it (two entries on one cluster would "
+                    f"install each CSI driver twice: give its stores cluster {other})",
+                )
+            )
+    return errors
+
+
+def _eks_fact_errors(
+    path: str, facts: Mapping[str, Any], sources: Mapping[str, str] | None = None
+) -> list[ModelStoreInputError]:
+    """The values of an EKS cluster's facts as AWS writes them (the rules a store's own fact
+    fields get, ``aws.cluster._check_given_facts``), each error naming ``path.<fact>`` (or its
+    ``sources`` entry): checked before any provider or store registers."""
+    try:
+        from .aws.cluster import _check_given_facts
+    except ImportError:  # no AWS extra: the eks stores are refused, naming it
+        return []
+    errors: list[ModelStoreInputError] = []
+    for name in EKS_ATTRIBUTES:
+        if name not in facts:
+            continue
+        one = {fact: facts[name] if fact == name else None for fact in EKS_ATTRIBUTES}
+        try:
+            _check_given_facts("", *one.values())
+        except ModelStoreInputError as error:
+            where = (sources or {}).get(name) or f"{path}.{name}"
+            errors.extend(_error(where, e.value, e.allowed) for e in error.errors)
+    return errors
+
+
+def _name_errors(kind: str, name: Any, where: str, note: str = "") -> list[ModelStoreInputError]:
+    """An eks entry's cluster name as every EKS API takes it (``aws.validation
+    .eks_cluster_name``), checked before any provider registers (the scope would refuse it only
+    once made, after the entry's provider)."""
+    if kind != "eks":
+        return []
+    try:
+        from .aws.validation import eks_cluster_name
+    except ImportError:  # no AWS extra: the eks stores are refused, naming it
+        return []
+    try:
+        eks_cluster_name("", where, name)
+    except ModelStoreInputError as error:
+        return [_error(where, e.value, f"{e.allowed}{note}") for e in error.errors]
+    return []
 
 
 def _entry(key: str, raw: Any) -> ClusterEntry:
@@ -198,8 +267,27 @@ def _entry(key: str, raw: Any) -> ClusterEntry:
                 errors.append(_error(f"{path}.{name}", value, "a non-empty string"))
             else:
                 fields[name] = value
+    if "name" in fields:
+        errors.extend(_name_errors(kind, fields["name"], f"{path}.name"))
+    elif "name" not in raw:
+        note = " (the entry's key names the cluster when name is unset)"
+        errors.extend(_name_errors(kind, key, path, note))
     attributes = _attributes(path, kind, raw.get("attributes"), attributes_allowed, errors)
+    if kind == "eks":
+        errors.extend(_eks_fact_errors(f"{path}.attributes", attributes))
     reference = fields.pop("stack_reference", None)
+    if reference is not None and raw.get("outputs") is None:
+        # Refused, not read as "look the cluster up by its key": a reference that reads
+        # nothing is a mistake, and the lookup would find whatever cluster bears that name.
+        errors.append(
+            _error(
+                f"{path}.outputs",
+                None,
+                "set when stack_reference is given: which of the stack's outputs give this "
+                f"cluster's {', '.join(_readable(kind, attributes_allowed))} (e.g. "
+                "{kubeconfig: kubeconfig, name: clusterName})",
+            )
+        )
     outputs = _outputs(path, kind, raw.get("outputs"), reference, attributes_allowed, errors)
     if reference is not None and reference.count("/") != 2:
         errors.append(
@@ -294,7 +382,7 @@ def _outputs(
     if not isinstance(raw, Mapping):
         errors.append(_error(f"{path}.outputs", raw, "a mapping of fields to output names"))
         return {}
-    allowed = sorted({"kubeconfig", "name", *NAMING[kind], *attributes})
+    allowed = _readable(kind, attributes)
     found: dict[str, str] = {}
     for name, output in raw.items():
         where = f"{path}.outputs.{name}"
@@ -311,6 +399,11 @@ def _outputs(
         else:
             found[name] = output
     return found
+
+
+def _readable(kind: str, attributes: Mapping[str, Any]) -> list[str]:
+    """What a ``kind`` of cluster entry may read from a stack's outputs."""
+    return sorted({"kubeconfig", "name", *NAMING[kind], *attributes})
 
 
 def _complete(entry: ClusterEntry, given: set[str]) -> list[ModelStoreInputError]:
@@ -406,13 +499,20 @@ def read_references(entries: Mapping[str, ClusterEntry]) -> list[ModelStoreInput
                 entry.attributes[name] = value
             else:
                 entry.fields[name] = value
+        if "name" in entry.outputs and "name" in entry.fields:
+            where = f"{entry.path}.outputs.name"
+            errors.extend(_name_errors(entry.kind, entry.fields["name"], where))
+        if entry.kind == "eks":
+            read = {n: entry.attributes[n] for n in entry.outputs if n in entry.attributes}
+            sources = {n: f"{entry.path}.outputs.{n}" for n in read}
+            errors.extend(_eks_fact_errors(entry.path, read, sources))
         if entry.kind == "gke":  # what the stack gave, checked as the entry's own values are
             from .gcp.cluster import entry_problems
 
-            read = set(entry.outputs) & (set(entry.fields) | set(entry.attributes))
+            given = set(entry.outputs) & (set(entry.fields) | set(entry.attributes))
             errors.extend(
                 entry_problems(
-                    entry.path, entry.key, entry.fields, entry.attributes, entry.sources, read
+                    entry.path, entry.key, entry.fields, entry.attributes, entry.sources, given
                 )
             )
     return errors

@@ -1,8 +1,9 @@
-"""The one error type for bad input to a model store."""
+"""The one error type for bad input to a model store, and the one for code that names a field
+its args type does not declare."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 
@@ -52,3 +53,19 @@ def _show(value: Any) -> str:
     if isinstance(value, int | float):
         return str(value)
     return repr(value)
+
+
+class UnknownFieldError(TypeError):
+    """A programming error, not bad input: code (a rule, a default, a lookup, a rename) names a
+    field its args type does not declare, which would otherwise read as an unset field and
+    silently switch the rule off. Raised when the class is defined (renames) or on first use
+    (the parser's rules, defaults and lookups), naming the args type, the unknown name and the
+    known ones."""
+
+    def __init__(self, owner: str, name: object, known: Collection[str], where: str) -> None:
+        self.owner = owner
+        self.name = name
+        super().__init__(
+            f"{where} names {name!r}, which is not a field of {owner} "
+            f"(its fields: {', '.join(sorted(known)) or 'none'})"
+        )

@@ -9,7 +9,10 @@ lookup) is written in words and computed by the backend.
 
 :class:`Parser` reads raw args against those fields and collects every problem, one line each:
 rules are small named functions run through :meth:`Parser.rule`, skipped when a field they read
-was already refused, so one bad value gives one line, not a cascade.
+was already refused, so one bad value gives one line, not a cascade. A rule, default or lookup
+naming a field the args type does not declare raises :class:`UnknownFieldError` on first use,
+and a rename to or from an unknown name when its class is defined: a typo would otherwise read
+as an unset field and silently switch the rule off.
 """
 
 from __future__ import annotations
@@ -23,13 +26,13 @@ import threading
 import types
 import typing
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 
-from .errors import ModelStoreInputError
+from .errors import ModelStoreInputError, UnknownFieldError
 
 NO_DEFAULT: Any = object()
 _DEFAULT = re.compile(r"Default:\s*``(.+?)``", re.S)
@@ -211,6 +214,41 @@ def has_type(value: Any, annotation: Any) -> bool:
 
 # ---- parsing -----------------------------------------------------------------------------------
 
+_REFUSAL_NAMES: set[str] = set()
+
+
+def refusal_name(name: str) -> str:
+    """Declare ``name`` as what an error names when it refuses something that is not a declared
+    field (the store's own name, a name derived from it), so :meth:`Parser.ok` may ask about
+    it; returns ``name``. Any other name :meth:`Parser.ok` is given must be a field."""
+    _REFUSAL_NAMES.add(name)
+    return name
+
+
+def check_renames(owner: str, args_type: type, renamed_fields: Mapping[str, str]) -> None:
+    """Each deprecated spelling (a key of ``renamed_fields``) is not a field of ``args_type``
+    (it would shadow one) and its new name is (else every use of the old spelling would be
+    refused as an unknown field name); raises :class:`UnknownFieldError` otherwise."""
+    known = _declared(args_type)
+    where = f"{owner}.renamed_fields"
+    for old, new in renamed_fields.items():
+        if new not in known:
+            raise UnknownFieldError(args_type.__name__, new, known, f"{where} ({old} -> {new})")
+        if old in known:
+            raise TypeError(
+                f"{where} renames {old!r}, which is still a field of {args_type.__name__}: an old "
+                "spelling must not be a current one"
+            )
+
+
+def _declared(args_type: type) -> frozenset[str]:
+    """The field names of a TypedDict, without reading annotations or docstrings (cheap enough
+    for class definition time)."""
+    keys = getattr(args_type, "__required_keys__", frozenset()) | getattr(
+        args_type, "__optional_keys__", frozenset()
+    )
+    return frozenset(keys)
+
 
 class Parser:
     """Reads raw args against an args TypedDict's fields, collecting every problem.
@@ -220,9 +258,20 @@ class Parser:
     with :meth:`rule` and :meth:`finish` returns the values or raises every problem at once.
     """
 
-    def __init__(self, store: str, args_type: type, raw: Any) -> None:
+    def __init__(
+        self,
+        store: str,
+        args_type: type,
+        raw: Any,
+        *,
+        written: Mapping[str, str] | None = None,
+    ) -> None:
         self.store = store
+        self.args_type = args_type
         self.fields = fields_of(args_type)
+        self.written: dict[str, str] = dict(written or {})
+        """Field -> the deprecated spelling the caller wrote it as (:func:`spelled_as`): the
+        errors name what the caller wrote."""
         self.errors: list[ModelStoreInputError] = []
         self.failed: set[str] = set()
         self.given: dict[str, Any] = {}
@@ -252,28 +301,62 @@ class Parser:
                 self.values[name] = field.default
 
     def _refuse(self, error: ModelStoreInputError) -> None:
-        self.errors.append(error)
-        self.failed.add(error.field)
+        self.errors.append(self._as_written(error))
+        self.failed.add(error.field)  # the field's own name: what ok() and rules ask about
+
+    def _as_written(self, error: ModelStoreInputError) -> ModelStoreInputError:
+        """``error`` naming each field as the caller wrote it: ``driver`` where they wrote the
+        old spelling, never the new name they did not write (rules say the new name)."""
+        if not self.written:
+            return error
+        words = re.compile(r"\b(" + "|".join(map(re.escape, self.written)) + r")\b")
+        field = words.sub(lambda m: self.written[m.group(1)], error.field)
+        allowed = words.sub(lambda m: self.written[m.group(1)], error.allowed)
+        if (field, allowed) == (error.field, error.allowed):
+            return error
+        return ModelStoreInputError(error.store, field, error.value, allowed)
+
+    def _known(self, where: str, *names: str, refusals: bool = False) -> None:
+        """Raise :class:`UnknownFieldError` for a name that is not a field (nor, with
+        ``refusals``, a declared :func:`refusal_name`): a typo must fail loudly, not read as
+        an unset field."""
+        for name in names:
+            if name not in self.fields and not (refusals and name in _REFUSAL_NAMES):
+                raise UnknownFieldError(
+                    self.args_type.__name__, name, list(self.fields), f"Parser.{where}"
+                )
+
+    def declared(self, *names: str) -> tuple[str, ...]:
+        """Those of ``names`` the args type declares, in order: for a rule shared by args types
+        that take different subsets of its fields (the EBS class fields), which says so here
+        instead of reading a missing field as unset."""
+        return tuple(n for n in names if n in self.fields)
 
     def __getitem__(self, name: str) -> Any:
+        """A field's value (None when neither given nor defaulted)."""
+        self._known("__getitem__", name)
         return self.values.get(name)
 
     def __contains__(self, name: str) -> bool:
         """Whether ``name`` was given by the caller (not defaulted)."""
+        self._known("__contains__", name)
         return name in self.given
 
     def ok(self, *names: str) -> bool:
-        """None of ``names`` was refused."""
+        """None of ``names`` (fields, or :func:`refusal_name` names) was refused."""
+        self._known("ok", *names, refusals=True)
         return not any(n in self.failed for n in names)
 
     def set(self, name: str, value: Any) -> None:
-        """Replace a field's value with its normalised or derived form."""
+        """Replace a field's value with its normalised or derived form (a computed default)."""
+        self._known("set", name)
         self.values[name] = value
 
     def rule(self, check: Callable[..., Any], *names: str) -> Any:
         """Run ``check(store, *values of names)`` unless one of ``names`` was refused; a
         :class:`ModelStoreInputError` it raises is recorded (against the field it names, so
         rules reading that field are skipped). Returns what the check returns, else None."""
+        self._known(f"rule({getattr(check, '__name__', check)!s})", *names)
         if not self.ok(*names):
             return None
         try:
@@ -287,6 +370,7 @@ class Parser:
         """Run ``check(store, name, value, *extra)`` on one field's value: the shape of the
         generic validators (``validation.py``). Skipped when the field was refused or is
         unset."""
+        self._known(f"field_rule({getattr(check, '__name__', check)!s})", name)
         if not self.ok(name) or self[name] is None:
             return None
         return self.check(lambda: check(self.store, name, self[name], *extra))
@@ -301,10 +385,38 @@ class Parser:
             return None
 
     def finish(self) -> dict[str, Any]:
-        """The values, or every problem at once."""
+        """The values (a :class:`FieldValues`), or every problem at once."""
         if self.errors:
             raise ModelStoreInputError.combine(self.errors)
-        return dict(self.values)
+        return FieldValues(self.args_type.__name__, self.fields, self.values)
+
+
+class FieldValues(dict[str, Any]):
+    """Parsed values: a dict of the fields given or defaulted, whose lookups (``[]``, ``get``,
+    ``in``) refuse a name the args type does not declare with :class:`UnknownFieldError`, so a
+    typo in a later step (``spec.args.get("servr")``) fails loudly instead of reading as an
+    unset field."""
+
+    def __init__(self, owner: str, known: Collection[str], values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        self.owner = owner
+        self.known = frozenset(known)
+
+    def _known(self, name: Any, where: str) -> None:
+        if name not in self.known:
+            raise UnknownFieldError(self.owner, name, self.known, f"args{where}")
+
+    def __getitem__(self, name: str) -> Any:
+        self._known(name, f"[{name!r}]")
+        return super().__getitem__(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self._known(name, f".get({name!r})")
+        return super().get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        self._known(name, " (in)")
+        return super().__contains__(name)
 
 
 def camel_names(args_type: type) -> dict[str, str]:
@@ -342,6 +454,14 @@ def renamed(
     return out
 
 
+def spelled_as(args: Any, renamed_fields: Mapping[str, str]) -> dict[str, str]:
+    """New name -> the deprecated spelling ``args`` gives it in (for :class:`Parser`'s
+    ``written``); empty when ``args`` uses the current names."""
+    if not isinstance(args, Mapping):
+        return {}
+    return {new: old for old, new in renamed_fields.items() if old in args and new not in args}
+
+
 def parse_args(
     store: str,
     args_type: type,
@@ -355,10 +475,18 @@ def parse_args(
     field (None where neither given nor defaulted) and what the rules derived; raises one
     :class:`ModelStoreInputError` listing every problem. For components that are not stores
     (stores parse through ``ModelStore.parse``)."""
-    p = Parser(store, args_type, renamed(store, raw, renamed_fields or {}, warn=warn, stacklevel=3))
+    check_renames(store, args_type, renamed_fields or {})
+    renames = renamed_fields or {}
+    p = Parser(
+        store,
+        args_type,
+        renamed(store, raw, renames, warn=warn, stacklevel=3),
+        written=spelled_as(raw, renames),
+    )
     rules(p)
     values = p.finish()
-    return {name: values.get(name) for name in p.fields}, dict(p.derived)
+    every = {name: values.get(name) for name in p.fields}
+    return FieldValues(p.args_type.__name__, p.fields, every), dict(p.derived)
 
 
 def outputs_of(component: type) -> dict[str, str]:

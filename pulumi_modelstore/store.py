@@ -31,7 +31,7 @@ import pulumi_kubernetes as k8s
 from . import validation as v
 from .cluster import ClusterScope
 from .errors import ModelStoreInputError
-from .fields import Parser, outputs_of, renamed
+from .fields import Parser, check_renames, outputs_of, refusal_name, renamed, spelled_as
 from .kube.volumes import static_volume
 from .kube.workload import (
     HF_HOME_PATH,
@@ -45,9 +45,9 @@ DEFAULT_MOUNT_PATH = "/mnt/models"
 MANAGED_BY = "pulumi-modelstore"
 STORE_LABEL = "modelstore.pulumi.com/store"
 ACCESS_LABEL = "modelstore.pulumi.com/access"
-STORE_NAME = "store name"
+STORE_NAME = refusal_name("store name")
 """The field an error about the store's own name names."""
-CLAIM_NAME_DEFAULT = "claim_name (default: the store name)"
+CLAIM_NAME_DEFAULT = refusal_name("claim_name (default: the store name)")
 """The field an error about the claim named after the store names."""
 
 
@@ -320,6 +320,8 @@ class ModelStore(pulumi.ComponentResource):
 
     def __init_subclass__(cls, backend: str | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        # A rename to a field that does not exist fails here, when the class is defined.
+        check_renames(cls.__name__, cls.args_type, cls.renamed_fields)
         if backend is not None:
             cls.backend_name = backend
             _BACKENDS[backend] = cls
@@ -336,7 +338,12 @@ class ModelStore(pulumi.ComponentResource):
         """Every check that needs no lookup; raises one :class:`ModelStoreInputError` listing
         every problem, one line each. ``warn``: warn of deprecated spellings (the config
         program checks every store first without, so each store warns once, when built)."""
-        p = Parser(resource_name, cls.args_type, cls._renamed(resource_name, args, warn))
+        p = Parser(
+            resource_name,
+            cls.args_type,
+            cls._renamed(resource_name, args, warn),
+            written=spelled_as(args, cls.renamed_fields),
+        )
         common = parse_common(p)
         cls.rules(p)
         values = p.finish()

@@ -15,6 +15,10 @@ from pulumi_modelstore.plan.engine import PlanError, plan_directory
 from tests.test_inputs_program import BACKENDS, PROGRAM, PROJECT, _only_the_stack
 
 KINDS = "one of aks, eks, gke, kubernetes"
+OIDC_ISSUER = (
+    "an https:// URL without a query (IAM OIDC providers take only https issuers), e.g. "
+    "https://oidc.eks.us-west-2.amazonaws.com/id/EXAMPLE"
+)
 
 
 def _project(tmp_path: Path, config: str, outputs: dict[str, dict] | None = None) -> Path:
@@ -178,6 +182,103 @@ ROWS: list[tuple[str, str, list[str]]] = [
         [
             "modelstore:clusters.prod.outputs must be unset unless stack_reference names the "
             "stack to read, got {'name': 'clusterName'}"
+        ],
+    ),
+    (
+        "two entries on one kubeconfig context (issue 14)",
+        """
+        modelstore:clusters:
+          a: {kind: kubernetes, context: kind-lab}
+          b: {kind: kubernetes, context: kind-lab}
+          c: {kind: kubernetes, kubeconfig: /etc/lab.yaml}
+          d: {kind: kubernetes, kubeconfig: /etc/lab.yaml}
+          e: {kind: kubernetes, kubeconfig: /etc/lab.yaml, context: kind-lab}
+        modelstore:stores:
+          llama: {backend: local, cluster: a, readers: [x]}
+        """,
+        [
+            "modelstore:clusters.b.context must be a context no other cluster entry uses: "
+            "modelstore:clusters.a already reaches that cluster through it (two entries on one "
+            "cluster would install each CSI driver twice: give its stores cluster a), got "
+            "'kind-lab'",
+            "modelstore:clusters.d.kubeconfig must be a kubeconfig no other cluster entry uses: "
+            "modelstore:clusters.c already reaches that cluster through it (two entries on one "
+            "cluster would install each CSI driver twice: give its stores cluster c), got "
+            "'/etc/lab.yaml'",
+        ],
+    ),
+    (
+        "a stack reference without outputs is refused, not looked up by its key (issue 14)",
+        """
+        modelstore:clusters:
+          prod: {kind: eks, stack_reference: acme/platform/prod}
+        modelstore:stores:
+          llama: {backend: efs, cluster: prod, readers: [a]}
+        """,
+        [
+            "modelstore:clusters.prod.outputs must be set when stack_reference is given: which "
+            "of the stack's outputs give this cluster's cluster_subnet_ids, kubeconfig, name, "
+            "node_security_group_ids, oidc_issuer, region, vpc_id (e.g. {kubeconfig: "
+            "kubeconfig, name: clusterName}), got None"
+        ],
+    ),
+    (
+        "eks attributes are checked before the cluster's provider registers (issue 14)",
+        """
+        modelstore:clusters:
+          prod:
+            kind: eks
+            name: prod-eks
+            context: prod
+            attributes:
+              vpc_id: vpc-bad
+              region: us-west
+              oidc_issuer: http://oidc.eks.us-west-2.amazonaws.com/id/ABC
+        modelstore:stores:
+          llama: {backend: efs, cluster: prod, readers: [a]}
+        """,
+        [
+            "modelstore:clusters.prod.attributes.vpc_id must be a VPC id (vpc- and 8 or 17 "
+            "lowercase hex digits), got 'vpc-bad'",
+            "modelstore:clusters.prod.attributes.region must be an AWS region code such as "
+            "us-west-2, got 'us-west'",
+            f"modelstore:clusters.prod.attributes.oidc_issuer must be {OIDC_ISSUER}, got "
+            "'http://oidc.eks.us-west-2.amazonaws.com/id/ABC'",
+        ],
+    ),
+    (
+        "a cluster's name is checked before its provider registers (issue 14)",
+        """
+        modelstore:clusters:
+          prod: {kind: eks, name: "prod eks!", context: prod}
+          dev eks: {kind: eks, context: dev}
+        modelstore:stores:
+          llama: {backend: efs, cluster: prod, readers: [a]}
+        """,
+        [
+            "modelstore:clusters.prod.name must be an EKS cluster name (1 to 100 letters, "
+            "digits, '-' and '_', starting with a letter or digit), got 'prod eks!'",
+            "modelstore:clusters.dev eks must be an EKS cluster name (1 to 100 letters, digits, "
+            "'-' and '_', starting with a letter or digit) (the entry's key names the cluster "
+            "when name is unset), got 'dev eks'",
+        ],
+    ),
+    (
+        "a deprecated spelling is named as the stack wrote it (issue 14)",
+        """
+        modelstore:stores:
+          llama: {backend: efs, clusterName: prod-eks, driver: kubectl, readers: [a]}
+          t5:
+            backend: efs
+            clusterName: prod-eks
+            driverInstall: eks-addon
+            driverNamespace: efs-system
+            readers: [b]
+        """,
+        [
+            "modelstore:stores.llama.driver must be one of helm, eks-addon, none, got 'kubectl'",
+            "modelstore:stores.t5.driverNamespace must be kube-system when driver_install is "
+            "eks-addon (the add-on installs there), got 'efs-system'",
         ],
     ),
     (
@@ -502,6 +603,65 @@ def test_a_missing_output_names_the_key_path_and_what_the_stack_has(tmp_path):
         "modelstore:clusters.prod.outputs.name must be an output of stack acme/platform/prod "
         "(it has: clusterName, vpcId), got 'clustername'"
     )
+
+
+def test_a_fact_read_from_a_stack_is_checked_before_the_cluster_registers(tmp_path):
+    """Only the StackReference that was read registers: no provider, no scope, no store."""
+    directory = _project(
+        tmp_path,
+        """
+        modelstore:clusters:
+          prod:
+            kind: eks
+            stack_reference: acme/platform/prod
+            outputs: {kubeconfig: kubeconfig, name: clusterName, oidc_issuer: issuer}
+        modelstore:stores:
+          llama: {backend: efs, cluster: prod, readers: [inference]}
+        """,
+        {
+            "acme.platform.prod": {
+                "clusterName": "platform-eks",
+                "issuer": "http://oidc.eks.us-west-2.amazonaws.com/id/ABC",
+                "kubeconfig": "apiVersion: v1\nkind: Config\n",
+            }
+        },
+    )
+    with pytest.raises(PlanError) as error:
+        plan_directory(directory)
+    assert str(error.value) == (
+        f"modelstore:clusters.prod.outputs.oidc_issuer must be {OIDC_ISSUER}, got "
+        "'http://oidc.eks.us-west-2.amazonaws.com/id/ABC'"
+    )
+    assert [urn.split("::")[2] for urn in error.value.registered] == [
+        "pulumi:pulumi:Stack",
+        "pulumi:pulumi:Stack$pulumi:pulumi:StackReference",
+    ]
+
+
+def test_a_name_read_from_a_stack_is_checked_before_the_cluster_registers(tmp_path):
+    directory = _project(
+        tmp_path,
+        """
+        modelstore:clusters:
+          prod:
+            kind: eks
+            stack_reference: acme/platform/prod
+            outputs: {kubeconfig: kubeconfig, name: clusterName}
+        modelstore:stores:
+          llama: {backend: efs, cluster: prod, readers: [inference]}
+        """,
+        {"acme.platform.prod": {"clusterName": "prod eks!", "kubeconfig": "apiVersion: v1\n"}},
+    )
+    with pytest.raises(PlanError) as error:
+        plan_directory(directory)
+    assert str(error.value) == (
+        "modelstore:clusters.prod.outputs.name must be an EKS cluster name (1 to 100 letters, "
+        "digits, '-' and '_', starting with a letter or digit), got 'prod eks!'"
+    )
+    assert [urn.split("::")[2] for urn in error.value.registered] == [
+        "pulumi:pulumi:Stack",
+        "pulumi:pulumi:Stack$pulumi:pulumi:StackReference",
+    ]
 
 
 def test_stores_giving_cluster_name_still_work(tmp_path):

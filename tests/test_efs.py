@@ -839,12 +839,12 @@ BAD_INPUTS = [
     ),
     (
         {"driver_install": "eks-addon", "driver_namespace": "efs-system"},
-        "llama: driver_namespace must be kube-system when driver is eks-addon (the add-on "
+        "llama: driver_namespace must be kube-system when driver_install is eks-addon (the add-on "
         "installs there), got 'efs-system'",
     ),
     (
         {"driver_install": "eks-addon", "cluster_name": None},
-        "llama: cluster_name must be set when driver is eks-addon, got None",
+        "llama: cluster_name must be set when driver_install is eks-addon, got None",
     ),
     (
         {"readers": ["Inference"]},

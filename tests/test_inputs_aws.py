@@ -124,6 +124,10 @@ DRIVER_TAGS = (
     "kubernetes.io/cluster/<cluster>, Name, KubernetesCluster"
 )
 IDS = "8 or 17 lowercase hex digits"
+OIDC_ISSUER = (
+    "an https:// URL without a query (IAM OIDC providers take only https issuers), e.g. "
+    "https://oidc.eks.us-west-2.amazonaws.com/id/EXAMPLE"
+)
 
 # (backend, store or component name, args, the exact message)
 BAD_INPUTS: list[tuple[str, str, dict[str, Any], str]] = [
@@ -266,6 +270,12 @@ BAD_INPUTS: list[tuple[str, str, dict[str, Any], str]] = [
         f"llama: kms_key_arn must be {KMS} the provider takes the key's ARN), got "
         "'arn:aws:kms:us-west-2:123456789012:key/not-a-uuid'",
     ),
+    (
+        "fsx-lustre",
+        "llama",
+        {**FACTS, "cluster_name": None, "driver": "eks-addon"},
+        "llama: cluster_name must be set when driver is eks-addon, got None",
+    ),
     # -- efs ----------------------------------------------------------------------------------
     (
         "efs",
@@ -370,6 +380,131 @@ BAD_INPUTS: list[tuple[str, str, dict[str, Any], str]] = [
         {"node_security_group_ids": ["sg-0123456789abcdef"]},
         "llama: node_security_group_ids must be security group ids (sg- and 8 or 17 lowercase "
         "hex digits), got 'sg-0123456789abcdef'",
+    ),
+    # -- values that planned and failed at deploy or mount (issue 14) -------------------------
+    *[
+        (
+            "fsx-lustre",
+            "llama",
+            {"data_repository_path": path},
+            "llama: data_repository_path must be an S3 URI of the form s3://bucket[/prefix] with "
+            f"a valid bucket name, got '{path}'",
+        )
+        for path in (
+            "s3://xn--acme/llama/",
+            "s3://acme-s3alias/llama/",
+            "s3://10.0.0.1/llama/",
+            "s3://amzn-s3-demo-acme/llama/",
+            "s3://acme--x-s3/llama/",
+        )
+    ],
+    (
+        "fsx-lustre",
+        "llama",
+        {"kms_key_arn": "arn:aws:kms:uswest:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"},
+        f"llama: kms_key_arn must be {KMS} the provider takes the key's ARN), got "
+        "'arn:aws:kms:uswest:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab'",
+    ),
+    (
+        "efs",
+        "llama",
+        {"extra_mount_options": ["tls", "nconnect=32"]},
+        "llama: extra_mount_options must be nconnect=<a whole number from 1 to 16> (the Linux "
+        "NFS client's range), got 'nconnect=32'",
+    ),
+    (
+        "efs",
+        "llama",
+        {"extra_mount_options": ["timeo=0"]},
+        "llama: extra_mount_options must be timeo=<a whole number from 1 to 2147483647> (the "
+        "Linux NFS client's range), got 'timeo=0'",
+    ),
+    (
+        "efs",
+        "llama",
+        {"transition_to_ia": "AFTER_30_DAYS", "transition_to_archive": "AFTER_14_DAYS"},
+        "llama: transition_to_archive must be later than transition_to_ia (AFTER_30_DAYS): EFS "
+        "moves files to IA before Archive, got 'AFTER_14_DAYS'",
+    ),
+    (
+        "efs",
+        "llama",
+        {"transition_to_ia": "AFTER_30_DAYS", "transition_to_archive": "AFTER_30_DAYS"},
+        "llama: transition_to_archive must be later than transition_to_ia (AFTER_30_DAYS): EFS "
+        "moves files to IA before Archive, got 'AFTER_30_DAYS'",
+    ),
+    (
+        "mountpoint-s3",
+        "llama",
+        {"kms_key_arn": "arn:aws:kms:eu:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"},
+        f"llama: kms_key_arn must be {KMS} an alias does not work in an IAM policy's Resource), "
+        "got 'arn:aws:kms:eu:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab'",
+    ),
+    (
+        "EbsCsiDriver",
+        "ebs",
+        {"oidc_issuer": "http://oidc.eks.us-west-2.amazonaws.com/id/A"},
+        f"ebs: oidc_issuer must be {OIDC_ISSUER}, got "
+        "'http://oidc.eks.us-west-2.amazonaws.com/id/A'",
+    ),
+    (  # aws-ebs-csi-driver CreateSnapshot: "Invalid parameter key %s for CreateSnapshot"
+        "EbsCsiDriver",
+        "ebs",
+        {"snapshot_class_parameters": {"fastSnapshotRestore": "us-west-2a"}},
+        "ebs: snapshot_class_parameters key must be tagSpecification_<n> or one of the keys the "
+        "EBS CSI driver's snapshots read (any case): csi.storage.k8s.io/volumesnapshot/name, "
+        "csi.storage.k8s.io/volumesnapshot/namespace, "
+        "csi.storage.k8s.io/volumesnapshotcontent/name, fastsnapshotrestoreavailabilityzones, "
+        "outpostarn, lockmode, lockduration, lockexpirationdate, lockcooloffperiod, got "
+        "'fastSnapshotRestore'",
+    ),
+    (
+        "EbsCsiDriver",
+        "ebs",
+        {"snapshot_class_parameters": {"lockDuration": "7d"}},
+        "ebs: snapshot_class_parameters.lockDuration must be a whole number (a 32-bit "
+        "integer), got '7d'",
+    ),
+    (  # the API server refuses a container without an image, a pod with spaces around it
+        "EbsModelCache",
+        "llama",
+        {"loader": {"image": ""}},
+        "llama: loader.image must be a container image reference, not empty and without "
+        "leading or trailing whitespace, got ''",
+    ),
+    (
+        "EbsModelCache",
+        "llama",
+        {"loader": {"image": "python:3.12-slim "}},
+        "llama: loader.image must be a container image reference, not empty and without "
+        "leading or trailing whitespace, got 'python:3.12-slim '",
+    ),
+    (  # IAM OIDC providers take only https:// issuers (CreateOpenIDConnectProvider Url)
+        "efs",
+        "llama",
+        {"oidc_issuer": "http://oidc.eks.us-west-2.amazonaws.com/id/A"},
+        f"llama: oidc_issuer must be {OIDC_ISSUER}, got "
+        "'http://oidc.eks.us-west-2.amazonaws.com/id/A'",
+    ),
+    (
+        "fsx-lustre",
+        "llama",
+        {"oidc_issuer": "https://oidc.example.com/id/A?x=1"},
+        f"llama: oidc_issuer must be {OIDC_ISSUER}, got 'https://oidc.example.com/id/A?x=1'",
+    ),
+    (  # the install's rules name the field as the stack wrote it (issue 14)
+        "efs",
+        "llama",
+        {"driver_install": "eks-addon", "node_service_account": "efs-node"},
+        "llama: node_service_account must be efs-csi-node-sa when driver_install is eks-addon "
+        "(the add-on names it), got 'efs-node'",
+    ),
+    (
+        "efs",
+        "llama",
+        {"driver": "eks-addon", "driver_namespace": "efs-system"},
+        "llama: driver_namespace must be kube-system when driver is eks-addon (the add-on "
+        "installs there), got 'efs-system'",
     ),
     # -- mountpoint-s3 --------------------------------------------------------------------------
     (
@@ -681,6 +816,25 @@ def test_good_values_at_the_limits_plan():
     )
     plan(build("mountpoint-s3", "llama", {"uid": 4294967295, "gid": 0, "region": "us-gov-west-1"}))
     plan(build("EbsCsiDriver", "ebs", {"volume_tags": {"pvc": "{{ .PVCName }}"}, "tags": many(41)}))
+    plan(
+        build(
+            "efs",
+            "llama",
+            {
+                "transition_to_ia": "AFTER_1_DAY",
+                "transition_to_archive": "AFTER_7_DAYS",
+                "extra_mount_options": ["nconnect=16"],
+            },
+        )
+    )
+    plan(build("fsx-lustre", "llama", {"data_repository_path": "s3://acme.models-1/llama/"}))
+    parameters = {
+        "tagSpecification_1": "team=ml",
+        "FastSnapshotRestoreAvailabilityZones": "us-west-2a",
+        "lockMode": "governance",
+        "lockDuration": "7",
+    }
+    plan(build("EbsCsiDriver", "ebs", {"snapshot_class_parameters": parameters}))
 
 
 # -- explicit cluster facts plan offline --------------------------------------------------------

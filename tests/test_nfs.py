@@ -263,8 +263,26 @@ SHARE_RULE = (
 SUB_DIR_RULE = "a path inside the share, without a leading '/' or '..' (e.g. llama-3-8b)"
 OPTIONS_RULE = (
     "NFS mount options the store does not set itself (not empty, not nfsvers, vers, "
-    "minorversion: use nfs_version; not ro, rw: readers get ro, writers rw)"
+    "minorversion, v2 to v4.2: use nfs_version; not ro, rw: readers get ro, writers rw)"
 )
+IPV4_RULE = (
+    "a valid IPv4 address: four numbers from 0 to 255 without leading zeros (a name whose last "
+    "label is all digits is read as an address, RFC 1123 section 2.1), or a host name"
+)
+IPV6_RULE = (
+    "an IPv6 address without a zone (%...) that is not IPv4-mapped (::ffff:a.b.c.d): the driver "
+    "puts such addresses unbracketed before ':<share>' (or give the IPv4 address)"
+)
+
+
+def in_range(option: str, low: int, high: int) -> str:
+    key = option.split(",")[-1].split("=")[0]
+    return (
+        f"llama: extra_mount_options must be {key}=<a whole number from {low} to {high}> (the "
+        f"Linux NFS client's range), got '{option}'"
+    )
+
+
 FIELDS = (
     "capacity_gib, claim_name, cluster, cluster_name, create_namespaces, driver_install, "
     "driver_namespace, extra_mount_options, labels, mount_path, nfs_version, protect, readers, "
@@ -284,6 +302,35 @@ UNSET = object()
         ),
         ({"server": "[fd00::2]"}, f"llama: server must be {SERVER_RULE}, got '[fd00::2]'"),
         ({"server": 10}, "llama: server must be a string, got 10"),
+        # Host names (RFC 1123 2.1) and addresses the driver and the kernel take (issue 14).
+        ({"server": "10.0.0.256"}, f"llama: server must be {IPV4_RULE}, got '10.0.0.256'"),
+        ({"server": "10.0.1"}, f"llama: server must be {IPV4_RULE}, got '10.0.1'"),
+        ({"server": "010.0.0.2"}, f"llama: server must be {IPV4_RULE}, got '010.0.0.2'"),
+        ({"server": "12345"}, f"llama: server must be {IPV4_RULE}, got '12345'"),
+        ({"server": "fe80::1%eth0"}, f"llama: server must be {IPV6_RULE}, got 'fe80::1%eth0'"),
+        (
+            {"server": "::ffff:10.0.0.2"},
+            f"llama: server must be {IPV6_RULE}, got '::ffff:10.0.0.2'",
+        ),
+        (
+            {"server": "0.0.0.0"},
+            "llama: server must be an address other than 0.0.0.0 or :: (the any address), got "
+            "'0.0.0.0'",
+        ),
+        (
+            {"server": "::"},
+            "llama: server must be an address other than 0.0.0.0 or :: (the any address), got '::'",
+        ),
+        ({"server": "nas_01.corp"}, f"llama: server must be {SERVER_RULE}, got 'nas_01.corp'"),
+        ({"server": "nas-.corp"}, f"llama: server must be {SERVER_RULE}, got 'nas-.corp'"),
+        (
+            {"server": "n" * 64 + ".corp"},
+            f"llama: server must be {SERVER_RULE}, got '{'n' * 64}.corp'",
+        ),
+        (
+            {"server": ("n" * 63 + ".") * 4 + "corp"},
+            f"llama: server must be {SERVER_RULE}, got '{('n' * 63 + '.') * 4}corp'",
+        ),
         ({"share": UNSET}, f"llama: share must be {SHARE_RULE}, got None"),
         ({"share": "exports/models"}, f"llama: share must be {SHARE_RULE}, got 'exports/models'"),
         ({"share": "/exports/../etc"}, f"llama: share must be {SHARE_RULE}, got '/exports/../etc'"),
@@ -324,6 +371,50 @@ UNSET = object()
         (
             {"extra_mount_options": ["nconnect=4,rw"]},
             f"llama: extra_mount_options must be {OPTIONS_RULE}, got 'nconnect=4,rw'",
+        ),
+        (
+            {"extra_mount_options": ["v4.1"]},
+            f"llama: extra_mount_options must be {OPTIONS_RULE}, got 'v4.1'",
+        ),
+        # The Linux client's ranges and values (fs/nfs/fs_context.c; issue 14).
+        ({"extra_mount_options": ["nconnect=32"]}, in_range("nconnect=32", 1, 16)),
+        ({"extra_mount_options": ["hard,nconnect=0"]}, in_range("hard,nconnect=0", 1, 16)),
+        ({"extra_mount_options": ["nconnect"]}, in_range("nconnect", 1, 16)),
+        ({"extra_mount_options": ["max_connect=17"]}, in_range("max_connect=17", 1, 16)),
+        ({"extra_mount_options": ["timeo=0"]}, in_range("timeo=0", 1, 2147483647)),
+        ({"extra_mount_options": ["retrans=-1"]}, in_range("retrans=-1", 0, 2147483647)),
+        ({"extra_mount_options": ["rsize=1M"]}, in_range("rsize=1M", 0, 4294967295)),
+        (
+            {"extra_mount_options": ["actimeo=4294967296"]},
+            in_range("actimeo=4294967296", 0, 4294967295),
+        ),
+        ({"extra_mount_options": ["port=70000"]}, in_range("port=70000", 0, 65535)),
+        ({"extra_mount_options": ["mountvers=4"]}, in_range("mountvers=4", 1, 3)),
+        (
+            {"extra_mount_options": ["proto=quic"]},
+            "llama: extra_mount_options must be proto=<one of rdma, rdma6, tcp, tcp6, udp, udp6> "
+            "(the Linux NFS client's values), got 'proto=quic'",
+        ),
+        (
+            {"extra_mount_options": ["lookupcache=some"]},
+            "llama: extra_mount_options must be lookupcache=<one of all, none, pos, positive> "
+            "(the Linux NFS client's values), got 'lookupcache=some'",
+        ),
+        (
+            {"extra_mount_options": ["sec=krb5:krb6"]},
+            "llama: extra_mount_options must be sec=<flavours joined by ':', each one of krb5, "
+            "krb5i, krb5p, lkey, lkeyi, lkeyp, none, null, spkm3, spkm3i, spkm3p, sys> (the "
+            "Linux NFS client's values), got 'sec=krb5:krb6'",
+        ),
+        (
+            {"extra_mount_options": ["udp"]},
+            "llama: extra_mount_options must be a TCP or RDMA transport with nfs_version 4.1 (the "
+            "Linux client refuses UDP for NFSv4; UDP needs nfs_version 3), got 'udp'",
+        ),
+        (
+            {"nfs_version": "4", "extra_mount_options": ["proto=udp6"]},
+            "llama: extra_mount_options must be a TCP or RDMA transport with nfs_version 4 (the "
+            "Linux client refuses UDP for NFSv4; UDP needs nfs_version 3), got 'proto=udp6'",
         ),
         (
             {"extra_mount_options": [""]},
@@ -383,6 +474,30 @@ def test_every_bad_field_is_reported_at_once_one_line_each():
 
 
 def test_accepted_servers():
-    for server in ["nas01", "NAS01.Corp.Example", "10.0.0.2", "fd00::2"]:
+    long_name = ("n" * 63 + ".") * 3 + "n" * 61  # 253 characters
+    for server in ["nas01", "NAS01.Corp.Example", "10.0.0.2", "fd00::2", "1nas.x9", long_name]:
         p = plan(nfs(server=server, readers=["x"], writers=[]))
         assert pvs(p)["llama-x"]["csi"]["volumeAttributes"]["server"] == server
+
+
+def test_options_at_the_client_limits_plan():
+    options = [
+        "nconnect=16",
+        "max_connect=1",
+        "timeo=1",
+        "retrans=0",
+        "rsize=0x100000",
+        "wsize=1048576",
+        "actimeo=0",
+        "port=65535",
+        "mountvers=3",
+        "proto=tcp6",
+        "sec=krb5p:sys",
+        "lookupcache=pos",
+        "local_lock=flock",
+        "noresvport",
+    ]
+    spec = pvs(plan(nfs(extra_mount_options=options)))["llama-inference"]
+    assert spec["mountOptions"] == ["nfsvers=4.1", "hard", *options, "ro"]
+    spec = pvs(plan(nfs(nfs_version="3", extra_mount_options=["udp"])))["llama-inference"]
+    assert spec["mountOptions"] == ["nfsvers=3", "hard", "udp", "ro"]

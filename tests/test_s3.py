@@ -1125,9 +1125,9 @@ BAD_INPUTS = [
         {"driver_install": "kubectl"},
         "llama: driver_install must be one of helm, eks-addon, none, got 'kubectl'",
     ),
-    (  # the old spelling is still read, with a deprecation warning
+    (  # the old spelling is still read, with a deprecation warning; the error names it
         {"driver": "kubectl"},
-        "llama: driver_install must be one of helm, eks-addon, none, got 'kubectl'",
+        "llama: driver must be one of helm, eks-addon, none, got 'kubectl'",
     ),
     (
         {"bucket_region": "eu"},

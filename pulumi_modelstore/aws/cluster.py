@@ -102,7 +102,8 @@ def _check_given_facts(
 ) -> None:
     """Explicit cluster facts: a string where one id is meant, a non-empty list of ids where
     several are (no node group means no rule admits the nodes: mounts would hang silently),
-    each id and the region in the form AWS gives them (``aws/validation.py``)."""
+    each id, the region and the OIDC issuer in the form AWS gives them
+    (``aws/validation.py``)."""
     for field, value in (("vpc_id", vpc_id), ("region", region), ("oidc_issuer", oidc_issuer)):
         if value is not None and not is_output(value) and not isinstance(value, str):
             raise ModelStoreInputError(store, field, value, "a string")
@@ -110,6 +111,8 @@ def _check_given_facts(
         aws_v.resource_id(store, "vpc_id", vpc_id, "vpc")
     if region is not None:
         aws_v.region(store, "region", region)
+    if oidc_issuer is not None:
+        aws_v.oidc_issuer(store, "oidc_issuer", oidc_issuer)
     for field, ids, prefix in (
         ("cluster_subnet_ids", subnet_ids, "subnet"),
         ("node_security_group_ids", node_sgs, "sg"),
@@ -171,7 +174,9 @@ class EksClusterArgs(TypedDict, total=False):
     """The cluster's AWS region (given to drivers for nodes where IMDS is blocked). Default:
     the AWS provider's region."""
     oidc_issuer: str
-    """The cluster's OIDC issuer URL, for IRSA. Default: looked up from the cluster."""
+    """The cluster's OIDC issuer URL, for IRSA: ``https://`` and the host and path, as EKS gives
+    it (``https://oidc.eks.<region>.amazonaws.com/id/<id>``). Default: looked up from the
+    cluster."""
 
 
 class EksCluster(ClusterScope):

@@ -98,10 +98,10 @@ class DriverInstallArgs(TypedDict, total=False):
     """Namespace of the Helm release (and of the driver's service accounts). Default:
     kube-system, the one namespace the EKS add-on installs in."""
     eks_addon_version: str
-    """Add-on version for ``driver: eks-addon`` (``v<driver version>-eksbuild.<n>``). Default:
-    the version EKS picks."""
+    """Add-on version for ``driver_install: eks-addon`` (``v<driver version>-eksbuild.<n>``).
+    Default: the version EKS picks."""
     eks_addon_configuration: Mapping[str, Any]
-    """Configuration values for ``driver: eks-addon``, as a mapping (the add-on gets it as
+    """Configuration values for ``driver_install: eks-addon``, as a mapping (the add-on gets it as
     JSON). Default: none (the add-on's own defaults; check ``aws eks
     describe-addon-configuration`` for its node tolerations)."""
 
@@ -133,8 +133,8 @@ def parse_driver_install(
 
     The checks run in this order (the first failing one is the error a component reports):
 
-    1. ``driver`` is ``helm``, ``eks-addon`` or ``none``;
-    2. ``driver_namespace`` is not given when ``driver`` is a key of ``namespace_unset_for``
+    1. ``driver_install`` is ``helm``, ``eks-addon`` or ``none``;
+    2. ``driver_namespace`` is not given when ``driver_install`` is a key of ``namespace_unset_for``
        (driver -> what the error says is allowed), for components whose driver namespace is
        fixed for that install;
     3. ``driver_namespace`` is a DNS-1123 label;
@@ -145,9 +145,10 @@ def parse_driver_install(
        covers more, or comes elsewhere in their order, pass False and make their own);
     7. ``eks_addon_configuration`` is a mapping.
     """
-    field = "driver" if "driver" in args and "driver_install" not in args else "driver_install"
-    driver = args.get(field) or "helm"
-    v.one_of(store, field, driver, DRIVER_INSTALLS)
+    # A deprecated spelling (``driver``) is renamed before this, and named back in the errors
+    # by the parser (``Parser.written``).
+    driver = args.get("driver_install") or "helm"
+    v.one_of(store, "driver_install", driver, DRIVER_INSTALLS)
     unset = (namespace_unset_for or {}).get(driver)
     if unset is not None and "driver_namespace" in args:
         raise ModelStoreInputError(store, "driver_namespace", args["driver_namespace"], unset)
@@ -239,10 +240,10 @@ def install_driver(
 
 
 def require_addon_cluster(store: str, args: Mapping[str, Any], driver: str) -> None:
-    """The EKS add-on is made on a cluster: ``driver: eks-addon`` needs ``cluster_name``."""
+    """The EKS add-on is made on a cluster: ``driver_install: eks-addon`` needs ``cluster_name``."""
     if driver == "eks-addon" and not args.get("cluster_name"):
         raise ModelStoreInputError(
-            store, "cluster_name", args.get("cluster_name"), "set when driver is eks-addon"
+            store, "cluster_name", args.get("cluster_name"), "set when driver_install is eks-addon"
         )
 
 

@@ -20,6 +20,7 @@ from .. import validation as v
 from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
+from ..nfs.options import options_fit_the_client
 from ..store import STORE_NAME, Binding, Spec
 from . import names
 from . import validation as aws_v
@@ -139,8 +140,9 @@ class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
     ``AFTER_365_DAYS``). Default: never; IA reads cost per GiB and are slower, which hurts model
     loads."""
     transition_to_archive: str
-    """Move files to Archive after this long (same values). Needs ``transition_to_ia`` and
-    elastic throughput. Default: never."""
+    """Move files to Archive after this long (same values), later than ``transition_to_ia``
+    (EFS moves files to IA first). Needs ``transition_to_ia`` and elastic throughput. Default:
+    never."""
     transition_to_primary_storage_class: str
     """``AFTER_1_ACCESS`` moves a file back to Standard on its first read from IA. Default:
     files stay in IA once moved."""
@@ -216,6 +218,20 @@ def elastic_throughput_needs_general_purpose(store: str, performance: str, mode:
             mode,
             "provisioned or bursting when performance_mode is maxIO (elastic throughput needs "
             "generalPurpose)",
+        )
+
+
+def archive_after_ia(store: str, archive: Any, to_ia: Any) -> None:
+    """EFS moves files to IA before Archive: PutLifecycleConfiguration needs TransitionToArchive
+    unset or later than TransitionToIA (EFS API reference, LifecyclePolicies)."""
+    if archive is None or to_ia is None:
+        return
+    if LIFECYCLE_AFTER_DAYS.index(archive) <= LIFECYCLE_AFTER_DAYS.index(to_ia):
+        raise ModelStoreInputError(
+            store,
+            "transition_to_archive",
+            archive,
+            f"later than transition_to_ia ({to_ia}): EFS moves files to IA before Archive",
         )
 
 
@@ -364,14 +380,14 @@ def efs_driver_install(store: str, values: Mapping[str, Any]) -> DriverInstall:
                 store,
                 "driver_namespace",
                 driver_namespace,
-                f"{ADDON_NAMESPACE} when driver is eks-addon (the add-on installs there)",
+                f"{ADDON_NAMESPACE} when driver_install is eks-addon (the add-on installs there)",
             )
         if node_sa != NODE_SERVICE_ACCOUNT:
             raise ModelStoreInputError(
                 store,
                 "node_service_account",
                 node_sa,
-                f"{NODE_SERVICE_ACCOUNT} when driver is eks-addon (the add-on names it)",
+                f"{NODE_SERVICE_ACCOUNT} when driver_install is eks-addon (the add-on names it)",
             )
 
     return parse_driver_install(
@@ -622,6 +638,7 @@ class EfsModelStore(AwsModelStore, backend="efs"):
             "transition_to_ia",
             "throughput_mode",
         )
+        p.rule(archive_after_ia, "transition_to_archive", "transition_to_ia")
         p.field_rule(
             v.one_of, "transition_to_primary_storage_class", PRIMARY_STORAGE_CLASS_TRANSITIONS
         )
@@ -636,6 +653,8 @@ class EfsModelStore(AwsModelStore, backend="efs"):
             p.set("identity", "irsa")
         p.field_rule(v.one_of, "identity", IDENTITIES)
         p.field_rule(extra_mount_options_are_known, "extra_mount_options")
+        # The EFS mount helper hands NFS options to the Linux NFS client (amazon-efs-utils).
+        p.field_rule(options_fit_the_client, "extra_mount_options")
         if p.ok("extra_mount_options", "iam_authorization"):
             p.derived["mount_options"] = mount_options(
                 p["extra_mount_options"], p["iam_authorization"]

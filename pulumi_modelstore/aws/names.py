@@ -22,6 +22,8 @@ import re
 import pulumi
 
 from ..errors import ModelStoreInputError
+from ..store import STORE_NAME
+from .validation import RESERVED_BUCKET_PREFIXES
 
 AUTONAME_SUFFIX = 8
 """``-`` and 7 random hex digits (pulumi-terraform-bridge ``AutoName``: ``Randlen: 7``)."""
@@ -41,7 +43,6 @@ SECURITY_GROUP_TEXT_MAX = 255
 # bucketnamingrules.html).
 BUCKET_NAME_MAX = 63
 _BUCKET_HEAD = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
-_RESERVED_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
 # IAM CreateRole Description: roleDescriptionType, at most 1000 characters.
 ROLE_DESCRIPTION_MAX = 1000
 
@@ -72,7 +73,6 @@ def shortened(text: str, limit: int) -> str:
 
 # ---- store names the derived names must be able to carry -------------------------------------
 
-STORE_NAME = "store name"
 # The characters of a store name need no AWS check of their own: the store name is a Kubernetes
 # label value first (store.py, refused there once), whose characters IAM names, EC2 security group
 # names and AWS tag values all accept, and whose 63 characters fit every derived name (length is
@@ -95,7 +95,7 @@ def store_name_fits_bucket(store: str) -> None:
     """A new bucket is auto-named after the store, lowercased: the store name must be a valid
     start of a bucket name (its length is handled by :func:`physical_name`)."""
     head = store.lower()
-    reserved = head.startswith(_RESERVED_BUCKET_PREFIXES)
+    reserved = head.startswith(RESERVED_BUCKET_PREFIXES)
     if not _BUCKET_HEAD.fullmatch(head) or ".." in head or reserved:
         raise ModelStoreInputError(
             store,

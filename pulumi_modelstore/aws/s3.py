@@ -24,7 +24,6 @@ Upstream facts this module encodes (awslabs/mountpoint-s3-csi-driver v2.7.0):
 
 import dataclasses
 import functools
-import ipaddress
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -92,14 +91,6 @@ KMS_ALIAS_NOTE = "an alias does not work in an IAM policy's Resource"
 # The cluster scope's key for the driver's shared node role (one per cluster and driver).
 DRIVER_ROLE_KEY = ("s3-driver-role",)
 
-BUCKET_NAME_RULE = (
-    "a valid S3 bucket name (3-63 lowercase letters, digits, '.' and '-', starting and ending "
-    "with a letter or digit, no '..', not an IP address, not starting with xn--, sthree- or "
-    "amzn-s3-demo-, not ending with -s3alias, --ol-s3, .mrap, --x-s3 or --table-s3)"
-)
-_BUCKET_CHARS = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-_RESERVED_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
-_RESERVED_BUCKET_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
 _QUANTITY = re.compile(r"^[1-9][0-9]*(Mi|Gi|Ti|M|G|T)$")
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 # Mountpoint's --uid/--gid are u32 (awslabs/mountpoint-s3 mountpoint-s3/src/cli.rs: `uid:
@@ -224,26 +215,6 @@ def not_null(store: str, field: str, value: Any) -> None:
     if value is None:
         annotation = fields_of(MountpointS3ModelStoreArgs)[field].annotation
         raise ModelStoreInputError(store, field, value, describe(annotation))
-
-
-def valid_bucket_name(store: str, field: str, value: Any) -> None:
-    if v.is_output(value):
-        return
-    ok = (
-        isinstance(value, str)
-        and bool(_BUCKET_CHARS.fullmatch(value))
-        and ".." not in value
-        and not value.startswith(_RESERVED_BUCKET_PREFIXES)
-        and not value.endswith(_RESERVED_BUCKET_SUFFIXES)
-    )
-    if ok:
-        try:
-            ipaddress.ip_address(value)
-            ok = False
-        except ValueError:
-            pass
-    if not ok:
-        raise ModelStoreInputError(store, field, value, BUCKET_NAME_RULE)
 
 
 def valid_prefix(store: str, value: Any) -> None:
@@ -650,7 +621,7 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
         for name in _NOT_NULL:
             if name in p and p.ok(name) and p[name] is None:
                 p.check(functools.partial(not_null, p.store, name, None))
-        p.field_rule(valid_bucket_name, "bucket_name")
+        p.field_rule(aws_v.bucket_name, "bucket_name")
         p.field_rule(aws_v.kms_key_arn, "kms_key_arn", KMS_ALIAS_NOTE)
         if "prefix" in p:
             p.rule(valid_prefix, "prefix")

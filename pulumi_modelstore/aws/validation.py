@@ -1,12 +1,14 @@
 """AWS value rules shared by the AWS stores and components: S3 URIs, KMS key ARNs, tags, region
-codes, resource ids, EKS cluster names and add-on versions. Like ``validation.py``'s, each skips
-values that are still Outputs (the cloud checks those at deploy).
+codes, resource ids, EKS cluster names, add-on versions and OIDC issuers. Like
+``validation.py``'s, each skips values that are still Outputs (the cloud checks those at
+deploy).
 
 Each rule cites the API rule it enforces: the AWS API reference, or the request shape in
 botocore's service model (``botocore/data/<service>/<date>/service-2.json``, whose ``min``,
 ``max`` and ``pattern`` are what the service validates).
 """
 
+import ipaddress
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -15,9 +17,42 @@ from typing import Any
 from ..errors import ModelStoreInputError
 from ..validation import is_output
 
-# S3 bucket naming rules for general purpose buckets: 3-63 chars, lowercase letters, digits,
-# dots and hyphens, starting and ending with a letter or digit.
+# S3 general purpose bucket names ("Bucket naming rules", docs.aws.amazon.com/AmazonS3/latest/
+# userguide/bucketnamingrules.html): 3-63 lowercase letters, digits, '.' and '-', starting and
+# ending with a letter or digit, no two adjacent periods, not formatted as an IP address, not
+# starting with xn--, sthree- or amzn-s3-demo-, not ending with -s3alias (access point aliases),
+# --ol-s3 (Object Lambda), .mrap (Multi-Region Access Points), --x-s3 (directory buckets) or
+# --table-s3 (table buckets).
 _S3_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+RESERVED_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
+RESERVED_BUCKET_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
+BUCKET_NAME_RULE = (
+    "a valid S3 bucket name (3-63 lowercase letters, digits, '.' and '-', starting and ending "
+    "with a letter or digit, no '..', not an IP address, not starting with xn--, sthree- or "
+    "amzn-s3-demo-, not ending with -s3alias, --ol-s3, .mrap, --x-s3 or --table-s3)"
+)
+
+
+def is_bucket_name(value: Any) -> bool:
+    """Whether ``value`` is a general purpose bucket's name (the rules above)."""
+    if not isinstance(value, str) or not _S3_BUCKET.fullmatch(value) or ".." in value:
+        return False
+    if value.startswith(RESERVED_BUCKET_PREFIXES) or value.endswith(RESERVED_BUCKET_SUFFIXES):
+        return False
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return True
+    return False
+
+
+def bucket_name(store: str, field: str, value: Any) -> None:
+    if is_output(value):
+        return
+    if not is_bucket_name(value):
+        raise ModelStoreInputError(store, field, value, BUCKET_NAME_RULE)
+
+
 # FSx CreateDataRepositoryAssociation DataRepositoryPath: shape ArchivePath, 3-4357 characters
 # (botocore fsx/2018-03-01 service-2.json).
 S3_PATH_MAX = 4357
@@ -31,7 +66,7 @@ def s3_uri(store: str, field: str, value: Any) -> tuple[str, str] | None:
     if not isinstance(value, str) or not value.startswith("s3://"):
         raise ModelStoreInputError(store, field, value, allowed)
     bucket, _, prefix = value[len("s3://") :].partition("/")
-    if not _S3_BUCKET.fullmatch(bucket) or ".." in bucket or "//" in prefix:
+    if not is_bucket_name(bucket) or "//" in prefix:
         raise ModelStoreInputError(store, field, value, allowed)
     if len(value) > S3_PATH_MAX:
         raise ModelStoreInputError(
@@ -43,8 +78,10 @@ def s3_uri(store: str, field: str, value: Any) -> tuple[str, str] | None:
 # A KMS key ARN as the EFS CreateFileSystem KmsKeyId shape spells it (botocore efs/2015-02-01
 # service-2.json: key/<uuid> or key/mrk-<32 hex> for a multi-Region key), the strictest of the
 # APIs these ARNs reach (FSx takes 1-2048 characters, S3 and the EBS driver any string).
+# Its region is a region code (_REGION below): the APIs' patterns take any [a-z0-9-]+ there and
+# the deploy then fails on a key that cannot exist.
 _KMS_KEY_ARN = re.compile(
-    r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:"
+    r"^arn:aws[a-z-]*:kms:(?P<region>[a-z0-9-]+):\d{12}:"
     r"key/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})$"
 )
 
@@ -56,7 +93,8 @@ def kms_key_arn(
     says why for the field at hand."""
     if is_output(value):
         return
-    if not isinstance(value, str) or not _KMS_KEY_ARN.fullmatch(value):
+    match = _KMS_KEY_ARN.fullmatch(value) if isinstance(value, str) else None
+    if match is None or not _REGION.fullmatch(match["region"]):
         raise ModelStoreInputError(
             store,
             field,
@@ -238,3 +276,21 @@ def eks_addon_version(store: str, field: str, value: Any) -> None:
         raise ModelStoreInputError(
             store, field, value, "an add-on version such as v1.2.3-eksbuild.1"
         )
+
+
+# An IAM OIDC provider's URL "must begin with https://" and takes no query parameters (IAM API
+# reference, CreateOpenIDConnectProvider, Url); EKS issuers are https://oidc.eks.<region>.
+# amazonaws.com/id/<id>. The IRSA trust's condition keys are the issuer without its https://
+# (identity.py), so an http:// issuer would also name keys no token carries.
+_OIDC_ISSUER = re.compile(r"^https://[A-Za-z0-9.-]+(:\d+)?(/[^?#\s]*)?$")
+OIDC_ISSUER_RULE = (
+    "an https:// URL without a query (IAM OIDC providers take only https issuers), e.g. "
+    "https://oidc.eks.us-west-2.amazonaws.com/id/EXAMPLE"
+)
+
+
+def oidc_issuer(store: str | None, field: str, value: Any) -> None:
+    if is_output(value) or value is None:
+        return
+    if not isinstance(value, str) or not _OIDC_ISSUER.fullmatch(value):
+        raise ModelStoreInputError(store, field, value, OIDC_ISSUER_RULE)

@@ -21,6 +21,7 @@ from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..kube.drivers import CsiDriverChart, helm_release
 from ..store import Binding, ModelStore, ModelStoreArgs, Spec
+from .options import options_fit_the_client
 
 # charts/v4.13.4/csi-driver-nfs/Chart.yaml (version and appVersion 4.13.4, the newest entry of
 # charts/index.yaml); the repository is charts/README.md's "Option 1". The one place this
@@ -42,11 +43,35 @@ HELM_VALUES = {
 DRIVER_INSTALLS = ("helm", "none")
 NFS_VERSIONS = ("3", "4", "4.0", "4.1", "4.2")
 # Options the store sets itself: the version comes from nfs_version, ro/rw from the consumer's
-# access (an `rw` on a reader, or `vers=3` next to `nfsvers=4.1`, would contradict them).
-MANAGED_OPTIONS = ("nfsvers", "vers", "minorversion", "ro", "rw")
+# access (an `rw` on a reader, or `vers=3` next to `nfsvers=4.1`, would contradict them). The
+# Linux client also reads a version from the flags v2 to v4.2 (fs/nfs/fs_context.c,
+# nfs_fs_parameters: fsparam_flag("v3", Opt_v), ...).
+MANAGED_OPTIONS = (
+    "nfsvers",
+    "vers",
+    "minorversion",
+    "v2",
+    "v3",
+    "v4",
+    "v4.0",
+    "v4.1",
+    "v4.2",
+    "ro",
+    "rw",
+)
+# RFC 1123 section 2.1 host names: labels of 1-63 letters, digits and '-', neither first nor
+# last a '-', at most 253 characters in all (RFC 1035 2.3.4's 255 less the root's dot and length).
 _HOSTNAME = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?"
     r"(\.[A-Za-z0-9]([-A-Za-z0-9]{0,61}[A-Za-z0-9])?)*$"
+)
+SERVER_RULE = (
+    "set to the NFS server's hostname or IP address (e.g. nas01.corp.example or 10.0.0.2; the "
+    "export path goes in share)"
+)
+IPV4_RULE = (
+    "a valid IPv4 address: four numbers from 0 to 255 without leading zeros (a name whose last "
+    "label is all digits is read as an address, RFC 1123 section 2.1), or a host name"
 )
 
 
@@ -73,7 +98,9 @@ class NfsModelStoreArgs(ModelStoreArgs, total=False):
     readers), e.g. ``nconnect=4`` (Linux 5.3+: several TCP connections, faster large reads),
     ``tcp`` (recommended with NFSv3, e.g. on Filestore), ``noresvport``, ``actimeo=30``;
     ``soft`` replaces ``hard``. Version and ``ro``/``rw`` options are refused: use
-    ``nfs_version`` and the readers/writers lists. Default: none."""
+    ``nfs_version`` and the readers/writers lists. Numbers and listed values must be ones the
+    Linux client takes (``nconnect`` 1 to 16, ``timeo`` at least 1, ``proto`` tcp, udp, rdma
+    and their 6 forms, ``udp`` only with ``nfs_version: "3"``...). Default: none."""
     capacity_gib: int
     """Capacity the PVs and claims advertise, in GiB. Nominal: the driver enforces no size on
     an NFS export (the server's quota does). Kept small so the claims do not eat a namespace's
@@ -92,25 +119,47 @@ class NfsModelStoreArgs(ModelStoreArgs, total=False):
 
 
 def server_is_a_host(store: str, server: Any) -> None:
+    """An RFC 1123 host name, or an IPv4 or IPv6 address the driver and the kernel take."""
     if v.is_output(server):
         return
-    if isinstance(server, str) and (_HOSTNAME.fullmatch(server) or _is_ip(server)):
+    if not isinstance(server, str):
+        raise ModelStoreInputError(store, "server", server, SERVER_RULE)
+    address = _address(server)
+    if address is None and _HOSTNAME.fullmatch(server):
+        if server.rsplit(".", 1)[-1].isdigit():  # e.g. 10.0.0.256, 10.0.1, 010.0.0.1
+            raise ModelStoreInputError(store, "server", server, IPV4_RULE)
         return
-    raise ModelStoreInputError(
-        store,
-        "server",
-        server,
-        "set to the NFS server's hostname or IP address (e.g. nas01.corp.example or 10.0.0.2; "
-        "the export path goes in share)",
-    )
+    if address is None:
+        raise ModelStoreInputError(store, "server", server, SERVER_RULE)
+    if isinstance(address, ipaddress.IPv6Address) and (
+        address.scope_id is not None or address.ipv4_mapped is not None
+    ):
+        # csi-driver-nfs builds the source as host:path and brackets the host only when
+        # k8s.io/utils/net IsIPv6String says it is IPv6 (getServerFromSource, pkg/nfs/utils.go),
+        # which is false for a zoned address (Go's ParseIP takes no zone) and for an IPv4-mapped
+        # one: mount.nfs then splits the source at the address's first ':'.
+        raise ModelStoreInputError(
+            store,
+            "server",
+            server,
+            "an IPv6 address without a zone (%...) that is not IPv4-mapped (::ffff:a.b.c.d): "
+            "the driver puts such addresses unbracketed before ':<share>' (or give the IPv4 "
+            "address)",
+        )
+    if address.is_unspecified:
+        # nfs_verify_server_address (fs/nfs/fs_context.c) refuses the ANY address.
+        raise ModelStoreInputError(
+            store, "server", server, "an address other than 0.0.0.0 or :: (the any address)"
+        )
 
 
-def _is_ip(text: str) -> bool:
+def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``text`` as an IP address (IPv4 without leading zeros, which glibc reads as octal and Go
+    as decimal), else None."""
     try:
-        ipaddress.ip_address(text)
+        return ipaddress.ip_address(text)
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def share_is_an_export_path(store: str, share: Any) -> None:
@@ -156,7 +205,27 @@ def options_are_not_managed(store: str, field: str, options: Sequence[Any]) -> N
                 field,
                 option,
                 "NFS mount options the store does not set itself (not empty, not nfsvers, vers, "
-                "minorversion: use nfs_version; not ro, rw: readers get ro, writers rw)",
+                "minorversion, v2 to v4.2: use nfs_version; not ro, rw: readers get ro, writers "
+                "rw)",
+            )
+
+
+def no_udp_with_nfs4(store: str, options: Sequence[Any] | None, nfs_version: str) -> None:
+    """NFSv4 runs on TCP or RDMA: the Linux client refuses UDP for version 4 ("NFS: Unsupported
+    transport protocol udp": nfs_server_transport_udp_invalid, fs/nfs/fs_context.c)."""
+    if not nfs_version.startswith("4"):
+        return
+    for option in options or ():
+        if v.is_output(option):
+            continue
+        parts = [p.strip().casefold().replace(" ", "") for p in option.split(",")]
+        if "udp" in parts or any(p in ("proto=udp", "proto=udp6") for p in parts):
+            raise ModelStoreInputError(
+                store,
+                "extra_mount_options",
+                option,
+                f"a TCP or RDMA transport with nfs_version {nfs_version} (the Linux client "
+                "refuses UDP for NFSv4; UDP needs nfs_version 3)",
             )
 
 
@@ -206,6 +275,8 @@ class NfsModelStore(ModelStore, backend="nfs"):
         p.field_rule(sub_dir_is_relative, "sub_dir")
         p.field_rule(v.one_of, "nfs_version", NFS_VERSIONS)
         p.field_rule(options_are_not_managed, "extra_mount_options")
+        p.field_rule(options_fit_the_client, "extra_mount_options")
+        p.rule(no_udp_with_nfs4, "extra_mount_options", "nfs_version")
         p.field_rule(v.capacity_gib, "capacity_gib")
         p.field_rule(v.one_of, "driver_install", DRIVER_INSTALLS)
         p.field_rule(v.dns_label, "driver_namespace")

@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 
 from ... import validation as v
 from ...errors import ModelStoreInputError
-from ...fields import Parser, fields_of, outputs_of, parse_args
+from ...fields import Parser, fields_of, outputs_of, parse_args, refusal_name
 from ...kube.snapshots import (
     claim_spec,
     name_after,
@@ -163,9 +163,21 @@ def exactly_one_source(
 
 
 def loader_is_a_container(store: str, field_name: str, loader: Mapping[str, Any]) -> None:
-    if not isinstance(loader.get("image"), str):
+    image = loader.get("image")
+    if not isinstance(image, str) and not v.is_output(image):
         raise ModelStoreInputError(
             store, field_name, loader, "a container mapping with at least an 'image'"
+        )
+    # The API server refuses a container without an image ("image: Required value") and a
+    # pod whose image has leading or trailing whitespace (validateContainersOnlyForPod, k8s.io/
+    # kubernetes pkg/apis/core/validation/validation.go): the Job would take the second and
+    # never start its pod.
+    if isinstance(image, str) and (not image or image != image.strip()):
+        raise ModelStoreInputError(
+            store,
+            f"{field_name}.image",
+            image,
+            "a container image reference, not empty and without leading or trailing whitespace",
         )
     # The model volume's mount is added to the loader's own.
     _check_container(store, field_name, loader, merged=("volumeMounts",))
@@ -195,7 +207,7 @@ def merged_over_default(
     return copy.deepcopy({key: value for key, value in merged.items() if value is not None})
 
 
-LOADER_JOB_NAME = "loader Job name (<name>[-<model_revision>]-loader)"
+LOADER_JOB_NAME = refusal_name("loader Job name (<name>[-<model_revision>]-loader)")
 """The field an error about the derived object names names: the Job's is the longest that must
 be a DNS label (the Job controller labels its pods ``job-name: <job name>``); the seed claim
 ``<base>-seed``, the snapshot ``<base>``, the class ``<name>-gp3`` and the default claim
@@ -303,7 +315,7 @@ def cache_rules(p: Parser) -> None:
     p.field_rule(v.label_map, "labels")
     if p["storage_class_name"] is not None:
         p.field_rule(v.dns_subdomain, "storage_class_name")
-        for name in GP3_FIELDS:
+        for name in p.declared(*GP3_FIELDS):
             if name in p:  # given, even as None
                 checked(p, no_class_fields_with_an_existing_class, name)
     else:

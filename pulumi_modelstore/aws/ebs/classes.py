@@ -152,7 +152,7 @@ def checked(p: Parser, check: Callable[..., Any], name: str, *extra: Any) -> Non
     a field given as None is refused by its check (None is not a size, a class name or a
     flag), where :meth:`Parser.field_rule` would skip it. Skipped when the field was refused,
     or is neither given nor defaulted."""
-    if name in p.values and p.ok(name):
+    if p.ok(name) and name in p.values:  # ok() first: it refuses a name that is no field
         p.check(lambda: check(p.store, name, p[name], *extra))
 
 
@@ -280,9 +280,10 @@ def _volume_rules(p: Parser) -> None:
     checked(p, v.flag, "encrypted")
     p.rule(kms_key_only_when_encrypted, "encrypted", "kms_key_arn")
     p.field_rule(kms_key_is_an_arn, "kms_key_arn")
-    checked(p, v.one_of, "reclaim_policy", RECLAIM_POLICIES)
-    if "volume_tags" in p.fields:
-        p.field_rule(volume_tags_fit, "volume_tags")
+    for name in p.declared("reclaim_policy"):
+        checked(p, v.one_of, name, RECLAIM_POLICIES)
+    for name in p.declared("volume_tags"):
+        p.field_rule(volume_tags_fit, name)
 
 
 def _value(p: Parser, name: str) -> Any:
@@ -302,13 +303,9 @@ def gp3_rules(p: Parser) -> None:
     p.rule(throughput_fits_iops, "iops", "throughput_mibps")
     _volume_rules(p)
     checked(p, v.one_of, "fs_type", FS_TYPES)
-    p.field_rule(
-        whole_in_range,
-        "volume_initialization_rate_mibps",
-        *VOLUME_INITIALIZATION_RATE_MIBPS,
-        " MiB/s",
-    )
-    if p.ok(*GP3_FIELDS):
+    for name in p.declared("volume_initialization_rate_mibps"):
+        p.field_rule(whole_in_range, name, *VOLUME_INITIALIZATION_RATE_MIBPS, " MiB/s")
+    if p.ok(*p.declared(*GP3_FIELDS)):
         p.derived["gp3"] = Gp3Class(
             iops=_value(p, "iops"),
             throughput_mibps=_value(p, "throughput_mibps"),
@@ -328,7 +325,8 @@ def io2_rules(p: Parser) -> None:
         return
     p.field_rule(whole_in_range, "multi_attach_iops", *IO2_IOPS, " IOPS for io2")
     _volume_rules(p)
-    if p.ok("multi_attach_iops", "encrypted", "kms_key_arn", "reclaim_policy", "volume_tags"):
+    io2_fields = ("multi_attach_iops", "encrypted", "kms_key_arn", "reclaim_policy", "volume_tags")
+    if p.ok(*p.declared(*io2_fields)):
         p.derived["io2"] = Io2MultiAttachClass(
             iops=p["multi_attach_iops"],
             encrypted=p["encrypted"],

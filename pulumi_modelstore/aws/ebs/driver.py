@@ -9,6 +9,7 @@ StorageClass and optionally an io2 Multi-Attach class."""
 # Signatures naming a provider SDK class quote it: evaluated at import, it would load the SDK's
 # lazily loaded modules (about half a second of every plan's start-up).
 
+import re
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -202,7 +203,10 @@ class EbsCsiDriverArgs(DriverInstallArgs, Gp3VolumeArgs, total=False):
     default_snapshot_class: bool
     """Mark the snapshot class as the cluster's default. Default: ``False``."""
     snapshot_class_parameters: Mapping[str, str]
-    """Driver parameters for snapshots (e.g. ``tagSpecification_1``). Default: none."""
+    """Driver parameters for snapshots: ``tagSpecification_<n>`` (``key=value`` tags) and the
+    other keys the driver's CreateSnapshot reads (``fastSnapshotRestoreAvailabilityZones``,
+    ``outpostArn``, ``lockMode``, ``lockDuration``...); any other key fails every snapshot.
+    Default: none."""
     create_storage_class: bool
     """Create the gp3 StorageClass. Default: ``True``."""
     storage_class_name: str
@@ -318,6 +322,45 @@ def extra_volume_tags_fit(store: str, driver_install: Any, tags: Any, volume_tag
         )
 
 
+# The parameters the driver's CreateSnapshot reads (aws-ebs-csi-driver v1.64.0,
+# pkg/driver/controller.go and constants.go), matched in lower case, besides the
+# tagSpecification* ones; any other key fails every snapshot of the class ("Invalid parameter
+# key %s for CreateSnapshot"). lockduration and lockcooloffperiod are parsed as 32-bit integers.
+SNAPSHOT_PARAMETERS = (
+    "csi.storage.k8s.io/volumesnapshot/name",
+    "csi.storage.k8s.io/volumesnapshot/namespace",
+    "csi.storage.k8s.io/volumesnapshotcontent/name",
+    "fastsnapshotrestoreavailabilityzones",
+    "outpostarn",
+    "lockmode",
+    "lockduration",
+    "lockexpirationdate",
+    "lockcooloffperiod",
+)
+_INT32 = re.compile(r"[+-]?[0-9]+")
+
+
+def snapshot_parameters_known(store: str, field_name: str, parameters: Mapping[str, Any]) -> None:
+    """Each key one the driver's CreateSnapshot reads (:data:`SNAPSHOT_PARAMETERS`, or
+    ``tagSpecification_<n>``), the lock periods whole numbers."""
+    for name, value in parameters.items():
+        key = name.lower()
+        if not name.startswith("tagSpecification") and key not in SNAPSHOT_PARAMETERS:
+            raise ModelStoreInputError(
+                store,
+                f"{field_name} key",
+                name,
+                "tagSpecification_<n> or one of the keys the EBS CSI driver's snapshots read "
+                f"(any case): {', '.join(SNAPSHOT_PARAMETERS)}",
+            )
+        if key in ("lockduration", "lockcooloffperiod") and not v.is_output(value):
+            number = int(value) if _INT32.fullmatch(value) else None
+            if number is None or not -(2**31) <= number < 2**31:
+                raise ModelStoreInputError(
+                    store, f"{field_name}.{name}", value, "a whole number (a 32-bit integer)"
+                )
+
+
 def snapshot_tags_fit(store: str, field_name: str, parameters: Mapping[str, Any]) -> None:
     """The snapshot class's ``tagSpecification_<n>`` parameters are tags on every snapshot, as
     ``key=value`` (docs/tagging.md "Snapshot Tagging"): each a tag the driver takes."""
@@ -403,8 +446,10 @@ def driver_rules(p: Parser) -> None:
     # component's.
     p.field_rule(aws_v.eks_cluster_name, "cluster_name")
     p.field_rule(aws_v.region, "region")
+    p.field_rule(aws_v.oidc_issuer, "oidc_issuer")
     p.field_rule(tags_fit, "tags")
     p.rule(extra_volume_tags_fit, "driver_install", "tags", "volume_tags")
+    p.field_rule(snapshot_parameters_known, "snapshot_class_parameters")
     p.field_rule(snapshot_tags_fit, "snapshot_class_parameters")
 
 
