@@ -535,7 +535,17 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
         region = self.region(spec, facts)
         token_mode_supported(name, a["mount_mode"], facts)
         group = self.resource_group(spec, facts)
-        network = net.plan_network(name, a, cluster, facts, group, region, net.BLOB, opts)
+        network = net.plan_network(
+            name,
+            a,
+            cluster,
+            facts,
+            group,
+            region,
+            net.BLOB,
+            opts,
+            allow_all_networks=bool(a["allow_all_networks"]),
+        )
         account = a.get("storage_account_name") or az_v.default_account_name(
             facts.subscription_id, group, name
         )

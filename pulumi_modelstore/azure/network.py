@@ -367,15 +367,18 @@ def plan_network(
     location: str,
     service: StorageService,
     opts: pulumi.ResourceOptions | None,
+    *,
+    allow_all_networks: bool = False,
 ) -> Network:
     """Preflight of a new account's network: the admitted subnets (``allowed_subnet_ids``,
     else the cluster's node subnets), each checked for a storage service endpoint reaching
     the account's ``location``; or the
     shared private DNS zone a private endpoint needs; or every network when
-    ``allow_all_networks`` is True. An existing account: nothing (its rules are its own)."""
+    ``allow_all_networks`` is True (the Blob store's opt-in; an NFS share, which has no
+    authentication, has none). An existing account: nothing (its rules are its own)."""
     if not args["create_storage_account"]:
         return Network()
-    if args.get("allow_all_networks"):
+    if allow_all_networks:
         return Network(all_networks=True)
     endpoint_subnet = args.get("private_endpoint_subnet_id")
     if endpoint_subnet is not None:
