@@ -30,9 +30,9 @@ from .classes import (
     GP3_FIELDS,
     Gp3VolumeArgs,
     checked,
+    ebs_storage_class,
     gp3_rules,
     gp3_size_fits,
-    gp3_storage_class,
 )
 
 CACHE_TYPE_TOKEN = "modelstore:index:EbsModelCache"
@@ -477,7 +477,7 @@ class EbsModelCache(pulumi.ComponentResource):
         storage_class_name: pulumi.Input[str] = values["storage_class_name"]
         self.storage_class = None
         if "gp3" in derived:
-            self.storage_class = gp3_storage_class(
+            self.storage_class = ebs_storage_class(
                 f"{resource_name}-gp3",
                 name=values["storage_class_name"],
                 spec=derived["gp3"],

@@ -15,6 +15,7 @@ botocore's EC2 model; ratios from the EBS volume types guide; the driver's
 import math
 import re
 import typing
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
@@ -412,71 +413,78 @@ def check_io2_size(store: str, iops: int | None, field_name: str, size: Any) -> 
         )
 
 
-def gp3_storage_class(
+def ebs_storage_class(
     resource_name: str,
     *,
     name: str,
-    spec: Gp3Class,
+    spec: Gp3Class | Io2MultiAttachClass,
     is_default: bool = False,
     labels: Mapping[str, str] | None = None,
     opts: pulumi.ResourceOptions | None = None,
 ) -> "k8s.storage.v1.StorageClass":
-    """A gp3 StorageClass: ``volumeBindingMode: WaitForFirstConsumer`` (each volume is created in
-    the AZ of the first pod that uses it) and ``allowVolumeExpansion: true`` (claims grow in
-    place). Changing ``parameters`` later replaces the class; existing volumes keep theirs."""
+    """An EBS StorageClass for ``spec``: ``volumeBindingMode: WaitForFirstConsumer`` (each volume
+    is created in the AZ of the first pod that uses it); the driver's parameters from ``spec``.
+    Changing them later replaces the class; existing volumes keep theirs.
+
+    - A :class:`Gp3Class` allows expansion (claims grow in place) and is annotated as the
+      cluster's default class or not (``is_default``, default False).
+    - An :class:`Io2MultiAttachClass` (EBS Multi-Attach) allows no expansion (size Multi-Attach
+      volumes up front) and is never the default (``is_default`` must stay False). The driver
+      enables Multi-Attach only for a claim with access mode ReadWriteMany AND ``volumeMode:
+      Block`` (use :func:`multi_attach_claim`); the volume is then attached to up to 16 Nitro
+      instances in one Availability Zone, each with full read-write access to the raw device.
+      Nothing in EBS or Kubernetes serializes those writers: THE APPLICATION MUST FENCE ITS
+      WRITES (a cluster-aware file system, NVMe reservations, or a single writer by design), or
+      concurrent writes silently corrupt data. The class's IOPS are not checked against a size
+      here (a class has none): each volume gets at most 1,000 IOPS per GiB, the driver silently
+      capping the rest, so a claim on it needs at least ``ceil(iops / 1000)`` GiB.
+      :meth:`EbsCsiDriver.multi_attach_claim` (or :func:`multi_attach_claim` given ``iops``)
+      refuses a smaller claim.
+    """
     v.dns_subdomain(resource_name, "name", name)
     default = v.flag(resource_name, "is_default", is_default)
-    metadata: Any = {
-        "name": name,
-        "labels": v.label_map(resource_name, "labels", labels),
-        "annotations": {DEFAULT_CLASS_ANNOTATION: "true" if default else "false"},
-    }
+    metadata: Any = {"name": name, "labels": v.label_map(resource_name, "labels", labels)}
+    if isinstance(spec, Gp3Class):
+        metadata["annotations"] = {DEFAULT_CLASS_ANNOTATION: "true" if default else "false"}
+    elif default:
+        raise ModelStoreInputError(
+            resource_name,
+            "is_default",
+            is_default,
+            "False for an io2 Multi-Attach class (its claims must ask for Block volumes)",
+        )
     return k8s.storage.v1.StorageClass(
         resource_name,
         metadata=metadata,
         provisioner=EBS_CSI.driver,
         parameters=spec.parameters(),
         volume_binding_mode="WaitForFirstConsumer",
-        allow_volume_expansion=True,
+        allow_volume_expansion=isinstance(spec, Gp3Class),
         reclaim_policy=spec.reclaim_policy,
         opts=opts,
     )
 
 
+def gp3_storage_class(resource_name: str, **kwargs: Any) -> "k8s.storage.v1.StorageClass":
+    """Deprecated: :func:`ebs_storage_class` (a gp3 class); kept one release."""
+    _deprecated("gp3_storage_class")
+    return ebs_storage_class(resource_name, **kwargs)
+
+
 def io2_multi_attach_storage_class(
-    resource_name: str,
-    *,
-    name: str,
-    spec: Io2MultiAttachClass,
-    labels: Mapping[str, str] | None = None,
-    opts: pulumi.ResourceOptions | None = None,
+    resource_name: str, **kwargs: Any
 ) -> "k8s.storage.v1.StorageClass":
-    """An io2 StorageClass for EBS Multi-Attach.
+    """Deprecated: :func:`ebs_storage_class` (an io2 Multi-Attach class; the application must
+    fence its writes); kept one release."""
+    _deprecated("io2_multi_attach_storage_class")
+    return ebs_storage_class(resource_name, **kwargs)
 
-    The driver enables Multi-Attach only for a claim with access mode ReadWriteMany AND
-    ``volumeMode: Block`` (use :func:`multi_attach_claim`); the volume is then attached to up to
-    16 Nitro instances in one Availability Zone, each with full read-write access to the raw
-    device. Nothing in EBS or Kubernetes serializes those writers: THE APPLICATION MUST FENCE ITS
-    WRITES (a cluster-aware file system, NVMe reservations, or a single writer by design), or
-    concurrent writes silently corrupt data. Expansion is off: size Multi-Attach volumes up
-    front.
 
-    The class's IOPS are not checked against a size here (a class has none): each volume gets at
-    most 1,000 IOPS per GiB, the driver silently capping the rest, so a claim on it needs at
-    least ``ceil(iops / 1000)`` GiB. :meth:`EbsCsiDriver.multi_attach_claim` (or
-    :func:`multi_attach_claim` given ``iops``) refuses a smaller claim.
-    """
-    v.dns_subdomain(resource_name, "name", name)
-    metadata: Any = {"name": name, "labels": v.label_map(resource_name, "labels", labels)}
-    return k8s.storage.v1.StorageClass(
-        resource_name,
-        metadata=metadata,
-        provisioner=EBS_CSI.driver,
-        parameters=spec.parameters(),
-        volume_binding_mode="WaitForFirstConsumer",
-        allow_volume_expansion=False,
-        reclaim_policy=spec.reclaim_policy,
-        opts=opts,
+def _deprecated(old: str) -> None:
+    warnings.warn(
+        f"{old} is deprecated: use ebs_storage_class (the class follows its spec)",
+        DeprecationWarning,
+        stacklevel=3,
     )
 
 
@@ -494,7 +502,7 @@ def multi_attach_claim(
 ) -> "k8s.core.v1.PersistentVolumeClaim":
     """A ReadWriteMany claim on an io2 Multi-Attach class, as a raw block device (pods use
     ``volumeDevices``, not ``volumeMounts``). The application must fence writes: see
-    :func:`io2_multi_attach_storage_class`.
+    :func:`ebs_storage_class`.
 
     ``iops``: the class's IOPS (``multi_attach_iops`` of the :class:`EbsCsiDriver` that made it;
     its :meth:`~EbsCsiDriver.multi_attach_claim` passes them). With them, a ``size`` below

@@ -47,9 +47,8 @@ from .classes import (
     Io2MultiAttachClass,
     checked,
     driver_tag,
+    ebs_storage_class,
     gp3_rules,
-    gp3_storage_class,
-    io2_multi_attach_storage_class,
     io2_rules,
     kms_key_is_an_arn,
     multi_attach_claim,
@@ -591,7 +590,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
             )
         self.storage_class = None
         if values["create_storage_class"]:
-            self.storage_class = gp3_storage_class(
+            self.storage_class = ebs_storage_class(
                 f"{resource_name}-gp3",
                 name=values["storage_class_name"],
                 spec=derived["gp3"],
@@ -601,7 +600,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
             )
         self.multi_attach_storage_class = None
         if self._io2 is not None:
-            self.multi_attach_storage_class = io2_multi_attach_storage_class(
+            self.multi_attach_storage_class = ebs_storage_class(
                 f"{resource_name}-io2-multi-attach",
                 name=values["multi_attach_storage_class_name"],
                 spec=self._io2,
