@@ -7,7 +7,6 @@ link to S3, the CSI driver (once per cluster) and a static PV/PVC per consumer n
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -23,7 +22,7 @@ from . import validation as aws_v
 from .cluster import EksCluster
 from .drivers import FSX_CSI, DriverInstall, parse_driver_install
 from .network import peers, ports_text, security_group, tcp_rule
-from .store import AwsModelStore, AwsModelStoreArgs
+from .store import FILE_SYSTEM_RENAMES, AwsModelStore, AwsModelStoreArgs
 
 # LNET: TCP 988, and 1018-1023 (clients connect from these privileged ports; file servers talk
 # to each other on them). Creation fails without them ("do not permit Lustre LNET network
@@ -331,13 +330,7 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
 
     args_type = FsxLustreModelStoreArgs
     _csi_chart = FSX_CSI
-    renamed_fields = MappingProxyType(
-        {
-            **AwsModelStore.renamed_fields,
-            "kms_key_id": "kms_key_arn",
-            "mount_options": "extra_mount_options",
-        }
-    )
+    renamed_fields = FILE_SYSTEM_RENAMES
 
     file_system_id: pulumi.Output[str]
     """The FSx file system id (``fs-...``)."""
