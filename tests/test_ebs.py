@@ -17,11 +17,17 @@ from pulumi_modelstore.aws import (
     EbsCsiDriver,
     EbsModelCache,
     ebs_csi_driver_policy,
+    ebs_storage_class,
     gp3_storage_class,
     io2_multi_attach_storage_class,
     multi_attach_claim,
 )
-from pulumi_modelstore.aws.ebs import EbsCsiDriverArgs, EbsModelCacheArgs, parse_gp3_class
+from pulumi_modelstore.aws.ebs import (
+    EbsCsiDriverArgs,
+    EbsModelCacheArgs,
+    parse_gp3_class,
+    parse_io2_multi_attach_class,
+)
 from pulumi_modelstore.aws.ebs.classes import StorageClassArgs
 from pulumi_modelstore.aws.policies import DRIVER_TAG
 from pulumi_modelstore.fields import fields_of
@@ -181,6 +187,40 @@ def test_eks_addons_for_driver_and_snapshot_controller_with_irsa_role():
     assert statement["Condition"]["StringEquals"][f"{ISSUER_HOST}:sub"] == (
         "system:serviceaccount:kube-system:ebs-csi-controller-sa"
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "spec"),
+    [
+        (gp3_storage_class, parse_gp3_class("old", {})),
+        (
+            io2_multi_attach_storage_class,
+            parse_io2_multi_attach_class("old", {"multi_attach_iops": 1000}),
+        ),
+    ],
+)
+def test_the_old_class_builders_warn_and_make_the_same_class(old, spec):
+    """One builder, ``ebs_storage_class``; the two old names stay one release, warning."""
+
+    def program(build: Any) -> Any:
+        return lambda: build("old", name="old", spec=spec, labels={"app": "vllm"})
+
+    with pytest.warns(DeprecationWarning, match=f"{old.__name__} is deprecated"):
+        before = plan(program(old)).by_type(STORAGE_CLASS)
+    assert before == plan(program(ebs_storage_class)).by_type(STORAGE_CLASS)
+
+
+def test_the_eks_addon_names_are_aws_facts_not_the_kube_charts():
+    """kube/ knows Helm charts only: which EKS add-on ships a driver is aws/drivers.py's."""
+    from dataclasses import fields
+
+    from pulumi_modelstore.aws import EFS_CSI, FSX_CSI, MOUNTPOINT_S3_CSI
+    from pulumi_modelstore.aws.drivers import EKS_ADDONS
+    from pulumi_modelstore.kube import CsiDriverChart
+
+    assert "eks_addon" not in {f.name for f in fields(CsiDriverChart)}
+    charts = (FSX_CSI, EFS_CSI, MOUNTPOINT_S3_CSI, EBS_CSI, SNAPSHOT_CONTROLLER)
+    assert set(EKS_ADDONS) == {c.driver for c in charts}
 
 
 def test_addon_pod_identity_and_kms_payloads_replay_against_moto(monkeypatch):
@@ -509,7 +549,7 @@ def test_io2_multi_attach_class_and_block_claim():
     assert io2["metadata"]["name"] == "ebs-io2-multi-attach"
     assert io2["parameters"] == {"type": "io2", "iops": "20000", "encrypted": "true"}
     assert io2["volumeBindingMode"] == "WaitForFirstConsumer"
-    assert "fence" in (io2_multi_attach_storage_class.__doc__ or "").lower()
+    assert "fence" in (ebs_storage_class.__doc__ or "").lower()
 
     claim = plan(
         lambda: multi_attach_claim(
@@ -1592,16 +1632,26 @@ BAD_HELPERS = [
         "snapshots: parameters must be a mapping of strings to strings, got 'a=b'",
     ),
     (
-        lambda: gp3_storage_class(
+        lambda: ebs_storage_class(
             "gp3", name="ebs-gp3", spec=parse_gp3_class("gp3", {}), is_default="false"
         ),
         "gp3: is_default must be True or False, got 'false'",
     ),
     (
-        lambda: gp3_storage_class(
+        lambda: ebs_storage_class(
             "gp3", name="ebs-gp3", spec=parse_gp3_class("gp3", {}), labels="app=vllm"
         ),
         "gp3: labels must be a mapping of strings to strings, got 'app=vllm'",
+    ),
+    (
+        lambda: ebs_storage_class(
+            "io2",
+            name="ebs-io2",
+            spec=parse_io2_multi_attach_class("io2", {"multi_attach_iops": 1000}),
+            is_default=True,
+        ),
+        "io2: is_default must be False for an io2 Multi-Attach class (its claims must ask for "
+        "Block volumes), got True",
     ),
 ]
 

@@ -29,7 +29,6 @@ FSX_CSI = CsiDriverChart(
     repo="https://kubernetes-sigs.github.io/aws-fsx-csi-driver",
     version="1.17.0",
     app_version="1.9.0",
-    eks_addon="aws-fsx-csi-driver",
 )
 
 # Checked against kubernetes-sigs/aws-efs-csi-driver charts/aws-efs-csi-driver/Chart.yaml and the
@@ -40,7 +39,6 @@ EFS_CSI = CsiDriverChart(
     repo="https://kubernetes-sigs.github.io/aws-efs-csi-driver/",
     version="4.4.1",
     app_version="3.4.1",
-    eks_addon="aws-efs-csi-driver",
 )
 
 # Checked against awslabs/mountpoint-s3-csi-driver: chart 2.7.0 is the newest in the Helm repo
@@ -51,7 +49,6 @@ MOUNTPOINT_S3_CSI = CsiDriverChart(
     repo="https://awslabs.github.io/mountpoint-s3-csi-driver",
     version="2.7.0",
     app_version="2.7.0",
-    eks_addon="aws-mountpoint-s3-csi-driver",
 )
 
 # Checked against kubernetes-sigs/aws-ebs-csi-driver charts/aws-ebs-csi-driver/Chart.yaml and the
@@ -62,7 +59,6 @@ EBS_CSI = CsiDriverChart(
     repo="https://kubernetes-sigs.github.io/aws-ebs-csi-driver",
     version="2.64.0",
     app_version="1.64.0",
-    eks_addon="aws-ebs-csi-driver",
 )
 
 # One per cluster: the VolumeSnapshot CRDs and the snapshot controller. Checked against
@@ -74,8 +70,18 @@ SNAPSHOT_CONTROLLER = CsiDriverChart(
     repo="https://piraeus.io/helm-charts/",
     version="5.2.0",
     app_version="v8.6.0",
-    eks_addon="snapshot-controller",
 )
+
+# The EKS add-on that ships each driver (an AWS fact, so it lives here, not on the chart):
+# `aws eks describe-addon-versions` lists them by these names.
+EKS_ADDONS: Mapping[str, str] = {
+    FSX_CSI.driver: "aws-fsx-csi-driver",
+    EFS_CSI.driver: "aws-efs-csi-driver",
+    MOUNTPOINT_S3_CSI.driver: "aws-mountpoint-s3-csi-driver",
+    EBS_CSI.driver: "aws-ebs-csi-driver",
+    SNAPSHOT_CONTROLLER.driver: "snapshot-controller",
+}
+"""CSI driver name (``CsiDriverChart.driver``) -> the EKS add-on that installs it."""
 
 DRIVER_INSTALLS = ("helm", "eks-addon", "none")
 
@@ -181,7 +187,7 @@ def describe_install(install: DriverInstall, chart: CsiDriverChart) -> str:
             if install.eks_addon_configuration
             else ""
         )
-        return f"eks-addon {chart.eks_addon} ({version}){configuration}"
+        return f"eks-addon {EKS_ADDONS[chart.driver]} ({version}){configuration}"
     return f"helm chart {chart.chart} {chart.version} in {install.namespace}"
 
 
@@ -260,8 +266,8 @@ def eks_addon(
     depends_on: Sequence[pulumi.Resource] = (),
     opts: pulumi.ResourceOptions | None = None,
 ) -> "aws.eks.Addon":
-    """The EKS add-on ``chart.eks_addon`` on ``cluster_name``, overwriting conflicting fields
-    on create and update.
+    """The EKS add-on of ``chart`` (:data:`EKS_ADDONS`) on ``cluster_name``, overwriting
+    conflicting fields on create and update.
 
     ``install`` gives the add-on version and configuration asked for (None: EKS's defaults for
     both); the configuration is merged over ``defaults``, the component's own (nested mappings
@@ -273,7 +279,7 @@ def eks_addon(
     return aws.eks.Addon(
         resource_name,
         cluster_name=cluster_name,
-        addon_name=chart.eks_addon,
+        addon_name=EKS_ADDONS[chart.driver],
         addon_version=install.eks_addon_version if install is not None else None,
         configuration_values=json.dumps(configuration, sort_keys=True) if configuration else None,
         service_account_role_arn=(

@@ -10,7 +10,6 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -41,7 +40,7 @@ from .identity import (
 )
 from .network import peers, ports_text, security_group, tcp_rule
 from .policies import client_access_policy, file_system_policy
-from .store import AwsModelStore, AwsModelStoreArgs
+from .store import FILE_SYSTEM_RENAMES, AwsModelStore, AwsModelStoreArgs
 from .tags import cluster_tags
 
 NFS_PORT = 2049
@@ -588,13 +587,7 @@ class EfsModelStore(AwsModelStore, backend="efs"):
 
     args_type = EfsModelStoreArgs
     _csi_chart = EFS_CSI
-    renamed_fields = MappingProxyType(
-        {
-            **AwsModelStore.renamed_fields,
-            "kms_key_id": "kms_key_arn",
-            "mount_options": "extra_mount_options",
-        }
-    )
+    renamed_fields = FILE_SYSTEM_RENAMES
 
     file_system_id: pulumi.Output[str]
     """The EFS file system id (``fs-...``)."""

@@ -7,7 +7,6 @@ link to S3, the CSI driver (once per cluster) and a static PV/PVC per consumer n
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -23,7 +22,7 @@ from . import validation as aws_v
 from .cluster import EksCluster
 from .drivers import FSX_CSI, DriverInstall, parse_driver_install
 from .network import peers, ports_text, security_group, tcp_rule
-from .store import AwsModelStore, AwsModelStoreArgs
+from .store import FILE_SYSTEM_RENAMES, AwsModelStore, AwsModelStoreArgs
 
 # LNET: TCP 988, and 1018-1023 (clients connect from these privileged ports; file servers talk
 # to each other on them). Creation fails without them ("do not permit Lustre LNET network
@@ -331,13 +330,7 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
 
     args_type = FsxLustreModelStoreArgs
     _csi_chart = FSX_CSI
-    renamed_fields = MappingProxyType(
-        {
-            **AwsModelStore.renamed_fields,
-            "kms_key_id": "kms_key_arn",
-            "mount_options": "extra_mount_options",
-        }
-    )
+    renamed_fields = FILE_SYSTEM_RENAMES
 
     file_system_id: pulumi.Output[str]
     """The FSx file system id (``fs-...``)."""
@@ -420,7 +413,10 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
             p.check(lambda: names.store_name_fits_security_group(p.store))
 
     def preflight(
-        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+        self,
+        spec: Spec[FsxLustreModelStoreArgs],
+        cluster: ClusterScope,
+        opts: pulumi.ResourceOptions | None,
     ) -> _Preflight:
         assert isinstance(cluster, EksCluster)  # what AwsModelStore.join returns
         name = spec.common.name
@@ -428,7 +424,7 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
         given = spec.args.get("subnet_ids")
         # Where the subnet comes from, for an error to name what the user gave.
         field = "subnet_ids" if given is not None else cluster.subnets_field()
-        if v.is_output(given):
+        if isinstance(given, pulumi.Output):
             subnet_id: Any = given.apply(lambda ids: ids[0])
         else:
             subnets = list(given or facts.subnet_ids[:1])
@@ -448,13 +444,44 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
             region=cluster.region(name),
         )
 
-    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: _Preflight) -> Binding:
+    def provision(
+        self, spec: Spec[FsxLustreModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+    ) -> Binding:
         assert isinstance(cluster, EksCluster)
-        name, a = spec.common.name, spec.args
-        tags = self.tags(spec)
+        a, tags = spec.args, self.tags(spec)
         # First, before any cloud resource: a store asking for another install than the one
         # the cluster has is refused here, with nothing of its own made yet.
-        install = self.install_driver(
+        install = self._install(spec, cluster, facts)
+        self.driver_install = install
+        sg_id, rules = self._network(spec.common.name, a, facts, tags)
+        fs = self.file_system = self._file_system(spec, facts, sg_id, rules, tags)
+        dra = self.data_repository_association = self._s3_link(spec, fs, tags)
+        self.file_system_id = fs.id
+        self.dns_name = fs.dns_name
+        self.mount_name = fs.mount_name
+        self.security_group_id = pulumi.Output.from_input(sg_id)
+        self.data_repository_association_id = (
+            dra.id if dra is not None else pulumi.Output.from_input(None)
+        )
+        return Binding(
+            capacity=f"{a['storage_capacity_gib']}Gi",
+            source=lambda namespace, read_only: lustre_source(fs, namespace, read_only),
+            # The FSx driver rejects ReadOnlyMany: readers get RWX with read-only mounts.
+            reader_access_mode="ReadWriteMany",
+            writer_access_mode="ReadWriteMany",
+            mount_options=pv_mount_options(a.get("extra_mount_options")),
+            # No mount without the driver, and a destroy removes the volumes before it. Not the
+            # data repository association: the file system mounts without it (its data
+            # reaches the PVs through the file system's id and names) and S3 imports lazily.
+            ready=[install] if install is not None else [],
+        )
+
+    def _install(
+        self, spec: Spec[FsxLustreModelStoreArgs], cluster: EksCluster, facts: _Preflight
+    ) -> pulumi.Resource | None:
+        """The FSx CSI driver, once per cluster (``AwsModelStore.install_driver``): its node
+        pods tolerate every taint, its controller is told the region."""
+        return self.install_driver(
             spec,
             cluster,
             spec.derived["install"],
@@ -465,13 +492,22 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
                 # Needed where IMDS is blocked from pods.
                 "controller": {"region": facts.region},
             },
-            old_name=f"{name}-fsx-csi-driver",
+            old_name=f"{spec.common.name}-fsx-csi-driver",
         )
-        self.driver_install = install
 
-        sg_id, rules = self._network(name, a, facts, tags)
-        self.file_system = aws.fsx.LustreFileSystem(
-            f"{name}-fs",
+    def _file_system(
+        self,
+        spec: Spec[FsxLustreModelStoreArgs],
+        facts: _Preflight,
+        sg_id: pulumi.Input[str],
+        rules: Sequence[pulumi.Resource],
+        tags: dict[str, str],
+    ) -> "aws.fsx.LustreFileSystem":
+        """The Lustre file system in the preflight's subnet and group ``sg_id``, protected
+        unless ``protect`` is False; made after every LNET rule in ``rules``."""
+        a = spec.args
+        return aws.fsx.LustreFileSystem(
+            f"{spec.common.name}-fs",
             subnet_ids=facts.subnet_id,
             security_group_ids=[sg_id],
             deployment_type=a["deployment_type"],
@@ -488,64 +524,36 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
                 self.data_protection(),
                 # FSx refuses to create a file system whose group lacks the LNET rules ("do not
                 # permit Lustre LNET network traffic on port 988"): wait for every one.
-                pulumi.ResourceOptions(depends_on=rules),
+                pulumi.ResourceOptions(depends_on=list(rules)),
             ),
         )
-        fs = self.file_system
 
-        self.data_repository_association = None
-        if a.get("data_repository_path") is not None:
-            self.data_repository_association = aws.fsx.DataRepositoryAssociation(
-                f"{name}-s3-link",
-                file_system_id=fs.id,
-                file_system_path=a["file_system_path"],
-                data_repository_path=a["data_repository_path"],
-                batch_import_meta_data_on_create=True,
-                imported_file_chunk_size=a.get("imported_file_chunk_size_mib"),
-                # Unlinking S3 must never delete the models already in Lustre.
-                delete_data_in_filesystem=False,
-                s3={"auto_import_policy": {"events": list(a["auto_import_events"])}},
-                tags=tags,
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-
-        self.file_system_id = fs.id
-        self.dns_name = fs.dns_name
-        self.mount_name = fs.mount_name
-        self.security_group_id = pulumi.Output.from_input(sg_id)
-        dra = self.data_repository_association
-        self.data_repository_association_id = (
-            dra.id if dra is not None else pulumi.Output.from_input(None)
-        )
-
-        def source(namespace: str, read_only: bool) -> dict[str, Any]:
-            # The node plugin mounts dnsname@tcp:/mountname and uses the volume id only as a
-            # lock key, but kubelet keys a persistent CSI volume by driver^volumeHandle: two
-            # PVs sharing a handle would collide on a node. So each PV gets its own handle.
-            return {
-                "csi": {
-                    "driver": FSX_CSI.driver,
-                    "volumeHandle": fs.id.apply(lambda i: f"{i}::{namespace}"),
-                    "readOnly": read_only,
-                    "volumeAttributes": {"dnsname": fs.dns_name, "mountname": fs.mount_name},
-                }
-            }
-
-        return Binding(
-            capacity=f"{a['storage_capacity_gib']}Gi",
-            source=source,
-            # The FSx driver rejects ReadOnlyMany: readers get RWX with read-only mounts.
-            reader_access_mode="ReadWriteMany",
-            writer_access_mode="ReadWriteMany",
-            mount_options=pv_mount_options(a.get("extra_mount_options")),
-            # No mount without the driver, and a destroy removes the volumes before it. Not the
-            # data repository association: the file system mounts without it (its data
-            # reaches the PVs through the file system's id and names) and S3 imports lazily.
-            ready=[install] if install is not None else [],
+    def _s3_link(
+        self,
+        spec: Spec[FsxLustreModelStoreArgs],
+        fs: "aws.fsx.LustreFileSystem",
+        tags: dict[str, str],
+    ) -> "aws.fsx.DataRepositoryAssociation | None":
+        """The data repository association to ``data_repository_path``; None without one."""
+        a = spec.args
+        if a.get("data_repository_path") is None:
+            return None
+        return aws.fsx.DataRepositoryAssociation(
+            f"{spec.common.name}-s3-link",
+            file_system_id=fs.id,
+            file_system_path=a["file_system_path"],
+            data_repository_path=a["data_repository_path"],
+            batch_import_meta_data_on_create=True,
+            imported_file_chunk_size=a.get("imported_file_chunk_size_mib"),
+            # Unlinking S3 must never delete the models already in Lustre.
+            delete_data_in_filesystem=False,
+            s3={"auto_import_policy": {"events": list(a["auto_import_events"])}},
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self),
         )
 
     def _network(
-        self, name: str, a: Any, facts: _Preflight, tags: dict[str, str]
+        self, name: str, a: FsxLustreModelStoreArgs, facts: _Preflight, tags: dict[str, str]
     ) -> tuple[pulumi.Input[str], list[pulumi.Resource]]:
         """The file system's security group and its LNET rules, each a separate resource."""
         if a.get("security_group_id") is not None:
@@ -592,7 +600,26 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
         return sg.id, rules
 
 
-def _metadata(a: Any) -> "aws.fsx.LustreFileSystemMetadataConfigurationArgs | None":
+def lustre_source(
+    fs: "aws.fsx.LustreFileSystem", namespace: str, read_only: bool
+) -> dict[str, Any]:
+    """A PV's CSI source on ``fs``. The node plugin mounts dnsname@tcp:/mountname and uses the
+    volume id only as a lock key, but kubelet keys a persistent CSI volume by
+    driver^volumeHandle: two PVs sharing a handle would collide on a node. So each PV gets its
+    own handle, ``<file system id>::<namespace>``."""
+    return {
+        "csi": {
+            "driver": FSX_CSI.driver,
+            "volumeHandle": fs.id.apply(lambda i: f"{i}::{namespace}"),
+            "readOnly": read_only,
+            "volumeAttributes": {"dnsname": fs.dns_name, "mountname": fs.mount_name},
+        }
+    }
+
+
+def _metadata(
+    a: FsxLustreModelStoreArgs,
+) -> "aws.fsx.LustreFileSystemMetadataConfigurationArgs | None":
     if a["deployment_type"] != "PERSISTENT_2" or a["file_system_type_version"] != "2.15":
         return None
     if a.get("metadata_iops") is None:

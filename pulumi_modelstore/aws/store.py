@@ -134,3 +134,15 @@ def store_tags_fit(store: str, field: str, tags: Mapping[str, str]) -> None:
     """The user's tags as every resource of the store gets them: with ``Name`` and the store's
     own keys (``tags.store_tags``), at most 50 (``aws/validation.py`` ``tags``)."""
     aws_v.tags(store, field, tags, STORE_TAG_KEYS, "the store")
+
+
+FILE_SYSTEM_RENAMES = MappingProxyType(
+    {
+        **AwsModelStore.renamed_fields,
+        "kms_key_id": "kms_key_arn",
+        "mount_options": "extra_mount_options",
+    }
+)
+"""The renames of the AWS file system stores (FSx, EFS), made together: ``kms_key_id`` became
+``kms_key_arn`` (the provider takes an ARN) and ``mount_options`` ``extra_mount_options`` (they
+add to the store's own)."""

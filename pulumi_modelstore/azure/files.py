@@ -283,7 +283,10 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
     # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
 
     def preflight(
-        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+        self,
+        spec: Spec[AzureFilesNfsModelStoreArgs],
+        cluster: ClusterScope,
+        opts: pulumi.ResourceOptions | None,
     ) -> _Preflight:
         assert isinstance(cluster, AksCluster)  # what AzureModelStore.join returns
         a, name = spec.args, spec.common.name
@@ -301,19 +304,49 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
-    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: _Preflight) -> Binding:
-        a, c = spec.args, spec.common
-        rg, account, share_name = facts.resource_group, facts.account_name, a["share_name"]
+    def provision(
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+    ) -> Binding:
+        a = spec.args
         self.account: Any = None
         if a["create_storage_account"]:
             self.account = self._new_account(spec, facts)
             account_name: pulumi.Input[str] = self.account.name
         else:
-            account_name = account
+            account_name = facts.account_name
+        self.share = self._share(spec, facts, account_name)
+        ready: list[pulumi.Resource] = [self.share]  # no mount before the share exists
+        ready += self._private_endpoint(spec, cluster, facts)
+        self.storage_account_name = pulumi.Output.from_input(account_name)
+        self.share_name = self.share.name
+        self.nfs_source = pulumi.Output.concat(
+            account_name, ".file.core.windows.net:/", account_name, "/", self.share.name
+        )
+        handle = f"{facts.resource_group}#{facts.account_name}#{a['share_name']}##"
+        return Binding(
+            capacity=f"{a['share_quota_gib']}Gi",
+            source=lambda namespace, read_only: nfs_share_source(
+                facts, a["share_name"], f"{handle}{self.volume_name(namespace)}", read_only
+            ),
+            reader_access_mode="ReadOnlyMany",
+            writer_access_mode="ReadWriteMany",
+            mount_options=mount_options(a.get("extra_mount_options") or ()),
+            ready=ready,
+        )
+
+    def _share(
+        self,
+        spec: Spec[AzureFilesNfsModelStoreArgs],
+        facts: _Preflight,
+        account_name: pulumi.Input[str],
+    ) -> "azure_native.storage.FileShare":
+        """The NFS share in ``account_name``, protected unless ``protect`` is False; the v2
+        SKUs' provisioned IOPS and bandwidth only where given (else the service's defaults)."""
+        a = spec.args
         share_args: dict[str, Any] = {
             "account_name": account_name,
-            "resource_group_name": rg,
-            "share_name": share_name,
+            "resource_group_name": facts.resource_group,
+            "share_name": a["share_name"],
             "enabled_protocols": "NFS",
             "share_quota": a["share_quota_gib"],
             "root_squash": a["root_squash"],
@@ -322,67 +355,36 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
             share_args["provisioned_iops"] = a["provisioned_iops"]
         if a.get("provisioned_bandwidth_mibps") is not None:
             share_args["provisioned_bandwidth_mibps"] = a["provisioned_bandwidth_mibps"]
-        self.share = azure_native.storage.FileShare(
-            f"{c.name}-share", **share_args, opts=self.data_protection()
-        )
-        ready: list[pulumi.Resource] = [self.share]  # no mount before the share exists
-        if facts.network.private_endpoint:
-            # A mount before the private DNS record resolves reaches the public endpoint,
-            # which refuses it.
-            assert isinstance(cluster, AksCluster)
-            ready += net.private_endpoint(
-                self,
-                c.name,
-                cluster,
-                facts.network,
-                net.FILE,
-                account_id=self.account.id,
-                subnet=a["private_endpoint_subnet_id"],
-                zone_id=a.get("private_dns_zone_id"),
-                resource_group=rg,
-                tags=self.tags(spec),
-                shared_tags=self.shared_tags(spec),
-            )
-
-        self.storage_account_name = pulumi.Output.from_input(account_name)
-        self.share_name = self.share.name
-        self.nfs_source = pulumi.Output.concat(
-            account_name, ".file.core.windows.net:/", account_name, "/", self.share.name
+        return azure_native.storage.FileShare(
+            f"{spec.common.name}-share", **share_args, opts=self.data_protection()
         )
 
-        def source(namespace: str, read_only: bool) -> dict[str, Any]:
-            attributes = {
-                "resourceGroup": rg,
-                "storageAccount": account,
-                "shareName": share_name,
-                "protocol": "nfs",
-                "fsGroupChangePolicy": FS_GROUP_CHANGE_POLICY,  # see FS_GROUP_CHANGE_POLICY
-            }
-            if read_only:
-                # The driver's post-mount chmod (default 0777) fails on a read-only mount.
-                attributes["mountPermissions"] = "0"
-            return {
-                "csi": {
-                    "driver": DRIVER,
-                    # Field 4 is free (GetFileShareInfo never reads it); unique per PV, as the
-                    # driver stages once per handle on a node.
-                    "volumeHandle": f"{rg}#{account}#{share_name}##{self.volume_name(namespace)}",
-                    "readOnly": read_only,
-                    "volumeAttributes": attributes,
-                }
-            }
-
-        return Binding(
-            capacity=f"{a['share_quota_gib']}Gi",
-            source=source,
-            reader_access_mode="ReadOnlyMany",
-            writer_access_mode="ReadWriteMany",
-            mount_options=mount_options(a.get("extra_mount_options") or ()),
-            ready=ready,
+    def _private_endpoint(
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+    ) -> list[pulumi.Resource]:
+        """The account's private endpoint and its DNS record where the network plan has one
+        (none otherwise): what a mount must wait for, since a mount before the private DNS
+        record resolves reaches the public endpoint, which refuses it."""
+        if not facts.network.private_endpoint:
+            return []
+        assert isinstance(cluster, AksCluster)
+        a = spec.args
+        return net.private_endpoint(
+            self,
+            spec.common.name,
+            cluster,
+            facts.network,
+            net.FILE,
+            account_id=self.account.id,
+            subnet=a["private_endpoint_subnet_id"],
+            zone_id=a.get("private_dns_zone_id"),
+            resource_group=facts.resource_group,
+            tags=self.tags(spec),
+            shared_tags=self.shared_tags(spec),
         )
 
     def _new_account(
-        self, spec: Spec[Any], facts: _Preflight
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], facts: _Preflight
     ) -> "azure_native.storage.StorageAccount":
         """A premium FileStorage account in the store's region: the hardened baseline, secure
         transfer off (NFS), public traffic denied but for the admitted subnets or a private
@@ -412,6 +414,33 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
             **settings,
             opts=self.data_protection(),
         )
+
+
+def nfs_share_source(
+    facts: _Preflight, share_name: str, volume_handle: str, read_only: bool
+) -> dict[str, Any]:
+    """A PV's CSI source on the share: ``protocol: nfs``, the driver's ``fsGroupChangePolicy``
+    (see :data:`FS_GROUP_CHANGE_POLICY`) and, for readers, ``mountPermissions: "0"`` (the
+    driver's post-mount chmod, default 0777, fails on a read-only mount). ``volume_handle`` is
+    ``rg#account#share##<pv name>``: field 4 is free (GetFileShareInfo never reads it), and
+    unique per PV, as the driver stages once per handle on a node."""
+    attributes = {
+        "resourceGroup": facts.resource_group,
+        "storageAccount": facts.account_name,
+        "shareName": share_name,
+        "protocol": "nfs",
+        "fsGroupChangePolicy": FS_GROUP_CHANGE_POLICY,
+    }
+    if read_only:
+        attributes["mountPermissions"] = "0"
+    return {
+        "csi": {
+            "driver": DRIVER,
+            "volumeHandle": volume_handle,
+            "readOnly": read_only,
+            "volumeAttributes": attributes,
+        }
+    }
 
 
 def mount_options(extra: Sequence[str]) -> list[str]:

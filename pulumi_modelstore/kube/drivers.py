@@ -21,8 +21,6 @@ class CsiDriverChart:
     repo: str
     version: str
     app_version: str
-    eks_addon: str | None = None
-    """The EKS add-on that ships the same driver, where there is one."""
 
 
 def helm_release(

@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 
 from ... import validation as v
 from ...errors import ModelStoreInputError
-from ...fields import Parser, fields_of, outputs_of, parse_args, refusal_name
+from ...fields import Parser, fields_of, refusal_name
 from ...kube.snapshots import (
     claim_spec,
     name_after,
@@ -30,10 +30,11 @@ from .classes import (
     GP3_FIELDS,
     Gp3VolumeArgs,
     checked,
+    ebs_storage_class,
     gp3_rules,
     gp3_size_fits,
-    gp3_storage_class,
 )
+from .component import EbsComponent
 
 CACHE_TYPE_TOKEN = "modelstore:index:EbsModelCache"
 
@@ -396,7 +397,7 @@ def _depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
     return []
 
 
-class EbsModelCache(pulumi.ComponentResource):
+class EbsModelCache(EbsComponent):
     """A model cache on EBS: written once, snapshotted, restored per replica.
 
     1. A gp3 StorageClass for the cache (``WaitForFirstConsumer``, expansion allowed), unless
@@ -437,17 +438,11 @@ class EbsModelCache(pulumi.ComponentResource):
     volume_size: pulumi.Output[str]
     """Size of every replica volume."""
 
-    @classmethod
-    def parse(cls, resource_name: str, args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Every check that needs no lookup: the values of every field (defaults filled in) and
-        what the rules derived; raises one :class:`ModelStoreInputError` listing every problem,
-        one line each."""
-        return parse_args(resource_name, EbsModelCacheArgs, args, cache_rules)
+    _args_type = EbsModelCacheArgs
 
     @classmethod
-    def validate(cls, resource_name: str, args: Any) -> None:
-        """Check every input that needs no lookup; raises :class:`ModelStoreInputError`."""
-        cls.parse(resource_name, args)
+    def rules(cls, p: Parser) -> None:
+        cache_rules(p)
 
     def __init__(
         self,
@@ -459,90 +454,99 @@ class EbsModelCache(pulumi.ComponentResource):
         super().__init__(CACHE_TYPE_TOKEN, resource_name, None, opts)
         self._name = resource_name
         self._values = values
-        base: str = derived["base"]
-        self._base = base
+        self._base: str = derived["base"]
         self._labels = {
             **(values["labels"] or {}),
             "app.kubernetes.io/managed-by": MANAGED_BY,
             STORE_LABEL: resource_name,
         }
-        namespace: str = values["namespace"]
-        after = _depends_on(opts)
+        self._after = _depends_on(opts)
+        self._storage_class_name = self._class(derived)
+        self._seed()
+        self._snapshot_name = self._snapshot()
+        self._set_outputs()
+        self.register_annotated()
 
-        def child(*depends_on: pulumi.Resource | None) -> pulumi.ResourceOptions:
-            return pulumi.ResourceOptions(
-                parent=self, depends_on=after + [d for d in depends_on if d is not None]
-            )
+    def _child(self, *depends_on: "pulumi.Resource | None") -> pulumi.ResourceOptions:
+        """A child's options: after ``opts.depends_on`` (the driver) and ``depends_on``."""
+        return pulumi.ResourceOptions(
+            parent=self, depends_on=self._after + [d for d in depends_on if d is not None]
+        )
 
-        storage_class_name: pulumi.Input[str] = values["storage_class_name"]
+    def _class(self, derived: Mapping[str, Any]) -> pulumi.Input[str]:
+        """The cache's own gp3 class, unless ``storage_class_name`` names one: the name the
+        seed and the replicas' claims use (after the class, when the cache makes it)."""
+        name: str = self._values["storage_class_name"]
         self.storage_class = None
-        if "gp3" in derived:
-            self.storage_class = gp3_storage_class(
-                f"{resource_name}-gp3",
-                name=values["storage_class_name"],
-                spec=derived["gp3"],
-                labels=self._labels,
-                opts=child(),
-            )
-            storage_class_name = name_after(self.storage_class, values["storage_class_name"])
+        if "gp3" not in derived:
+            return name
+        self.storage_class = ebs_storage_class(
+            f"{self._name}-gp3",
+            name=name,
+            spec=derived["gp3"],
+            labels=self._labels,
+            opts=self._child(),
+        )
+        return name_after(self.storage_class, name)
 
+    def _seed(self) -> None:
+        """With ``loader``: the seed claim and the Job that writes the model into it."""
         self.seed_claim = None
         self.loader_job = None
-        if values["loader"] is not None:
-            self.seed_claim = volume_claim(
-                f"{resource_name}-seed",
-                name=f"{base}-seed",
-                namespace=namespace,
-                size=values["volume_size"],
-                storage_class_name=storage_class_name,
-                labels={**self._labels, "modelstore.pulumi.com/role": "seed"},
-                opts=child(),
-            )
-            self.loader_job = self._loader_job(resource_name, child(self.seed_claim))
+        if self._values["loader"] is None:
+            return
+        self.seed_claim = volume_claim(
+            f"{self._name}-seed",
+            name=f"{self._base}-seed",
+            namespace=self._values["namespace"],
+            size=self._values["volume_size"],
+            storage_class_name=self._storage_class_name,
+            labels={**self._labels, "modelstore.pulumi.com/role": "seed"},
+            opts=self._child(),
+        )
+        self.loader_job = self._loader_job(self._name, self._child(self.seed_claim))
 
+    def _snapshot(self) -> pulumi.Input[str]:
+        """The VolumeSnapshot of the seed (or ``source_claim_name``), after the loader; none
+        with ``source_snapshot_name``. Returns the name replicas restore from."""
+        values, base = self._values, self._base
         self.snapshot = None
-        snapshot_name: pulumi.Input[str]
         if values["source_snapshot_name"] is not None:
-            snapshot_name = values["source_snapshot_name"]
-        else:
-            source = values["source_claim_name"] or f"{base}-seed"
-            # The model's data: retained (see ``protect``), not protected, so a new
-            # model_revision can still replace it.
-            self.snapshot = volume_snapshot(
-                f"{resource_name}-snapshot",
-                name=base,
-                namespace=namespace,
-                claim_name=source,
-                snapshot_class_name=values["snapshot_class_name"],
-                labels=self._labels,
-                opts=pulumi.ResourceOptions.merge(
-                    child(self.loader_job),
-                    pulumi.ResourceOptions(retain_on_delete=values["protect"]),
-                ),
-            )
-            snapshot_name = name_after(self.snapshot, base)
-        self._snapshot_name = snapshot_name
-        self._storage_class_name = storage_class_name
+            return values["source_snapshot_name"]
+        # The model's data: retained (see ``protect``), not protected, so a new
+        # model_revision can still replace it.
+        self.snapshot = volume_snapshot(
+            f"{self._name}-snapshot",
+            name=base,
+            namespace=values["namespace"],
+            claim_name=values["source_claim_name"] or f"{base}-seed",
+            snapshot_class_name=values["snapshot_class_name"],
+            labels=self._labels,
+            opts=pulumi.ResourceOptions.merge(
+                self._child(self.loader_job),
+                pulumi.ResourceOptions(retain_on_delete=values["protect"]),
+            ),
+        )
+        return name_after(self.snapshot, base)
 
+    def _set_outputs(self) -> None:
+        """The outputs the class annotates, from what the steps made."""
+        values, base = self._values, self._base
         none: pulumi.Output[Any] = pulumi.Output.from_input(None)
-        self.namespace = pulumi.Output.from_input(namespace)
+        self.namespace = pulumi.Output.from_input(values["namespace"])
         self.seed_claim_name = (
             name_after(self.seed_claim, f"{base}-seed") if self.seed_claim else none
         )
         self.loader_job_name = (
             name_after(self.loader_job, f"{base}-loader") if self.loader_job else none
         )
-        self.snapshot_name = pulumi.Output.from_input(snapshot_name)
-        self.storage_class_name = pulumi.Output.from_input(storage_class_name)
+        self.snapshot_name = pulumi.Output.from_input(self._snapshot_name)
+        self.storage_class_name = pulumi.Output.from_input(self._storage_class_name)
         self.snapshot_class_name = (
             pulumi.Output.from_input(values["snapshot_class_name"]) if self.snapshot else none
         )
         self.claim_template_name = pulumi.Output.from_input(values["claim_template_name"])
         self.volume_size = pulumi.Output.from_input(values["volume_size"])
-        self.summary: dict[str, Any] = {
-            name: getattr(self, attribute) for name, attribute in outputs_of(type(self)).items()
-        }
-        self.register_outputs(self.summary)
 
     def _loader_job(self, name: str, opts: pulumi.ResourceOptions) -> "k8s.batch.v1.Job":
         values, base = self._values, self._base

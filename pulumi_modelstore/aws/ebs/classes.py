@@ -15,6 +15,7 @@ botocore's EC2 model; ratios from the EBS volume types guide; the driver's
 import math
 import re
 import typing
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict
@@ -375,108 +376,126 @@ def check_gp3_size(store: str, gp3: Gp3Class, field_name: str, size: Any) -> Non
 def gp3_size_fits(store: str, iops: int, field_name: str, size: Any) -> None:
     """:func:`check_gp3_size` for a class of ``iops``. Not checked while ``size`` is an
     Output."""
-    gib = v.size_gib(store, field_name, size)
-    if gib is None:
-        return
-    low, high = GP3_SIZE_GIB
-    if not low <= gib <= high:
-        raise ModelStoreInputError(store, field_name, size, f"{low}Gi to {high}Gi for gp3")
-    if iops > GP3_IOPS[0] and iops > gib * GP3_MAX_IOPS_PER_GIB:
-        raise ModelStoreInputError(
-            store,
-            field_name,
-            size,
-            f"at least {math.ceil(iops / GP3_MAX_IOPS_PER_GIB)}Gi for {iops} gp3 IOPS "
-            f"(at most {GP3_MAX_IOPS_PER_GIB} IOPS per GiB)",
-        )
+    _size_fits(store, field_name, size, "gp3", GP3_SIZE_GIB, GP3_MAX_IOPS_PER_GIB, iops)
 
 
 def check_io2_size(store: str, iops: int | None, field_name: str, size: Any) -> None:
     """An io2 volume of ``size``: 4-65,536 GiB, and with ``iops`` at most 1,000 IOPS per GiB
     (the driver would silently cap IOPS to 1,000 per GiB instead). Not checked while ``size`` is
     an Output."""
+    _size_fits(store, field_name, size, "io2", IO2_SIZE_GIB, IO2_MAX_IOPS_PER_GIB, iops)
+
+
+def _size_fits(
+    store: str,
+    field_name: str,
+    size: Any,
+    volume_type: str,
+    size_range: tuple[int, int],
+    max_iops_per_gib: int,
+    iops: int | None,
+) -> None:
+    """A ``volume_type`` volume of ``size``: in ``size_range`` GiB, and large enough for
+    ``iops`` at ``max_iops_per_gib`` (gp3's free 3,000 IOPS baseline fits any size). The
+    driver would silently cap the IOPS instead. Not checked while ``size`` is an Output."""
     gib = v.size_gib(store, field_name, size)
     if gib is None:
         return
-    low, high = IO2_SIZE_GIB
+    low, high = size_range
     if not low <= gib <= high:
-        raise ModelStoreInputError(store, field_name, size, f"{low}Gi to {high}Gi for io2")
-    if iops is not None and iops > gib * IO2_MAX_IOPS_PER_GIB:
         raise ModelStoreInputError(
-            store,
-            field_name,
-            size,
-            f"at least {math.ceil(iops / IO2_MAX_IOPS_PER_GIB)}Gi for {iops} io2 IOPS (at most "
-            f"{IO2_MAX_IOPS_PER_GIB} IOPS per GiB; the EBS CSI driver would silently cap the "
-            f"volume at {gib * IO2_MAX_IOPS_PER_GIB} IOPS)",
+            store, field_name, size, f"{low}Gi to {high}Gi for {volume_type}"
         )
+    baseline = GP3_IOPS[0] if volume_type == "gp3" else 0
+    if iops is None or iops <= baseline or iops <= gib * max_iops_per_gib:
+        return
+    # io2's message keeps naming the cap: its IOPS are a class's, set apart from the claim.
+    cap = (
+        f"; the EBS CSI driver would silently cap the volume at {gib * max_iops_per_gib} IOPS"
+        if volume_type == "io2"
+        else ""
+    )
+    raise ModelStoreInputError(
+        store,
+        field_name,
+        size,
+        f"at least {math.ceil(iops / max_iops_per_gib)}Gi for {iops} {volume_type} IOPS "
+        f"(at most {max_iops_per_gib} IOPS per GiB{cap})",
+    )
 
 
-def gp3_storage_class(
+def ebs_storage_class(
     resource_name: str,
     *,
     name: str,
-    spec: Gp3Class,
+    spec: Gp3Class | Io2MultiAttachClass,
     is_default: bool = False,
     labels: Mapping[str, str] | None = None,
     opts: pulumi.ResourceOptions | None = None,
 ) -> "k8s.storage.v1.StorageClass":
-    """A gp3 StorageClass: ``volumeBindingMode: WaitForFirstConsumer`` (each volume is created in
-    the AZ of the first pod that uses it) and ``allowVolumeExpansion: true`` (claims grow in
-    place). Changing ``parameters`` later replaces the class; existing volumes keep theirs."""
+    """An EBS StorageClass for ``spec``: ``volumeBindingMode: WaitForFirstConsumer`` (each volume
+    is created in the AZ of the first pod that uses it); the driver's parameters from ``spec``.
+    Changing them later replaces the class; existing volumes keep theirs.
+
+    - A :class:`Gp3Class` allows expansion (claims grow in place) and is annotated as the
+      cluster's default class or not (``is_default``, default False).
+    - An :class:`Io2MultiAttachClass` (EBS Multi-Attach) allows no expansion (size Multi-Attach
+      volumes up front) and is never the default (``is_default`` must stay False). The driver
+      enables Multi-Attach only for a claim with access mode ReadWriteMany AND ``volumeMode:
+      Block`` (use :func:`multi_attach_claim`); the volume is then attached to up to 16 Nitro
+      instances in one Availability Zone, each with full read-write access to the raw device.
+      Nothing in EBS or Kubernetes serializes those writers: THE APPLICATION MUST FENCE ITS
+      WRITES (a cluster-aware file system, NVMe reservations, or a single writer by design), or
+      concurrent writes silently corrupt data. The class's IOPS are not checked against a size
+      here (a class has none): each volume gets at most 1,000 IOPS per GiB, the driver silently
+      capping the rest, so a claim on it needs at least ``ceil(iops / 1000)`` GiB.
+      :meth:`EbsCsiDriver.multi_attach_claim` (or :func:`multi_attach_claim` given ``iops``)
+      refuses a smaller claim.
+    """
     v.dns_subdomain(resource_name, "name", name)
     default = v.flag(resource_name, "is_default", is_default)
-    metadata: Any = {
-        "name": name,
-        "labels": v.label_map(resource_name, "labels", labels),
-        "annotations": {DEFAULT_CLASS_ANNOTATION: "true" if default else "false"},
-    }
+    metadata: Any = {"name": name, "labels": v.label_map(resource_name, "labels", labels)}
+    if isinstance(spec, Gp3Class):
+        metadata["annotations"] = {DEFAULT_CLASS_ANNOTATION: "true" if default else "false"}
+    elif default:
+        raise ModelStoreInputError(
+            resource_name,
+            "is_default",
+            is_default,
+            "False for an io2 Multi-Attach class (its claims must ask for Block volumes)",
+        )
     return k8s.storage.v1.StorageClass(
         resource_name,
         metadata=metadata,
         provisioner=EBS_CSI.driver,
         parameters=spec.parameters(),
         volume_binding_mode="WaitForFirstConsumer",
-        allow_volume_expansion=True,
+        allow_volume_expansion=isinstance(spec, Gp3Class),
         reclaim_policy=spec.reclaim_policy,
         opts=opts,
     )
 
 
+def gp3_storage_class(resource_name: str, **kwargs: Any) -> "k8s.storage.v1.StorageClass":
+    """Deprecated: :func:`ebs_storage_class` (a gp3 class); kept one release."""
+    _deprecated("gp3_storage_class")
+    return ebs_storage_class(resource_name, **kwargs)
+
+
 def io2_multi_attach_storage_class(
-    resource_name: str,
-    *,
-    name: str,
-    spec: Io2MultiAttachClass,
-    labels: Mapping[str, str] | None = None,
-    opts: pulumi.ResourceOptions | None = None,
+    resource_name: str, **kwargs: Any
 ) -> "k8s.storage.v1.StorageClass":
-    """An io2 StorageClass for EBS Multi-Attach.
+    """Deprecated: :func:`ebs_storage_class` (an io2 Multi-Attach class; the application must
+    fence its writes); kept one release."""
+    _deprecated("io2_multi_attach_storage_class")
+    return ebs_storage_class(resource_name, **kwargs)
 
-    The driver enables Multi-Attach only for a claim with access mode ReadWriteMany AND
-    ``volumeMode: Block`` (use :func:`multi_attach_claim`); the volume is then attached to up to
-    16 Nitro instances in one Availability Zone, each with full read-write access to the raw
-    device. Nothing in EBS or Kubernetes serializes those writers: THE APPLICATION MUST FENCE ITS
-    WRITES (a cluster-aware file system, NVMe reservations, or a single writer by design), or
-    concurrent writes silently corrupt data. Expansion is off: size Multi-Attach volumes up
-    front.
 
-    The class's IOPS are not checked against a size here (a class has none): each volume gets at
-    most 1,000 IOPS per GiB, the driver silently capping the rest, so a claim on it needs at
-    least ``ceil(iops / 1000)`` GiB. :meth:`EbsCsiDriver.multi_attach_claim` (or
-    :func:`multi_attach_claim` given ``iops``) refuses a smaller claim.
-    """
-    v.dns_subdomain(resource_name, "name", name)
-    metadata: Any = {"name": name, "labels": v.label_map(resource_name, "labels", labels)}
-    return k8s.storage.v1.StorageClass(
-        resource_name,
-        metadata=metadata,
-        provisioner=EBS_CSI.driver,
-        parameters=spec.parameters(),
-        volume_binding_mode="WaitForFirstConsumer",
-        allow_volume_expansion=False,
-        reclaim_policy=spec.reclaim_policy,
-        opts=opts,
+def _deprecated(old: str) -> None:
+    warnings.warn(
+        f"{old} is deprecated: use ebs_storage_class (the class follows its spec)",
+        DeprecationWarning,
+        stacklevel=3,
     )
 
 
@@ -494,7 +513,7 @@ def multi_attach_claim(
 ) -> "k8s.core.v1.PersistentVolumeClaim":
     """A ReadWriteMany claim on an io2 Multi-Attach class, as a raw block device (pods use
     ``volumeDevices``, not ``volumeMounts``). The application must fence writes: see
-    :func:`io2_multi_attach_storage_class`.
+    :func:`ebs_storage_class`.
 
     ``iops``: the class's IOPS (``multi_attach_iops`` of the :class:`EbsCsiDriver` that made it;
     its :meth:`~EbsCsiDriver.multi_attach_claim` passes them). With them, a ``size`` below

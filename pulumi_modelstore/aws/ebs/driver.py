@@ -23,7 +23,7 @@ from pulumi.runtime.settings import get_root_resource
 
 from ... import validation as v
 from ...errors import ModelStoreInputError
-from ...fields import Parser, outputs_of, parse_args
+from ...fields import Parser
 from ...kube.drivers import helm_release
 from ...kube.snapshots import DELETION_POLICIES, name_after, volume_snapshot_class
 from ...store import MANAGED_BY
@@ -47,13 +47,13 @@ from .classes import (
     Io2MultiAttachClass,
     checked,
     driver_tag,
+    ebs_storage_class,
     gp3_rules,
-    gp3_storage_class,
-    io2_multi_attach_storage_class,
     io2_rules,
     kms_key_is_an_arn,
     multi_attach_claim,
 )
+from .component import EbsComponent
 
 DRIVER_TYPE_TOKEN = "modelstore:index:EbsCsiDriver"
 COMPONENT_LABEL = "modelstore.pulumi.com/component"
@@ -474,7 +474,7 @@ def _driver_cluster(
     )
 
 
-class EbsCsiDriver(pulumi.ComponentResource):
+class EbsCsiDriver(EbsComponent):
     """The EBS CSI driver for one EKS cluster, with everything snapshots need. Make ONE per
     cluster: a second one planning a Helm release or add-on of the driver or the snapshot
     controller on the same cluster is refused before anything registers. The same cluster is
@@ -500,26 +500,12 @@ class EbsCsiDriver(pulumi.ComponentResource):
     controller_service_account: pulumi.Output[str]
     """``<namespace>/<name>`` of the controller's service account, the role's only trustee."""
 
-    @classmethod
-    def parse(
-        cls, resource_name: str, args: Any, *, warn: bool = True
-    ) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Every check that needs no lookup: the values of every field (defaults filled in) and
-        what the rules derived; raises one :class:`ModelStoreInputError` listing every problem,
-        one line each. ``warn``: warn of deprecated spellings."""
-        return parse_args(
-            resource_name,
-            EbsCsiDriverArgs,
-            args,
-            driver_rules,
-            renamed_fields=RENAMED_FIELDS,
-            warn=warn,
-        )
+    _args_type = EbsCsiDriverArgs
+    _renamed_fields = RENAMED_FIELDS
 
     @classmethod
-    def validate(cls, resource_name: str, args: Any) -> None:
-        """Check every input that needs no lookup; raises :class:`ModelStoreInputError`."""
-        cls.parse(resource_name, args)
+    def rules(cls, p: Parser) -> None:
+        driver_rules(p)
 
     def __init__(
         self,
@@ -591,7 +577,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
             )
         self.storage_class = None
         if values["create_storage_class"]:
-            self.storage_class = gp3_storage_class(
+            self.storage_class = ebs_storage_class(
                 f"{resource_name}-gp3",
                 name=values["storage_class_name"],
                 spec=derived["gp3"],
@@ -601,7 +587,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
             )
         self.multi_attach_storage_class = None
         if self._io2 is not None:
-            self.multi_attach_storage_class = io2_multi_attach_storage_class(
+            self.multi_attach_storage_class = ebs_storage_class(
                 f"{resource_name}-io2-multi-attach",
                 name=values["multi_attach_storage_class_name"],
                 spec=self._io2,
@@ -629,9 +615,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
         self.controller_service_account = pulumi.Output.from_input(
             f"{install.namespace}/{service_account}"
         )
-        self.register_outputs(
-            {name: getattr(self, attribute) for name, attribute in outputs_of(type(self)).items()}
-        )
+        self.register_annotated()
 
     def multi_attach_claim(
         self,

@@ -1,0 +1,78 @@
+"""The skeleton both EBS components follow (:class:`~.driver.EbsCsiDriver`,
+:class:`~.cache.EbsModelCache`): the store template's order (``store.py``) for a component that
+is no store, so has no consumer namespaces, claims or ``mount_for``.
+
+1. parse: the args TypedDict's fields, old spellings renamed, then the component's named
+   rules; every problem is reported at once, before anything registers (:meth:`parse`);
+2. lookups, then the component registers and makes its children (its ``__init__``);
+3. the outputs: every ``pulumi.Output`` the class annotates (:meth:`register_annotated`).
+
+Why the cache is no ``ModelStore`` (with provisioned claims, as Hyperdisk ML): the template
+makes one claim per consumer namespace (``readers``/``writers``, at least one) and offers
+``mount_for``; the cache's replicas each restore their own ReadWriteOnce volume through a
+StatefulSet ``volumeClaimTemplate`` that the StatefulSet controller turns into claims, in the
+one ``namespace`` that holds the snapshot. Riding it would add fields (``readers``,
+``writers``, ``claim_name``, ``create_namespaces``, ``cluster``) and outputs (``claimNames``,
+``volumeNames``, ``mounts``), join a cluster scope (a new resource) and make claims that one
+replica at most could use.
+"""
+
+# No `from __future__ import annotations`: the component analyzer reads the subclasses'
+# annotations as objects.
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import pulumi
+
+from ...fields import Parser, outputs_of, parse_args
+
+
+class EbsComponent(pulumi.ComponentResource):
+    """Base of the EBS components. Subclasses set ``_args_type``, override :meth:`rules` and,
+    where a field was renamed, set ``_renamed_fields``; each declares ``__init__`` with its own
+    args type (the component schema reads it)."""
+
+    # Private: the component analyzer reads a component's public annotations as its outputs.
+    _args_type: type
+    # Old spelling -> new, accepted with a deprecation warning for one release.
+    _renamed_fields: Mapping[str, str] = MappingProxyType({})
+
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        """The component's named rules, run on the parser."""
+
+    @classmethod
+    def parse(
+        cls, resource_name: str, args: Any, *, warn: bool = True
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Every check that needs no lookup: the values of every field (defaults filled in) and
+        what the rules derived; raises one :class:`ModelStoreInputError` listing every problem,
+        one line each. ``warn``: warn of deprecated spellings."""
+        return parse_args(
+            resource_name,
+            cls._args_type,
+            args,
+            cls.rules,
+            renamed_fields=cls._renamed_fields,
+            warn=warn,
+        )
+
+    @classmethod
+    def validate(cls, resource_name: str, args: Any) -> None:
+        """Check every input that needs no lookup; raises :class:`ModelStoreInputError`."""
+        cls.parse(resource_name, args)
+
+    @classmethod
+    def _outputs(cls) -> dict[str, str]:
+        """camelCase output name -> attribute (``fields.outputs_of``), as ``ModelStore``'s."""
+        return outputs_of(cls)
+
+    def register_annotated(self) -> None:
+        """Register every output the class annotates (:meth:`_outputs`), also kept as
+        ``summary``."""
+        self.summary: dict[str, Any] = {
+            name: getattr(self, attribute) for name, attribute in self._outputs().items()
+        }
+        self.register_outputs(self.summary)
