@@ -8,8 +8,9 @@ its own static PersistentVolume, so workloads couple to a claim name, never to a
 Every backend reads the same way, in the same order (:meth:`ModelStore.__init__`):
 
 1. parse: the args TypedDict's fields (types, defaults, unknown names; see ``fields.py``), the
-   common contract (:func:`parse_common`), then the backend's named rules (:meth:`rules`); every
-   problem is reported at once, before anything registers;
+   common contract (:func:`parse_common`), the cloud's rules (:meth:`cloud_rules`), then the
+   backend's named rules (:meth:`rules`); every problem is reported at once, before anything
+   registers;
 2. join the cluster scope (:meth:`join`) and preflight (:meth:`preflight`): lookups only, each
    once per cluster;
 3. provision (:meth:`provision`): the cloud resources, returning a :class:`Binding`;
@@ -345,6 +346,7 @@ class ModelStore(pulumi.ComponentResource):
             written=spelled_as(args, cls.renamed_fields),
         )
         common = parse_common(p)
+        cls.cloud_rules(p)
         cls.rules(p)
         values = p.finish()
         assert common is not None
@@ -355,8 +357,15 @@ class ModelStore(pulumi.ComponentResource):
         return renamed(store, args, cls.renamed_fields, warn=warn, stacklevel=4)
 
     @classmethod
+    def cloud_rules(cls, p: Parser) -> None:
+        """What every store of one cloud checks, whatever its backend (the cluster named, the
+        cloud's tags or labels): run after the common contract, before :meth:`rules`. The
+        cloud's base class overrides it; none by default."""
+
+    @classmethod
     def rules(cls, p: Parser) -> None:
-        """The backend's named rules, run on the parser (after the common contract)."""
+        """The backend's named rules, run on the parser (after the common contract and
+        :meth:`cloud_rules`)."""
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from ..fields import Parser
 from ..kube.drivers import CsiDriverChart
 from ..store import ModelStore, ModelStoreArgs, Spec
 from . import validation as aws_v
-from .cluster import EksCluster, EksClusterArgs, _check_given_facts, cluster_named_or_described
+from .cluster import EksCluster, EksClusterArgs, _check_given_facts, cluster_named
 from .drivers import DriverInstall, DriverInstallArgs, describe_install, install_driver
 from .identity import ServiceAccountRole
 from .tags import STORE_TAG_KEYS, cluster_tags, store_tags
@@ -37,6 +37,10 @@ class AwsModelStore(ModelStore):
 
     args_type = AwsModelStoreArgs
     renamed_fields = MappingProxyType({"driver": "driver_install"})
+    # The store reads the cluster's network (VPC, subnets, node security groups): its cluster
+    # is named or those facts are given (`cluster_named`). A store that needs only the name,
+    # for what it makes on the cluster, asks for it in its own rules (S3).
+    reads_cluster_network = True
     # The backend's CSI driver chart (private: annotations on a component are its outputs).
     _csi_chart: ClassVar[CsiDriverChart | None] = None
 
@@ -56,19 +60,22 @@ class AwsModelStore(ModelStore):
         return ("eks", EksCluster.name_for(args))
 
     @classmethod
-    def rules(cls, p: Parser) -> None:
+    def cloud_rules(cls, p: Parser) -> None:
         """The cluster's facts, checked before anything registers (the scope checks them
-        again when it is made; a store's ``validate()`` finds them here), then what every AWS
-        store checks (:meth:`aws_rules`)."""
+        again when it is made; a store's ``validate()`` finds them here), the cluster named
+        (or described, where the store reads its network) and what every AWS store checks
+        (:meth:`aws_rules`)."""
         cls.fact_rules(p)
-        p.rule(
-            cluster_named_or_described,
-            "cluster",
-            "cluster_name",
-            "vpc_id",
-            "cluster_subnet_ids",
-            "node_security_group_ids",
-        )
+        if cls.reads_cluster_network:
+            p.rule(
+                cluster_named,
+                "cluster",
+                "cluster_name",
+                "vpc_id",
+                "cluster_subnet_ids",
+                "node_security_group_ids",
+                "driver_install",
+            )
         cls.aws_rules(p)
 
     @staticmethod

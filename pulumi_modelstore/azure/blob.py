@@ -519,7 +519,6 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
         p.field_rule(non_negative, "attribute_cache_seconds")
         p.field_rule(non_negative, "negative_cache_seconds")
         p.field_rule(mount_options_kept, "extra_mount_options")
-        cls.azure_rules(p)
 
     # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
 

@@ -52,7 +52,7 @@ class AzureModelStore(ModelStore):
         return ("aks", str(args.get("cluster_name") or "aks"))
 
     @classmethod
-    def azure_rules(cls, p: Parser) -> None:
+    def cloud_rules(cls, p: Parser) -> None:
         """The cluster named (or given), the resource group and region spelled as ARM takes
         them, and the tags."""
         if p["cluster"] is None:

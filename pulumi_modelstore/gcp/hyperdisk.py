@@ -270,7 +270,6 @@ class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
 
     @classmethod
     def rules(cls, p: Parser) -> None:
-        cls.gcp_rules(p)
         p.rule(readers_only, "writers")
         for required in ("source_uri", "model_revision", "size_gib"):
             if p[required] is None and p.ok(required):

@@ -37,7 +37,7 @@ class GcpModelStore(ModelStore):
         return ("gke", str(args.get("cluster_name") or "gke"))
 
     @classmethod
-    def gcp_rules(cls, p: Parser) -> None:
+    def cloud_rules(cls, p: Parser) -> None:
         """The cluster named (or given), and the GCP labels: the user's, and the store name
         the store's own label carries (a GCP label value: lowercase only)."""
         if p["cluster"] is None:
