@@ -4,6 +4,7 @@ has one "cluster is named" rule."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pulumi
@@ -79,9 +80,15 @@ def test_a_cluster_name_to_look_up_is_a_plain_string_before_anything_registers(
     store: type[ModelStore],
 ) -> None:
     """FSx read the cluster at preflight only; the one AWS rule refuses it in ``validate``."""
-    name = pulumi.Output.from_input("prod")
-    with pytest.raises(ModelStoreInputError) as err:
-        store.validate("llama", {"readers": ["inference"], "cluster_name": name})
+    loop = asyncio.new_event_loop()  # an Output needs one; no program runs here
+    asyncio.set_event_loop(loop)
+    try:
+        name = pulumi.Output.from_input("prod")
+        with pytest.raises(ModelStoreInputError) as err:
+            store.validate("llama", {"readers": ["inference"], "cluster_name": name})
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()
     assert str(err.value) == (
         "llama: cluster_name must be a plain string so the cluster can be looked up before "
         "deploy, got '<Output>'"

@@ -4,6 +4,7 @@ resources go (resource group, region), Azure tags, and the hardened storage acco
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -30,12 +31,13 @@ class AzureModelStoreArgs(ModelStoreArgs, AksClusterArgs, total=False):
     cluster's node resource group (``nodeResourceGroup``, by default
     ``MC_<resource group>_<cluster>_<region>``), which AKS deletes with the cluster, is refused
     before deploy."""
-    location: str
-    """The Azure region of the store's storage account, as ARM spells it (``eastus``). Default:
-    the cluster's region. Another region costs egress and latency at every read: it is refused
-    unless ``allow_other_region`` is True."""
+    region: str
+    """The Azure region of the store's storage account, as ARM spells it (``eastus``; ARM's
+    ``location``). Default: the cluster's region. Another region costs egress and latency at
+    every read: it is refused unless ``allow_other_region`` is True. (Formerly ``location``,
+    still accepted with a deprecation warning: ``location`` names a cluster's location only.)"""
     allow_other_region: bool
-    """Allow ``location`` to differ from the cluster's region. Default: ``False``."""
+    """Allow ``region`` to differ from the cluster's region. Default: ``False``."""
     tags: Mapping[str, str]
     """Azure tags merged onto every Azure resource of the store. Default: none besides the
     store's own ``modelstore-store`` and ``managed-by``."""
@@ -46,6 +48,7 @@ class AzureModelStore(ModelStore):
     ``cluster_resource_group_name`` (or ``cluster``) name."""
 
     args_type = AzureModelStoreArgs
+    renamed_fields = MappingProxyType({"location": "region"})
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
@@ -61,7 +64,7 @@ class AzureModelStore(ModelStore):
             )
         p.field_rule(az_v.resource_group_name, "resource_group_name")
         p.field_rule(az_v.resource_group_name, "cluster_resource_group_name")
-        p.field_rule(az_v.location, "location")
+        p.field_rule(az_v.location, "region")
         p.field_rule(az_v.tags, "tags", OWN_TAGS)
         if p.ok(STORE_NAME):  # the store's own tag value
             p.check(lambda: az_v.tags(p.store, STORE_NAME, {STORE_TAG: p.store}, 0))
@@ -105,12 +108,12 @@ class AzureModelStore(ModelStore):
 
     @staticmethod
     def region(spec: Spec[Any], facts: AksClusterFacts) -> str:
-        """The store's region: ``location``, which must be the cluster's unless allowed."""
-        given = spec.args.get("location")
+        """The store's region: ``region``, which must be the cluster's unless allowed."""
+        given = spec.args.get("region")
         if given is not None and given != facts.location and not spec.args["allow_other_region"]:
             raise ModelStoreInputError(
                 spec.common.name,
-                "location",
+                "region",
                 given,
                 f"the cluster's region {facts.location} (every read would cross regions), or "
                 "set allow_other_region",
