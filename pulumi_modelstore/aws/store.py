@@ -5,7 +5,7 @@ install through that scope, and AWS tags."""
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import pulumi
 
@@ -31,7 +31,11 @@ class AwsModelStoreArgs(ModelStoreArgs, EksClusterArgs, DriverInstallArgs, total
     ``app.kubernetes.io/managed-by``)."""
 
 
-class AwsModelStore(ModelStore):
+# An AWS store's args type: its hooks here read the fields every AWS store has.
+AwsArgs = TypeVar("AwsArgs", bound=AwsModelStoreArgs)
+
+
+class AwsModelStore(ModelStore[AwsArgs]):
     """Base of the AWS stores: joins the :class:`EksCluster` its ``cluster_name`` (or
     ``cluster``) names, and installs its CSI driver once per cluster through it."""
 
@@ -44,11 +48,11 @@ class AwsModelStore(ModelStore):
     # The backend's CSI driver chart (private: annotations on a component are its outputs).
     _csi_chart: ClassVar[CsiDriverChart | None] = None
 
-    def driver_chart(self, spec: Spec[Any]) -> CsiDriverChart | None:
+    def driver_chart(self, spec: Spec[AwsArgs]) -> CsiDriverChart | None:
         """The chart the store installs (a backend whose version is an input overrides it)."""
         return self._csi_chart
 
-    def check_cluster(self, spec: Spec[Any], cluster: ClusterScope) -> None:
+    def check_cluster(self, spec: Spec[AwsArgs], cluster: ClusterScope) -> None:
         """A driver install another store of the cluster set differently is refused before
         this store registers anything."""
         install, chart = spec.derived.get("install"), self.driver_chart(spec)
@@ -99,16 +103,16 @@ class AwsModelStore(ModelStore):
         p.field_rule(aws_v.eks_cluster_name, "cluster_name")
         p.field_rule(store_tags_fit, "tags")
 
-    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> EksCluster:
+    def join(self, spec: Spec[AwsArgs], opts: pulumi.ResourceOptions | None) -> EksCluster:
         return EksCluster.join(spec.common.name, spec.args, opts)
 
     @staticmethod
-    def tags(spec: Spec[Any]) -> dict[str, str]:
+    def tags(spec: Spec[AwsModelStoreArgs]) -> dict[str, str]:
         return store_tags(spec.common.name, spec.args.get("tags") or {})
 
     def install_driver(
         self,
-        spec: Spec[Any],
+        spec: Spec[AwsModelStoreArgs],
         cluster: EksCluster,
         install: DriverInstall,
         *,

@@ -5,7 +5,7 @@ resources go (resource group, region), Azure tags, and the hardened storage acco
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 import pulumi
 
@@ -43,7 +43,11 @@ class AzureModelStoreArgs(ModelStoreArgs, AksClusterArgs, total=False):
     store's own ``modelstore-store`` and ``managed-by``."""
 
 
-class AzureModelStore(ModelStore):
+# An Azure store's args type: its hooks here read the fields every Azure store has.
+AzureArgs = TypeVar("AzureArgs", bound=AzureModelStoreArgs)
+
+
+class AzureModelStore(ModelStore[AzureArgs]):
     """Base of the Azure stores: joins the :class:`AksCluster` its ``cluster_name`` and
     ``cluster_resource_group_name`` (or ``cluster``) name."""
 
@@ -69,11 +73,11 @@ class AzureModelStore(ModelStore):
         if p.ok(STORE_NAME):  # the store's own tag value
             p.check(lambda: az_v.tags(p.store, STORE_NAME, {STORE_TAG: p.store}, 0))
 
-    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> AksCluster:
+    def join(self, spec: Spec[AzureArgs], opts: pulumi.ResourceOptions | None) -> AksCluster:
         return AksCluster.join(spec.common.name, spec.args, opts)
 
     @staticmethod
-    def tags(spec: Spec[Any]) -> dict[str, str]:
+    def tags(spec: Spec[AzureModelStoreArgs]) -> dict[str, str]:
         """Azure tags for the store's resources: the user's, then the store's own."""
         return {
             **(spec.args.get("tags") or {}),
@@ -82,13 +86,13 @@ class AzureModelStore(ModelStore):
         }
 
     @staticmethod
-    def shared_tags(spec: Spec[Any]) -> dict[str, str]:
+    def shared_tags(spec: Spec[AzureModelStoreArgs]) -> dict[str, str]:
         """Tags of what the cluster's stores share (a private DNS zone and its links): the
         user's and ``managed-by``, no one store's."""
         return {**(spec.args.get("tags") or {}), MANAGED_BY_TAG: MANAGED_BY}
 
     @staticmethod
-    def resource_group(spec: Spec[Any], facts: AksClusterFacts) -> str:
+    def resource_group(spec: Spec[AzureModelStoreArgs], facts: AksClusterFacts) -> str:
         """The store's resource group: ``resource_group_name``, never the cluster's node
         resource group (AKS deletes it, and the store's account and model in it, with the
         cluster), else the cluster's resource group."""
@@ -107,7 +111,7 @@ class AzureModelStore(ModelStore):
         return str(given or facts.resource_group_name)
 
     @staticmethod
-    def region(spec: Spec[Any], facts: AksClusterFacts) -> str:
+    def region(spec: Spec[AzureModelStoreArgs], facts: AksClusterFacts) -> str:
         """The store's region: ``region``, which must be the cluster's unless allowed."""
         given = spec.args.get("region")
         if given is not None and given != facts.location and not spec.args["allow_other_region"]:
