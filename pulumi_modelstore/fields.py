@@ -13,6 +13,16 @@ was already refused, so one bad value gives one line, not a cascade. A rule, def
 naming a field the args type does not declare raises :class:`UnknownFieldError` on first use,
 and a rename to or from an unknown name when its class is defined: a typo would otherwise read
 as an unset field and silently switch the rule off.
+
+Field names follow two rules. Existing or new: a name or id given means an existing piece
+(``bucket_name``, ``security_group_id``, ``private_dns_zone_id``); only where a new piece may be
+given a name of its own (a storage account, a container, a service account, a StorageClass) does
+a ``create_*`` switch say which, since the name alone cannot. Units: the provider's field name
+when a field maps to one provider field (``provisioned_throughput_in_mibps``), with the unit as
+a suffix where that name carries none (``storage_capacity_gib``, ``share_quota_gib``); otherwise
+the contract's words with one suffix per unit (``_gib``, ``_mib``, ``_mibps``, ``_seconds``,
+``_days``). ``location`` is a cluster's location only. A renamed field keeps its old spelling
+for one release (a store class's ``renamed_fields``, :func:`renamed`).
 """
 
 from __future__ import annotations

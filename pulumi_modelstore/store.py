@@ -8,8 +8,9 @@ its own static PersistentVolume, so workloads couple to a claim name, never to a
 Every backend reads the same way, in the same order (:meth:`ModelStore.__init__`):
 
 1. parse: the args TypedDict's fields (types, defaults, unknown names; see ``fields.py``), the
-   common contract (:func:`parse_common`), then the backend's named rules (:meth:`rules`); every
-   problem is reported at once, before anything registers;
+   common contract (:func:`parse_common`), the cloud's rules (:meth:`cloud_rules`), then the
+   backend's named rules (:meth:`rules`); every problem is reported at once, before anything
+   registers;
 2. join the cluster scope (:meth:`join`) and preflight (:meth:`preflight`): lookups only, each
    once per cluster;
 3. provision (:meth:`provision`): the cloud resources, returning a :class:`Binding`;
@@ -23,7 +24,7 @@ Every backend reads the same way, in the same order (:meth:`ModelStore.__init__`
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Generic, TypedDict, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -82,7 +83,11 @@ class ModelStoreArgs(TypedDict, total=False):
     cluster, made by the first store that names it and shared by every store on it."""
 
 
+# A store's args type (a TypedDict of ModelStoreArgs' fields and its own): what its hooks read,
+# so mypy checks every key they read against the declared fields.
 A = TypeVar("A", bound=Mapping[str, Any])
+# A Spec is read-only: a Spec of a backend's args is a Spec of its cloud base's args.
+A_co = TypeVar("A_co", bound=Mapping[str, Any], covariant=True)
 # Backend name (the config program's `backend`) -> store class; filled as backends are defined.
 _BACKENDS: dict[str, type["ModelStore"]] = {}
 
@@ -115,11 +120,11 @@ class StoreCommon:
 
 
 @dataclass(frozen=True)
-class Spec(Generic[A]):
+class Spec(Generic[A_co]):
     """A store's parsed input: the common contract and the backend's own values."""
 
     common: StoreCommon
-    args: A
+    args: A_co
     derived: Mapping[str, Any] = field(default_factory=dict)
     """What the rules derived (``Parser.derived``)."""
 
@@ -295,11 +300,13 @@ def _no_namespace_both_reader_and_writer(store: str, readers: Any, writers: Any)
         )
 
 
-class ModelStore(pulumi.ComponentResource):
+class ModelStore(pulumi.ComponentResource, Generic[A]):
     """Base of every store: the skeleton (see the module docstring), claims per consumer
-    namespace and the workload mount. Subclasses set ``args_type``, and override
-    :meth:`rules`, :meth:`join`, :meth:`preflight` and :meth:`provision`; each declares
-    ``__init__`` with its own args type (the component schema reads it)."""
+    namespace and the workload mount. Subclasses name their args type twice, for the run time
+    (``args_type``) and for mypy (``ModelStore[TheirArgs]``, so their hooks take
+    ``Spec[TheirArgs]``), override :meth:`rules`, :meth:`join`, :meth:`preflight` and
+    :meth:`provision`, and declare ``__init__`` with their args type (the component schema
+    reads it)."""
 
     # Class attributes without annotations: the component analyzer treats annotations on a
     # component as its outputs.
@@ -334,7 +341,7 @@ class ModelStore(pulumi.ComponentResource):
     # ---- 1. parse ------------------------------------------------------------------------------
 
     @classmethod
-    def parse(cls, resource_name: str, args: Any, *, warn: bool = True) -> Spec[Any]:
+    def parse(cls, resource_name: str, args: Any, *, warn: bool = True) -> Spec[A]:
         """Every check that needs no lookup; raises one :class:`ModelStoreInputError` listing
         every problem, one line each. ``warn``: warn of deprecated spellings (the config
         program checks every store first without, so each store warns once, when built)."""
@@ -345,18 +352,27 @@ class ModelStore(pulumi.ComponentResource):
             written=spelled_as(args, cls.renamed_fields),
         )
         common = parse_common(p)
+        cls.cloud_rules(p)
         cls.rules(p)
         values = p.finish()
         assert common is not None
-        return Spec(common, values, dict(p.derived))
+        # The values are the args type's fields (FieldValues refuses any other name).
+        return Spec(common, cast(A, values), dict(p.derived))
 
     @classmethod
     def _renamed(cls, store: str, args: Any, warn: bool = True) -> Any:
         return renamed(store, args, cls.renamed_fields, warn=warn, stacklevel=4)
 
     @classmethod
+    def cloud_rules(cls, p: Parser) -> None:
+        """What every store of one cloud checks, whatever its backend (the cluster named, the
+        cloud's tags or labels): run after the common contract, before :meth:`rules`. The
+        cloud's base class overrides it; none by default."""
+
+    @classmethod
     def rules(cls, p: Parser) -> None:
-        """The backend's named rules, run on the parser (after the common contract)."""
+        """The backend's named rules, run on the parser (after the common contract and
+        :meth:`cloud_rules`)."""
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
@@ -372,23 +388,23 @@ class ModelStore(pulumi.ComponentResource):
 
     # ---- 2. join and preflight -----------------------------------------------------------------
 
-    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> ClusterScope:
+    def join(self, spec: Spec[A], opts: pulumi.ResourceOptions | None) -> ClusterScope:
         """The cluster scope this store joins (lookups of cluster facts happen there, once)."""
         raise NotImplementedError
 
     def preflight(
-        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+        self, spec: Spec[A], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
     ) -> Any:
         """Lookups only, before anything registers; what it returns reaches :meth:`provision`."""
         return None
 
-    def check_cluster(self, spec: Spec[Any], cluster: ClusterScope) -> None:
+    def check_cluster(self, spec: Spec[A], cluster: ClusterScope) -> None:
         """What the store asks of the cluster scope (a driver install, ...) that another store
         may have set differently: refused here, before the store registers anything."""
 
     # ---- 3. provision --------------------------------------------------------------------------
 
-    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: Any) -> Binding:
+    def provision(self, spec: Spec[A], cluster: ClusterScope, facts: Any) -> Binding:
         """The cloud resources (children of the store); returns how the PVs bind to them."""
         raise NotImplementedError
 

@@ -431,9 +431,9 @@ def test_pvs_and_claims():
 
 def test_block_cache_and_extra_options():
     _, p = run(
-        block_cache_pool_size_mb=1024,
+        block_cache_pool_size_mib=1024,
         block_cache_prefetch=0,
-        block_cache_block_size_mb=8,
+        block_cache_block_size_mib=8,
         attribute_cache_seconds=120,
         extra_mount_options=["--log-level=LOG_WARNING", "-o umask=0022"],
     )
@@ -519,13 +519,13 @@ def test_key_mode_mounts_on_older_clusters():
 
 def test_region_mismatch():
     with pytest.raises(PlanError) as err:
-        plan(blob(location="westeurope"))
+        plan(blob(region="westeurope"))
     assert str(err.value) == (
-        "llama: location must be the cluster's region eastus (every read would cross regions), "
+        "llama: region must be the cluster's region eastus (every read would cross regions), "
         "or set allow_other_region, got 'westeurope'"
     )
     assert len(err.value.registered) == 1
-    _, p = run(location="westeurope", allow_other_region=True)
+    _, p = run(region="westeurope", allow_other_region=True)
     assert p.by_type(ACCOUNT)[0]["inputs"]["location"] == "westeurope"
 
 
@@ -552,7 +552,7 @@ def test_a_regional_endpoint_must_reach_the_account_s_region():
         return {**INVOKES[GET_SUBNET](args, config), "serviceEndpoints": [endpoint]}
 
     with pytest.raises(PlanError) as err:
-        plan(blob(location="westeurope", allow_other_region=True), invokes={GET_SUBNET: regional})
+        plan(blob(region="westeurope", allow_other_region=True), invokes={GET_SUBNET: regional})
     assert str(err.value) == (
         "llama: allowed_subnet_ids must be subnets whose storage service endpoint reaches the "
         "account's region westeurope (subnet ml-nodes of virtual network ml-vnet reaches "
@@ -747,13 +747,14 @@ BAD = [
         "block_cache_prefetch must be 0 (off) or at least 11 (blobfuse2's minimum), got 5",
     ),
     (
-        {"block_cache_pool_size_mb": 256},
-        "block_cache_pool_size_mb must be at least block_cache_prefetch x "
-        "block_cache_block_size_mb = 32 x 16 = 512 MiB (blobfuse2 refuses a smaller pool), got 256",
+        {"block_cache_pool_size_mib": 256},
+        "block_cache_pool_size_mib must be at least block_cache_prefetch x "
+        "block_cache_block_size_mib = 32 x 16 = 512 MiB (blobfuse2 refuses a smaller pool), "
+        "got 256",
     ),
     (
-        {"block_cache_block_size_mb": 0},
-        "block_cache_block_size_mb must be a positive whole number, got 0",
+        {"block_cache_block_size_mib": 0},
+        "block_cache_block_size_mib must be a positive whole number, got 0",
     ),
     (
         {"negative_cache_seconds": -1},

@@ -449,13 +449,13 @@ PREFLIGHT = [
         f"--service-endpoints Microsoft.Storage.Global), got '{OTHER_SUBNET}'",
     ),
     (
-        {"location": "westeurope"},
+        {"region": "westeurope"},
         None,
-        "llama: location must be the cluster's region eastus (every read would cross regions), "
+        "llama: region must be the cluster's region eastus (every read would cross regions), "
         "or set allow_other_region, got 'westeurope'",
     ),
     (
-        {"location": "westeurope", "allow_other_region": True},
+        {"region": "westeurope", "allow_other_region": True},
         subnet_answer(endpoints=["Microsoft.Storage"], locations=["eastus", "westus"]),
         "llama: allowed_subnet_ids must be subnets whose storage service endpoint reaches the "
         "account's region westeurope (subnet ml-nodes of virtual network ml-vnet reaches "
@@ -514,7 +514,7 @@ def test_a_subnet_of_another_subscription_is_not_looked_up():
 def test_a_private_endpoint_is_in_the_cluster_s_region_and_subscription():
     # Azure creates an endpoint only in its virtual network's region and subscription; the
     # account may be elsewhere.
-    _, p = run(private_endpoint_subnet_id=PE_SUBNET, location="westeurope", allow_other_region=True)
+    _, p = run(private_endpoint_subnet_id=PE_SUBNET, region="westeurope", allow_other_region=True)
     assert p.by_type(ACCOUNT)[0]["inputs"]["location"] == "westeurope"
     assert p.by_type(PE)[0]["inputs"]["location"] == "eastus"
     elsewhere = PE_SUBNET.replace(SUB, OTHER_SUB)
@@ -536,12 +536,12 @@ def test_either_storage_endpoint_will_do():
     assert p.by_type(ACCOUNT)
     # The global endpoint reaches every region.
     regions = subnet_answer(endpoints=["Microsoft.Storage.Global"], locations=["*"])
-    _, p = run(regions, location="westeurope", allow_other_region=True)
+    _, p = run(regions, region="westeurope", allow_other_region=True)
     assert p.by_type(ACCOUNT)
 
 
 def test_another_region_when_allowed():
-    _, p = run(location="westeurope", allow_other_region=True)
+    _, p = run(region="westeurope", allow_other_region=True)
     assert p.by_type(ACCOUNT)[0]["inputs"]["location"] == "westeurope"
 
 
@@ -723,8 +723,8 @@ BAD = [
         f"share_name must be {az_v.SHARE_NAME_RULE}, got 'llama-'",
     ),
     (
-        {"location": "West Europe"},
-        "location must be an Azure region name as ARM spells it (e.g. eastus, westeurope), got "
+        {"region": "West Europe"},
+        "region must be an Azure region name as ARM spells it (e.g. eastus, westeurope), got "
         "'West Europe'",
     ),
 ]

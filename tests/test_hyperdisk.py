@@ -84,7 +84,7 @@ def test_storage_class_is_zonal_hyperdisk_ml_with_provisioned_throughput(planned
 
 def test_multi_zone_class_binds_immediately_in_the_given_zones():
     zones = ["us-central1-a", "us-central1-c"]
-    (sc,) = plan(store(zones=zones, throughput_mib_per_s=4000)).by_type(SC)
+    (sc,) = plan(store(zones=zones, throughput_mibps=4000)).by_type(SC)
     i = sc["inputs"]
     assert i["parameters"]["enable-multi-zone-provisioning"] == "true"
     assert i["parameters"]["provisioned-throughput-on-create"] == "4000Mi"
@@ -285,13 +285,12 @@ BAD: list[tuple[dict[str, Any], str]] = [
         "source_uri must be set (it has no default), got None",
     ),
     (
-        {"throughput_mib_per_s": 300},
-        "throughput_mib_per_s must be between 400 and 1,200,000 MiB/s (Hyperdisk ML's range), "
-        "got 300",
+        {"throughput_mibps": 300},
+        "throughput_mibps must be between 400 and 1,200,000 MiB/s (Hyperdisk ML's range), got 300",
     ),
     (
-        {"throughput_mib_per_s": 1_200_001},
-        "throughput_mib_per_s must be between 400 and 1,200,000 MiB/s (Hyperdisk ML's range), "
+        {"throughput_mibps": 1_200_001},
+        "throughput_mibps must be between 400 and 1,200,000 MiB/s (Hyperdisk ML's range), "
         "got 1200001",
     ),
     (

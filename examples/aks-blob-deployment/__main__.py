@@ -25,7 +25,7 @@ store = AzureBlobModelStore(
         "writers": ["model-publisher"],
         "container_name": "llama-3-8b-instruct",
         # blobfuse2 runs on the node outside the pod's limits: one pool per replica's mount.
-        "block_cache_pool_size_mb": 8192,
+        "block_cache_pool_size_mib": 8192,
     },
 )
 

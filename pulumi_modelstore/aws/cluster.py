@@ -57,14 +57,7 @@ def resolve_cluster(
     oidc_issuer = args.get("oidc_issuer")
     _check_given_facts(store, vpc_id, subnet_ids, node_sgs, region, oidc_issuer)
     invoke_opts = invoke_opts or invoke_options(opts)
-    cluster_named_or_described(store, None, cluster_name, vpc_id, subnet_ids, node_sgs)
-    if (vpc_id is None or subnet_ids is None or node_sgs is None) and is_output(cluster_name):
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            "<Output>",
-            "a plain string so the cluster can be looked up before deploy",
-        )
+    cluster_named(store, None, cluster_name, vpc_id, subnet_ids, node_sgs)
     cluster = None
     if (
         cluster_name
@@ -125,20 +118,54 @@ def _check_given_facts(
         aws_v.resource_ids(store, field, ids, prefix)
 
 
-def cluster_named_or_described(
-    store: str, cluster: Any, cluster_name: Any, vpc_id: Any, subnet_ids: Any, node_sgs: Any
+def cluster_named(
+    store: str,
+    cluster: Any,
+    cluster_name: Any,
+    vpc_id: Any = None,
+    subnet_ids: Any = None,
+    node_sgs: Any = None,
+    driver_install: Any = None,
+    *,
+    needed_for: str | None = None,
 ) -> None:
-    """A store names its cluster (``cluster`` or ``cluster_name``) or gives the facts a lookup
-    would find; else there is nothing to look up."""
-    if cluster is not None or cluster_name:
+    """The one rule of an AWS store's cluster being named: ``cluster`` (a scope, which checks
+    itself) or ``cluster_name``. Without ``needed_for`` the store needs the cluster's network
+    facts, so giving ``vpc_id``, ``cluster_subnet_ids`` and ``node_security_group_ids`` stands
+    in for the name (except for ``driver_install: eks-addon``: an add-on is made on a named
+    cluster), and a name that must be looked up is a plain string. ``needed_for``: what the
+    store makes on the named cluster (IAM roles, an add-on), for which no fact stands in."""
+    if cluster is not None:
         return
-    if vpc_id is None or subnet_ids is None or node_sgs is None:
+    if driver_install == "eks-addon" and needed_for is None and not cluster_name:
+        raise ModelStoreInputError(
+            store, "cluster_name", cluster_name, "set when driver_install is eks-addon"
+        )
+    if needed_for is not None:
+        if not cluster_name:
+            raise ModelStoreInputError(
+                store,
+                "cluster_name",
+                cluster_name,
+                f"the EKS cluster's name (needed for {needed_for})",
+            )
+        return
+    if not (vpc_id is None or subnet_ids is None or node_sgs is None):
+        return
+    if not cluster_name:
         raise ModelStoreInputError(
             store,
             "cluster_name",
             cluster_name,
             "the EKS cluster's name (or give vpc_id, cluster_subnet_ids and "
             "node_security_group_ids explicitly)",
+        )
+    if is_output(cluster_name):
+        raise ModelStoreInputError(
+            store,
+            "cluster_name",
+            "<Output>",
+            "a plain string so the cluster can be looked up before deploy",
         )
 
 

@@ -342,29 +342,6 @@ def subnets_known_before_deploy(store: str, field: str, value: Any) -> None:
         )
 
 
-def cluster_is_known(
-    store: str, cluster: Any, name: Any, vpc_id: Any, subnet_ids: Any, node_sgs: Any
-) -> None:
-    """The cluster is named (to look its facts up once) or its facts are all given."""
-    if cluster is not None or not (vpc_id is None or subnet_ids is None or node_sgs is None):
-        return
-    if not name:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            name,
-            "the EKS cluster's name (or give vpc_id, cluster_subnet_ids and "
-            "node_security_group_ids explicitly)",
-        )
-    if v.is_output(name):
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            "<Output>",
-            "a plain string so the cluster can be looked up before deploy",
-        )
-
-
 def efs_driver_install(store: str, values: Mapping[str, Any]) -> DriverInstall:
     """The driver install, with the EFS node service account's constraints: the EKS add-on
     names it and installs it in kube-system, and needs the cluster's name."""
@@ -659,20 +636,10 @@ class EfsModelStore(AwsModelStore, backend="efs"):
                 p.derived["install"] = install
                 if p.ok("identity"):
                     p.check(lambda: driver_supports_pod_identity(p.store, p["identity"], install))
-        p.rule(
-            cluster_is_known,
-            "cluster",
-            "cluster_name",
-            "vpc_id",
-            "cluster_subnet_ids",
-            "node_security_group_ids",
-        )
         p.field_rule(subnets_known_before_deploy, "subnet_ids")
         p.field_rule(aws_v.kms_key_arn, "kms_key_arn", "the provider refuses a key id or an alias")
         p.field_rule(aws_v.resource_ids, "subnet_ids", "subnet")
         p.field_rule(aws_v.resource_id, "security_group_id", "sg")
-        cls.fact_rules(p)
-        cls.aws_rules(p)
         if p["security_group_id"] is None and p.ok(STORE_NAME):  # its group is named after it
             p.check(lambda: names.store_name_fits_security_group(p.store))
 

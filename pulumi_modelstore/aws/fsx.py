@@ -353,7 +353,6 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
 
     @classmethod
     def rules(cls, p: Parser) -> None:
-        super().rules(p)
         p.field_rule(v.one_of, "deployment_type", DEPLOYMENT_TYPES)
         p.field_rule(v.one_of, "storage_type", STORAGE_TYPES)
         p.rule(hdd_needs_persistent_1, "storage_type", "deployment_type")

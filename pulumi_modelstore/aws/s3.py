@@ -42,7 +42,7 @@ from ..kube.drivers import CsiDriverChart
 from ..store import STORE_NAME, Binding, Spec
 from . import names
 from . import validation as aws_v
-from .cluster import EksCluster
+from .cluster import EksCluster, cluster_named
 from .drivers import MOUNTPOINT_S3_CSI, DriverInstall, parse_driver_install
 from .identity import (
     IDENTITIES,
@@ -424,13 +424,8 @@ def cluster_name_when_needed(
     store: str, cluster_name: Any, authentication_source: str, driver_install: str
 ) -> None:
     """Checked on the args, and again on a ``cluster`` scope given instead (its name)."""
-    if needs_cluster(authentication_source, driver_install) and not cluster_name:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            cluster_name,
-            "the EKS cluster's name (needed for its IAM roles and driver add-on)",
-        )
+    if needs_cluster(authentication_source, driver_install):
+        cluster_named(store, None, cluster_name, needed_for="its IAM roles and driver add-on")
 
 
 def store_name_fits_bucket(store: str, bucket_name: Any) -> None:
@@ -572,6 +567,9 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
     """
 
     args_type = MountpointS3ModelStoreArgs
+    # No VPC, subnets or node groups: the cluster's name is needed only for what the store makes
+    # on it (`cluster_name_when_needed`).
+    reads_cluster_network = False
 
     bucket_name: pulumi.Output[str]
     """The bucket's name, the PVs' ``bucketName`` attribute."""
@@ -663,8 +661,6 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
             p.rule(
                 cluster_name_when_needed, "cluster_name", "authentication_source", "driver_install"
             )
-        cls.fact_rules(p)
-        cls.aws_rules(p)
         if p.ok(STORE_NAME):  # else refused once already, as a Kubernetes label value
             p.rule(store_name_fits_bucket, "bucket_name")
 

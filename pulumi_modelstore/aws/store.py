@@ -5,7 +5,7 @@ install through that scope, and AWS tags."""
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import pulumi
 
@@ -14,7 +14,7 @@ from ..fields import Parser
 from ..kube.drivers import CsiDriverChart
 from ..store import ModelStore, ModelStoreArgs, Spec
 from . import validation as aws_v
-from .cluster import EksCluster, EksClusterArgs, _check_given_facts, cluster_named_or_described
+from .cluster import EksCluster, EksClusterArgs, _check_given_facts, cluster_named
 from .drivers import DriverInstall, DriverInstallArgs, describe_install, install_driver
 from .identity import ServiceAccountRole
 from .tags import STORE_TAG_KEYS, cluster_tags, store_tags
@@ -31,20 +31,28 @@ class AwsModelStoreArgs(ModelStoreArgs, EksClusterArgs, DriverInstallArgs, total
     ``app.kubernetes.io/managed-by``)."""
 
 
-class AwsModelStore(ModelStore):
+# An AWS store's args type: its hooks here read the fields every AWS store has.
+AwsArgs = TypeVar("AwsArgs", bound=AwsModelStoreArgs)
+
+
+class AwsModelStore(ModelStore[AwsArgs]):
     """Base of the AWS stores: joins the :class:`EksCluster` its ``cluster_name`` (or
     ``cluster``) names, and installs its CSI driver once per cluster through it."""
 
     args_type = AwsModelStoreArgs
     renamed_fields = MappingProxyType({"driver": "driver_install"})
+    # The store reads the cluster's network (VPC, subnets, node security groups): its cluster
+    # is named or those facts are given (`cluster_named`). A store that needs only the name,
+    # for what it makes on the cluster, asks for it in its own rules (S3).
+    reads_cluster_network = True
     # The backend's CSI driver chart (private: annotations on a component are its outputs).
     _csi_chart: ClassVar[CsiDriverChart | None] = None
 
-    def driver_chart(self, spec: Spec[Any]) -> CsiDriverChart | None:
+    def driver_chart(self, spec: Spec[AwsArgs]) -> CsiDriverChart | None:
         """The chart the store installs (a backend whose version is an input overrides it)."""
         return self._csi_chart
 
-    def check_cluster(self, spec: Spec[Any], cluster: ClusterScope) -> None:
+    def check_cluster(self, spec: Spec[AwsArgs], cluster: ClusterScope) -> None:
         """A driver install another store of the cluster set differently is refused before
         this store registers anything."""
         install, chart = spec.derived.get("install"), self.driver_chart(spec)
@@ -56,19 +64,22 @@ class AwsModelStore(ModelStore):
         return ("eks", EksCluster.name_for(args))
 
     @classmethod
-    def rules(cls, p: Parser) -> None:
+    def cloud_rules(cls, p: Parser) -> None:
         """The cluster's facts, checked before anything registers (the scope checks them
-        again when it is made; a store's ``validate()`` finds them here), then what every AWS
-        store checks (:meth:`aws_rules`)."""
+        again when it is made; a store's ``validate()`` finds them here), the cluster named
+        (or described, where the store reads its network) and what every AWS store checks
+        (:meth:`aws_rules`)."""
         cls.fact_rules(p)
-        p.rule(
-            cluster_named_or_described,
-            "cluster",
-            "cluster_name",
-            "vpc_id",
-            "cluster_subnet_ids",
-            "node_security_group_ids",
-        )
+        if cls.reads_cluster_network:
+            p.rule(
+                cluster_named,
+                "cluster",
+                "cluster_name",
+                "vpc_id",
+                "cluster_subnet_ids",
+                "node_security_group_ids",
+                "driver_install",
+            )
         cls.aws_rules(p)
 
     @staticmethod
@@ -92,16 +103,16 @@ class AwsModelStore(ModelStore):
         p.field_rule(aws_v.eks_cluster_name, "cluster_name")
         p.field_rule(store_tags_fit, "tags")
 
-    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> EksCluster:
+    def join(self, spec: Spec[AwsArgs], opts: pulumi.ResourceOptions | None) -> EksCluster:
         return EksCluster.join(spec.common.name, spec.args, opts)
 
     @staticmethod
-    def tags(spec: Spec[Any]) -> dict[str, str]:
+    def tags(spec: Spec[AwsModelStoreArgs]) -> dict[str, str]:
         return store_tags(spec.common.name, spec.args.get("tags") or {})
 
     def install_driver(
         self,
-        spec: Spec[Any],
+        spec: Spec[AwsModelStoreArgs],
         cluster: EksCluster,
         install: DriverInstall,
         *,

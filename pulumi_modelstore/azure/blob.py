@@ -47,6 +47,7 @@ least 11 and ``prefetch x block size <= pool`` (not reduced for you once the poo
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -228,12 +229,15 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     """Create that service account in every consumer namespace. False takes existing ones by
     name (the federated credentials name them all the same; annotate them yourself for Azure
     SDKs). Default: ``True``."""
-    block_cache_block_size_mb: int
-    """The readers' blobfuse2 block cache block size in MiB. Default: ``16``."""
-    block_cache_pool_size_mb: int
-    """The readers' block cache memory pool in MiB, per mount (per pod): blobfuse2 runs on the
-    node outside pod limits and would otherwise take 60-80% of the node's memory. Default:
-    ``4096``."""
+    block_cache_block_size_mib: int
+    """The readers' blobfuse2 block cache block size in MiB (``--block-cache-block-size``).
+    Default: ``16``. (Formerly ``block_cache_block_size_mb``, still accepted with a deprecation
+    warning.)"""
+    block_cache_pool_size_mib: int
+    """The readers' block cache memory pool in MiB (``--block-cache-pool-size``), per mount
+    (per pod): blobfuse2 runs on the node outside pod limits and would otherwise take 60-80% of
+    the node's memory. Default: ``4096``. (Formerly ``block_cache_pool_size_mb``, still
+    accepted with a deprecation warning.)"""
     block_cache_prefetch: int
     """Blocks the readers' block cache reads ahead: 0 (off) or at least 11, and prefetch x
     block size must fit the pool. Default: ``32``."""
@@ -310,9 +314,9 @@ def prefetch_fits_pool(store: str, pool: int, block: int, prefetch: int) -> None
     if prefetch * block > pool:
         raise ModelStoreInputError(
             store,
-            "block_cache_pool_size_mb",
+            "block_cache_pool_size_mib",
             pool,
-            f"at least block_cache_prefetch x block_cache_block_size_mb = {prefetch} x {block} "
+            f"at least block_cache_prefetch x block_cache_block_size_mib = {prefetch} x {block} "
             f"= {prefetch * block} MiB (blobfuse2 refuses a smaller pool)",
         )
 
@@ -412,8 +416,8 @@ def mount_options(a: Any, read_only: bool) -> list[str]:
         seconds = a["attribute_cache_seconds"]
         options += [
             "--block-cache",
-            f"--block-cache-block-size={a['block_cache_block_size_mb']}",
-            f"--block-cache-pool-size={a['block_cache_pool_size_mb']}",
+            f"--block-cache-block-size={a['block_cache_block_size_mib']}",
+            f"--block-cache-pool-size={a['block_cache_pool_size_mib']}",
             f"--block-cache-prefetch={a['block_cache_prefetch']}",
             "--use-attr-cache=true",
             f"--attr-cache-timeout={seconds}",
@@ -452,6 +456,13 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
     """
 
     args_type = AzureBlobModelStoreArgs
+    renamed_fields = MappingProxyType(
+        {
+            **AzureModelStore.renamed_fields,
+            "block_cache_block_size_mb": "block_cache_block_size_mib",
+            "block_cache_pool_size_mb": "block_cache_pool_size_mib",
+        }
+    )
 
     storage_account_name: pulumi.Output[str]
     """The storage account's name."""
@@ -507,19 +518,18 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
         if p["service_account_name"] is None and p.ok("claim_name"):
             p.set("service_account_name", f"{p['claim_name']}-blob")
         p.field_rule(v.dns_subdomain, "service_account_name")
-        p.field_rule(v.positive_int, "block_cache_block_size_mb")
-        p.field_rule(v.positive_int, "block_cache_pool_size_mb")
+        p.field_rule(v.positive_int, "block_cache_block_size_mib")
+        p.field_rule(v.positive_int, "block_cache_pool_size_mib")
         p.field_rule(valid_prefetch, "block_cache_prefetch")
         p.rule(
             prefetch_fits_pool,
-            "block_cache_pool_size_mb",
-            "block_cache_block_size_mb",
+            "block_cache_pool_size_mib",
+            "block_cache_block_size_mib",
             "block_cache_prefetch",
         )
         p.field_rule(non_negative, "attribute_cache_seconds")
         p.field_rule(non_negative, "negative_cache_seconds")
         p.field_rule(mount_options_kept, "extra_mount_options")
-        cls.azure_rules(p)
 
     # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
 

@@ -259,7 +259,6 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
 
     @classmethod
     def rules(cls, p: Parser) -> None:
-        cls.azure_rules(p)
         account_rules(p, net.NETWORK_FIELDS)
         p.field_rule(v.one_of, "sku_name", SKUS)
         net.network_rules(p, net.FILE)

@@ -4,7 +4,8 @@ resources go (resource group, region), Azure tags, and the hardened storage acco
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
 from collections.abc import Mapping
-from typing import Any
+from types import MappingProxyType
+from typing import Any, TypeVar
 
 import pulumi
 
@@ -30,29 +31,35 @@ class AzureModelStoreArgs(ModelStoreArgs, AksClusterArgs, total=False):
     cluster's node resource group (``nodeResourceGroup``, by default
     ``MC_<resource group>_<cluster>_<region>``), which AKS deletes with the cluster, is refused
     before deploy."""
-    location: str
-    """The Azure region of the store's storage account, as ARM spells it (``eastus``). Default:
-    the cluster's region. Another region costs egress and latency at every read: it is refused
-    unless ``allow_other_region`` is True."""
+    region: str
+    """The Azure region of the store's storage account, as ARM spells it (``eastus``; ARM's
+    ``location``). Default: the cluster's region. Another region costs egress and latency at
+    every read: it is refused unless ``allow_other_region`` is True. (Formerly ``location``,
+    still accepted with a deprecation warning: ``location`` names a cluster's location only.)"""
     allow_other_region: bool
-    """Allow ``location`` to differ from the cluster's region. Default: ``False``."""
+    """Allow ``region`` to differ from the cluster's region. Default: ``False``."""
     tags: Mapping[str, str]
     """Azure tags merged onto every Azure resource of the store. Default: none besides the
     store's own ``modelstore-store`` and ``managed-by``."""
 
 
-class AzureModelStore(ModelStore):
+# An Azure store's args type: its hooks here read the fields every Azure store has.
+AzureArgs = TypeVar("AzureArgs", bound=AzureModelStoreArgs)
+
+
+class AzureModelStore(ModelStore[AzureArgs]):
     """Base of the Azure stores: joins the :class:`AksCluster` its ``cluster_name`` and
     ``cluster_resource_group_name`` (or ``cluster``) name."""
 
     args_type = AzureModelStoreArgs
+    renamed_fields = MappingProxyType({"location": "region"})
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
         return ("aks", str(args.get("cluster_name") or "aks"))
 
     @classmethod
-    def azure_rules(cls, p: Parser) -> None:
+    def cloud_rules(cls, p: Parser) -> None:
         """The cluster named (or given), the resource group and region spelled as ARM takes
         them, and the tags."""
         if p["cluster"] is None:
@@ -61,16 +68,16 @@ class AzureModelStore(ModelStore):
             )
         p.field_rule(az_v.resource_group_name, "resource_group_name")
         p.field_rule(az_v.resource_group_name, "cluster_resource_group_name")
-        p.field_rule(az_v.location, "location")
+        p.field_rule(az_v.location, "region")
         p.field_rule(az_v.tags, "tags", OWN_TAGS)
         if p.ok(STORE_NAME):  # the store's own tag value
             p.check(lambda: az_v.tags(p.store, STORE_NAME, {STORE_TAG: p.store}, 0))
 
-    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> AksCluster:
+    def join(self, spec: Spec[AzureArgs], opts: pulumi.ResourceOptions | None) -> AksCluster:
         return AksCluster.join(spec.common.name, spec.args, opts)
 
     @staticmethod
-    def tags(spec: Spec[Any]) -> dict[str, str]:
+    def tags(spec: Spec[AzureModelStoreArgs]) -> dict[str, str]:
         """Azure tags for the store's resources: the user's, then the store's own."""
         return {
             **(spec.args.get("tags") or {}),
@@ -79,13 +86,13 @@ class AzureModelStore(ModelStore):
         }
 
     @staticmethod
-    def shared_tags(spec: Spec[Any]) -> dict[str, str]:
+    def shared_tags(spec: Spec[AzureModelStoreArgs]) -> dict[str, str]:
         """Tags of what the cluster's stores share (a private DNS zone and its links): the
         user's and ``managed-by``, no one store's."""
         return {**(spec.args.get("tags") or {}), MANAGED_BY_TAG: MANAGED_BY}
 
     @staticmethod
-    def resource_group(spec: Spec[Any], facts: AksClusterFacts) -> str:
+    def resource_group(spec: Spec[AzureModelStoreArgs], facts: AksClusterFacts) -> str:
         """The store's resource group: ``resource_group_name``, never the cluster's node
         resource group (AKS deletes it, and the store's account and model in it, with the
         cluster), else the cluster's resource group."""
@@ -104,13 +111,13 @@ class AzureModelStore(ModelStore):
         return str(given or facts.resource_group_name)
 
     @staticmethod
-    def region(spec: Spec[Any], facts: AksClusterFacts) -> str:
-        """The store's region: ``location``, which must be the cluster's unless allowed."""
-        given = spec.args.get("location")
+    def region(spec: Spec[AzureModelStoreArgs], facts: AksClusterFacts) -> str:
+        """The store's region: ``region``, which must be the cluster's unless allowed."""
+        given = spec.args.get("region")
         if given is not None and given != facts.location and not spec.args["allow_other_region"]:
             raise ModelStoreInputError(
                 spec.common.name,
-                "location",
+                "region",
                 given,
                 f"the cluster's region {facts.location} (every read would cross regions), or "
                 "set allow_other_region",

@@ -807,7 +807,6 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
             "cache_volume",
             "extra_mount_options",
         )
-        cls.gcp_rules(p)
         if p.ok(STORE_NAME):
             p.rule(store_name_fits_bucket, "bucket_name")
 

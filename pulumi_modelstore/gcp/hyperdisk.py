@@ -39,6 +39,7 @@ workloads) whenever its spec changes, never edited.
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Required
 
 import pulumi
@@ -101,11 +102,12 @@ class HyperdiskMlModelStoreArgs(GcpModelStoreArgs, total=False):
     size_gib: Required[int]
     """Size of each volume in GiB, 4-65536 (Hyperdisk ML's range); at least the folder's size.
     Fixed: the class allows no expansion, a new size is a new revision. Required."""
-    throughput_mib_per_s: int
+    throughput_mibps: int
     """Provisioned throughput of each volume in MiB/s (``provisioned-throughput-on-create``):
     400 to 1,200,000 (Compute Engine also bounds it per GiB of size). The volume's read
     throughput is shared by every node that attaches it. Applies to volumes created after a
-    change (a new revision). Default: ``2400``."""
+    change (a new revision). Default: ``2400``. (Formerly ``throughput_mib_per_s``, still
+    accepted with a deprecation warning.)"""
     zones: Sequence[str]
     """Zones of the cluster's region to provision in, for multi-zone volumes
     (``enable-multi-zone-provisioning``: one disk per zone, filled once, volume binding
@@ -169,7 +171,7 @@ def throughput_in_range(store: str, throughput: Any) -> None:
     if not MIN_THROUGHPUT <= throughput <= MAX_THROUGHPUT:
         raise ModelStoreInputError(
             store,
-            "throughput_mib_per_s",
+            "throughput_mibps",
             throughput,
             f"between {MIN_THROUGHPUT} and {MAX_THROUGHPUT:,} MiB/s (Hyperdisk ML's range)",
         )
@@ -248,6 +250,7 @@ class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
     a volume with its claim), and the bucket is not the store's."""
 
     args_type = HyperdiskMlModelStoreArgs  # type: ignore[assignment]  # Required keys: no structural subtype of the base's args
+    renamed_fields = MappingProxyType({"throughput_mib_per_s": "throughput_mibps"})
 
     storage_class_name: pulumi.Output[str]
     """The ``hyperdisk-ml`` StorageClass the claims are provisioned from."""
@@ -270,7 +273,6 @@ class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
 
     @classmethod
     def rules(cls, p: Parser) -> None:
-        cls.gcp_rules(p)
         p.rule(readers_only, "writers")
         for required in ("source_uri", "model_revision", "size_gib"):
             if p[required] is None and p.ok(required):
@@ -282,7 +284,7 @@ class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
         p.field_rule(v.dns_label, "model_revision")
         p.field_rule(size_in_range, "size_gib")
         if p["size_gib"] is not None:
-            p.rule(throughput_in_range, "throughput_mib_per_s")
+            p.rule(throughput_in_range, "throughput_mibps")
         p.field_rule(zones_are_one_region, "zones")
         if p["model_revision"] is not None and p.ok("claim_name"):
             p.rule(names_are_subdomains, "claim_name", "model_revision")
@@ -418,7 +420,7 @@ class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
         zones = list(a.get("zones") or ())
         parameters = {
             "type": DISK_TYPE,
-            "provisioned-throughput-on-create": f"{a['throughput_mib_per_s']}Mi",
+            "provisioned-throughput-on-create": f"{a['throughput_mibps']}Mi",
             # GCP labels on every disk the class provisions (key=value, comma separated).
             "labels": ",".join(f"{k}={val}" for k, val in self.labels(spec).items()),
         }

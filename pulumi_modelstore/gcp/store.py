@@ -3,7 +3,7 @@
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import pulumi
 
@@ -26,7 +26,11 @@ class GcpModelStoreArgs(ModelStoreArgs, GkeClusterArgs, total=False):
     besides the store's own ``modelstore-store`` and ``managed-by``."""
 
 
-class GcpModelStore(ModelStore):
+# A GCP store's args type: its hooks here read the fields every GCP store has.
+GcpArgs = TypeVar("GcpArgs", bound=GcpModelStoreArgs)
+
+
+class GcpModelStore(ModelStore[GcpArgs]):
     """Base of the GCP stores: joins the :class:`GkeCluster` its ``cluster_name`` and
     ``location`` (or ``cluster``) name."""
 
@@ -37,7 +41,7 @@ class GcpModelStore(ModelStore):
         return ("gke", str(args.get("cluster_name") or "gke"))
 
     @classmethod
-    def gcp_rules(cls, p: Parser) -> None:
+    def cloud_rules(cls, p: Parser) -> None:
         """The cluster named (or given), and the GCP labels: the user's, and the store name
         the store's own label carries (a GCP label value: lowercase only)."""
         if p["cluster"] is None:
@@ -47,11 +51,11 @@ class GcpModelStore(ModelStore):
         if p.ok(STORE_NAME):  # else refused once already, as a Kubernetes label value
             p.check(lambda: gcp_v.label_value(p.store, STORE_NAME, p.store))
 
-    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> GkeCluster:
+    def join(self, spec: Spec[GcpArgs], opts: pulumi.ResourceOptions | None) -> GkeCluster:
         return GkeCluster.join(spec.common.name, spec.args, opts)
 
     @staticmethod
-    def labels(spec: Spec[Any]) -> dict[str, str]:
+    def labels(spec: Spec[GcpModelStoreArgs]) -> dict[str, str]:
         """GCP labels for the store's resources: the user's, then the store's own."""
         return {
             **(spec.args.get("resource_labels") or {}),

@@ -48,7 +48,7 @@ def node_name_is_a_label_value(store: str, field: str, node_name: Any) -> None:
     )
 
 
-class LocalModelStore(ModelStore, backend="local"):
+class LocalModelStore(ModelStore[LocalModelStoreArgs], backend="local"):
     """A store on a node's local disk. Access mode is ReadWriteOnce: every pod on that node can
     mount it, which is all a laptop cluster has. Readers mount it read-only."""
 
@@ -76,12 +76,16 @@ class LocalModelStore(ModelStore, backend="local"):
         p.field_rule(v.capacity_gib, "capacity_gib")
         p.field_rule(v.dns_label, "cluster_name")
 
-    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> ClusterScope:
+    def join(
+        self, spec: Spec[LocalModelStoreArgs], opts: pulumi.ResourceOptions | None
+    ) -> ClusterScope:
         return spec.args.get("cluster") or KubernetesCluster.join(
             spec.common.name, spec.args["cluster_name"], opts
         )
 
-    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: Any) -> Binding:
+    def provision(
+        self, spec: Spec[LocalModelStoreArgs], cluster: ClusterScope, facts: Any
+    ) -> Binding:
         host_path, node_name = spec.args["host_path"], spec.args.get("node_name")
         self.host_path = pulumi.Output.from_input(host_path)
         if node_name is None:

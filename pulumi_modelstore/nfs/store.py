@@ -246,7 +246,7 @@ def volume_handle(server: Any, share: Any, sub_dir: Any, pv_name: str) -> pulumi
     return pulumi.Output.concat(server, "#", share, "#", sub_dir or "", "#", pv_name)
 
 
-class NfsModelStore(ModelStore, backend="nfs"):
+class NfsModelStore(ModelStore[NfsModelStoreArgs], backend="nfs"):
     """A store on an existing NFS export. Readers mount it read-only at every layer (ReadOnlyMany
     on PV and claim, the PV's ``csi.readOnly``, the ``ro`` mount option: the driver adds ``ro``
     only for a read-only publish and checks no access mode, so a pod that forgets ``readOnly``
@@ -282,12 +282,16 @@ class NfsModelStore(ModelStore, backend="nfs"):
         p.field_rule(v.dns_label, "driver_namespace")
         p.field_rule(v.dns_label, "cluster_name")
 
-    def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> ClusterScope:
+    def join(
+        self, spec: Spec[NfsModelStoreArgs], opts: pulumi.ResourceOptions | None
+    ) -> ClusterScope:
         return spec.args.get("cluster") or KubernetesCluster.join(
             spec.common.name, spec.args["cluster_name"], opts
         )
 
-    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: Any) -> Binding:
+    def provision(
+        self, spec: Spec[NfsModelStoreArgs], cluster: ClusterScope, facts: Any
+    ) -> Binding:
         a = spec.args
         server, share, sub_dir = a["server"], a["share"], a.get("sub_dir")
         self.server = pulumi.Output.from_input(server)
@@ -323,7 +327,9 @@ class NfsModelStore(ModelStore, backend="nfs"):
             ready=[driver] if driver is not None else [],
         )
 
-    def _driver(self, spec: Spec[Any], cluster: ClusterScope) -> pulumi.Resource | None:
+    def _driver(
+        self, spec: Spec[NfsModelStoreArgs], cluster: ClusterScope
+    ) -> pulumi.Resource | None:
         """The driver's Helm release, made once per cluster by the scope (``none``: whatever
         another store of the cluster installed, if any)."""
         namespace = spec.args["driver_namespace"]

@@ -1,0 +1,57 @@
+"""Hooks take ``Spec[<the store's args>]``, so mypy checks every key they read against the
+args TypedDict; the args type a store names for mypy (``ModelStore[TheirArgs]``) is the one it
+parses with at run time (``args_type``)."""
+
+from __future__ import annotations
+
+import typing
+from typing import Any
+
+import pytest
+
+from pulumi_modelstore.aws.store import AwsModelStore
+from pulumi_modelstore.azure.store import AzureModelStore
+from pulumi_modelstore.gcp.store import GcpModelStore
+from pulumi_modelstore.local import LocalModelStore
+from pulumi_modelstore.nfs import NfsModelStore
+from pulumi_modelstore.program import BACKENDS
+from pulumi_modelstore.store import ModelStore, Spec
+
+HOOKS = ("join", "preflight", "check_cluster", "provision")
+
+
+def typed_args(store: type) -> Any:
+    """The type argument ``store`` gives the generic store base it extends, else None."""
+    for base in getattr(store, "__orig_bases__", ()):
+        origin = typing.get_origin(base)
+        if isinstance(origin, type) and issubclass(origin, ModelStore):
+            return typing.get_args(base)[0]
+    return None
+
+
+@pytest.mark.parametrize("store", [LocalModelStore, NfsModelStore], ids=lambda s: s.__name__)
+def test_the_hooks_a_store_defines_take_a_spec_of_its_args(store: type[ModelStore]) -> None:
+    assert typed_args(store) is store.args_type
+    for hook in HOOKS:
+        if hook in vars(store):
+            spec = typing.get_type_hints(getattr(store, hook))["spec"]
+            assert spec == Spec[store.args_type], (store.__name__, hook)
+
+
+@pytest.mark.parametrize(
+    "base", [AwsModelStore, GcpModelStore, AzureModelStore], ids=lambda s: s.__name__
+)
+def test_a_cloud_base_is_generic_in_an_args_type_bound_by_its_own(base: type[ModelStore]) -> None:
+    """Its backends give their own args type; its hooks read only the fields it declares."""
+    var = typed_args(base)
+    assert isinstance(var, typing.TypeVar) and var.__bound__ is base.args_type
+    spec = typing.get_type_hints(base.join)["spec"]
+    assert spec == Spec[var]
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_a_store_that_names_its_args_for_mypy_names_its_run_time_args(name: str) -> None:
+    store = BACKENDS[name]
+    given = typed_args(store)
+    if given is not None and not isinstance(given, typing.TypeVar):
+        assert given is store.args_type
