@@ -35,6 +35,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from .. import validation as v
+from ..access import PodSide
 from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
@@ -830,7 +831,7 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
             reader_access_mode="ReadOnlyMany",
             writer_access_mode="ReadWriteMany",
             ready=ready,
-            service_account_name=a.get("service_account_name"),
+            pod=PodSide(service_account_name=a.get("service_account_name")),
         )
 
     def _driver_role(

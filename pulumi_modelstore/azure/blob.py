@@ -53,6 +53,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .. import validation as v
+from ..access import PodSide
 from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -731,8 +732,7 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
             reader_access_mode="ReadOnlyMany",
             writer_access_mode="ReadWriteMany",
             ready=ready,
-            service_account_name=ksa,
-            pod_labels={ident.USE_LABEL: "true"},
+            pod=PodSide(service_account_name=ksa, labels={ident.USE_LABEL: "true"}),
         )
 
     def _new_account(self, spec: Spec[Any], facts: _Preflight, token: bool) -> Any:

@@ -41,6 +41,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from .. import validation as v
+from ..access import PodSide
 from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -952,13 +953,15 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
             reader_access_mode="ReadOnlyMany",
             writer_access_mode="ReadWriteMany",
             ready=ready,
-            service_account_name=ksa,
-            pod_annotations={
-                VOLUMES_ANNOTATION: "true",
-                **{SIDECAR_ANNOTATION + k: q for k, q in sorted(facts.sidecar.items())},
-            },
             storage_class_name=class_name,
-            **_cache_wiring(a.get("cache_volume"), a["cache_fs_group"]),
+            pod=PodSide(
+                service_account_name=ksa,
+                annotations={
+                    VOLUMES_ANNOTATION: "true",
+                    **{SIDECAR_ANNOTATION + k: q for k, q in sorted(facts.sidecar.items())},
+                },
+                **_cache_wiring(a.get("cache_volume"), a["cache_fs_group"]),
+            ),
         )
 
     def _new_bucket(self, spec: Spec[Any], facts: _Preflight) -> "gcp.storage.Bucket":
@@ -1016,8 +1019,8 @@ def _cache_wiring(cache_volume: Mapping[str, Any] | None, fs_group: int) -> dict
     if cache_volume is None:
         return {}
     return {
-        "reader_pod_volumes": [{"name": CACHE_VOLUME, **cache_volume}],
-        "reader_pod_security_context": {"fsGroup": fs_group},
+        "reader_volumes": [{"name": CACHE_VOLUME, **cache_volume}],
+        "reader_security_context": {"fsGroup": fs_group},
     }
 
 
