@@ -291,8 +291,9 @@ def _no_namespace_both_reader_and_writer(store: str, readers: Any, writers: Any)
 class ModelStore(pulumi.ComponentResource):
     """Base of every store: the skeleton (see the module docstring), claims per consumer
     namespace and the workload mount. Subclasses set ``args_type``, and override
-    :meth:`rules`, :meth:`join`, :meth:`preflight` and :meth:`provision_storage`; each declares
-    ``__init__`` with its own args type (the component schema reads it)."""
+    :meth:`rules`, :meth:`join`, :meth:`preflight`, :meth:`provision_storage` and, where the
+    consumers need a cloud identity, :meth:`consumer_access`; each declares ``__init__`` with
+    its own args type (the component schema reads it)."""
 
     # Class attributes without annotations: the component analyzer treats annotations on a
     # component as its outputs.
