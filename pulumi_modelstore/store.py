@@ -13,8 +13,11 @@ Every backend reads the same way, in the same order (:meth:`ModelStore.__init__`
    registers;
 2. join the cluster scope (:meth:`join`) and preflight (:meth:`preflight`): lookups only, each
    once per cluster;
-3. provision (:meth:`provision`): the cloud resources, returning a :class:`Binding`;
-4. the base turns the binding into a PV and claim per consumer namespace, :meth:`mount_for` and
+3. provision the storage (:meth:`provision_storage`): the cloud resources, returning a
+   :class:`Binding` (the PV side, and what the driver needs of pods);
+4. consumer access (:meth:`access`, ``access.py``): the consumers' service accounts and cloud
+   grants, as the backend declares them (:meth:`consumer_access`);
+5. the base turns the binding into a PV and claim per consumer namespace, :meth:`mount_for` and
    the outputs (every ``pulumi.Output`` the class annotates).
 """
 
@@ -30,6 +33,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from . import validation as v
+from .access import Access, ConsumerAccess, PodSide, grant_consumers
 from .cluster import ClusterScope
 from .errors import ModelStoreInputError
 from .fields import Parser, check_renames, outputs_of, refusal_name, renamed, spelled_as
@@ -131,10 +135,12 @@ class Spec(Generic[A_co]):
 
 @dataclass
 class Binding:
-    """What a backend hands the base after provisioning: how its PVs look and what pods need.
+    """What a backend hands the base after provisioning its storage: how its PVs look (the PV
+    side), and what its driver needs of pods (:attr:`pod`).
 
     The base makes one PV and claim per consumer namespace from it (capacity, access mode,
-    volume source, mount options), and :meth:`ModelStore.mount_for` adds the pod side."""
+    volume source, mount options), and :meth:`ModelStore.mount_for` gives the pod side, with
+    the consumers' identity added by the access layer."""
 
     capacity: str
     """The PV's and claim's capacity (a Kubernetes quantity)."""
@@ -148,22 +154,6 @@ class Binding:
     node_affinity: Mapping[str, Any] | None = None
     ready: Sequence[pulumi.Resource] = ()
     """What the PVs wait for: each edge carries data or has a reason at the place it is made."""
-    service_account_name: str | None = None
-    """The service account consumer pods run as, where the backend needs a workload identity."""
-    pod_annotations: Mapping[str, str] = field(default_factory=dict)
-    """Annotations for the consumer pods' TEMPLATE metadata."""
-    pod_labels: Mapping[str, str] = field(default_factory=dict)
-    """Labels for the consumer pods' template metadata."""
-    pod_security_context: Mapping[str, Any] = field(default_factory=dict)
-    """Pod securityContext fields every consumer's pod needs (e.g. ``fsGroup``); none by
-    default. Only pod fields: a driver's own setting (such as the Azure Files driver's
-    ``fsGroupChangePolicy: None``) is a PV volume attribute."""
-    reader_pod_volumes: Sequence[Mapping[str, Any]] = ()
-    """Pod volumes a reader's pod needs besides the claim, which no workload container
-    mounts (a sidecar mounts them itself, e.g. GCS FUSE's ``gke-gcsfuse-cache``)."""
-    reader_pod_security_context: Mapping[str, Any] = field(default_factory=dict)
-    """Pod securityContext fields a reader's pod needs besides :attr:`pod_security_context`
-    (e.g. the ``fsGroup`` that lets a sidecar write to :attr:`reader_pod_volumes`)."""
     claim: Callable[[str, bool], Mapping[str, Any]] | None = None
     """For a backend whose volumes are provisioned, not static (a StorageClass and a data
     source): ``claim(namespace, read_only)`` gives the claim's spec fields besides its size
@@ -179,6 +169,9 @@ class Binding:
     claim_options: Callable[[str], pulumi.ResourceOptions] | None = None
     """``claim_options(namespace)``: options merged into that provisioned claim's own (an edge
     to the object its ``dataSourceRef`` names, ``replace_on_changes``...)."""
+    pod: PodSide = field(default_factory=PodSide)
+    """What the driver needs of consumer pods (none by default); the consumers' identity is
+    the access layer's to add."""
 
 
 def parse_common(p: Parser) -> StoreCommon | None:
@@ -304,8 +297,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
     """Base of every store: the skeleton (see the module docstring), claims per consumer
     namespace and the workload mount. Subclasses name their args type twice, for the run time
     (``args_type``) and for mypy (``ModelStore[TheirArgs]``, so their hooks take
-    ``Spec[TheirArgs]``), override :meth:`rules`, :meth:`join`, :meth:`preflight` and
-    :meth:`provision`, and declare ``__init__`` with their args type (the component schema
+    ``Spec[TheirArgs]``), override :meth:`rules`, :meth:`join`, :meth:`preflight`,
+    :meth:`provision_storage` and, where the consumers need a cloud identity,
+    :meth:`consumer_access`, and declare ``__init__`` with their args type (the component schema
     reads it)."""
 
     # Class attributes without annotations: the component analyzer treats annotations on a
@@ -395,7 +389,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
     def preflight(
         self, spec: Spec[A], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
     ) -> Any:
-        """Lookups only, before anything registers; what it returns reaches :meth:`provision`."""
+        """Lookups only, before anything registers; what it returns reaches
+        :meth:`provision_storage`."""
         return None
 
     def check_cluster(self, spec: Spec[A], cluster: ClusterScope) -> None:
@@ -404,9 +399,18 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
 
     # ---- 3. provision --------------------------------------------------------------------------
 
-    def provision(self, spec: Spec[A], cluster: ClusterScope, facts: Any) -> Binding:
-        """The cloud resources (children of the store); returns how the PVs bind to them."""
+    def provision_storage(self, spec: Spec[A], cluster: ClusterScope, facts: Any) -> Binding:
+        """The storage (cloud resources, children of the store); returns how the PVs bind to
+        it."""
         raise NotImplementedError
+
+    def consumer_access(
+        self, spec: Spec[A], cluster: ClusterScope, facts: Any
+    ) -> ConsumerAccess | None:
+        """What the consumers get (``access.ConsumerAccess``: their service account, and a
+        grant per access level through the cloud's ``identity.grant``), read once the storage
+        exists. Default: None, no consumer identity (the node or driver mounts)."""
+        return None
 
     # ---- the skeleton ----------------------------------------------------------------------------
 
@@ -429,13 +433,25 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
         self.persistent_volumes: dict[str, Any] = {}
         self.claims: dict[str, Any] = {}
         self.namespaces: dict[str, Any] = {}
-        binding = self.provision(spec, cluster, facts)
+        self._access: Access | None = None
+        binding = self.provision_storage(spec, cluster, facts)
+        access = self.access(spec, cluster, facts)
         self._binding = binding
-        self._bind(spec.common, cluster, binding)
+        self._pod = binding.pod.merged(access.pod)
+        self._bind(spec.common, cluster, binding, access.ready)
         self.summary: dict[str, Any] = {
             name: getattr(self, attribute) for name, attribute in self._outputs().items()
         }
         self.register_outputs(self.summary)
+
+    def access(self, spec: Spec[A], cluster: ClusterScope, facts: Any) -> Access:
+        """The consumers' access (``access.grant_consumers``), made once: the template asks
+        after :meth:`provision_storage`; a backend whose storage names a consumer's account (a
+        data source's transfer) asks first."""
+        if self._access is None:
+            declared = self.consumer_access(spec, cluster, facts)
+            self._access = grant_consumers(self, spec.common, cluster, declared)
+        return self._access
 
     @property
     def common(self) -> StoreCommon:
@@ -454,10 +470,17 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
         """camelCase output name -> attribute (``fields.outputs_of``)."""
         return outputs_of(cls)
 
-    def _bind(self, c: StoreCommon, cluster: ClusterScope, binding: Binding) -> None:
-        """One static PV and its claim per consumer namespace."""
+    def _bind(
+        self,
+        c: StoreCommon,
+        cluster: ClusterScope,
+        binding: Binding,
+        granted: Sequence[pulumi.Resource],
+    ) -> None:
+        """One static PV and its claim per consumer namespace, after the storage is ready and
+        the consumers are granted (``granted``)."""
         for ns, read_only in c.consumers:
-            deps = list(binding.ready)
+            deps = [*binding.ready, *granted]
             if c.create_namespaces:
                 namespace = cluster.namespace(ns, self, c.name)
                 self.namespaces[ns] = namespace
@@ -548,7 +571,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
             read_only=modes[namespace],
             mount_path=path,
             sub_path=sub_path,
-            binding=self._binding,
+            pod=self._pod,
         )
 
 
@@ -559,7 +582,7 @@ def workload_mount(
     read_only: bool,
     mount_path: str,
     sub_path: str | None = None,
-    binding: Binding | None = None,
+    pod: PodSide | None = None,
 ) -> WorkloadMount:
     """The one way a claim becomes what a pod needs (every store's :meth:`mount_for`, and the
     caches' pod patching): the volume, the mount (read-only for readers), and for readers
@@ -578,13 +601,13 @@ def workload_mount(
     env: list[dict[str, Any]] = []
     extra_volumes: list[dict[str, Any]] = []
     extra_mounts: list[dict[str, Any]] = []
-    b = binding or Binding(capacity="", source=lambda ns, ro: {})
-    security_context = dict(b.pod_security_context)
+    b = pod or PodSide()
+    security_context = dict(b.security_context)
     if read_only:
         hf_volume, hf_mount = hf_home_volume()
         env, extra_volumes, extra_mounts = reader_env(), [hf_volume], [hf_mount]
-        extra_volumes += [dict(vol) for vol in b.reader_pod_volumes]
-        security_context.update(b.reader_pod_security_context)
+        extra_volumes += [dict(vol) for vol in b.reader_volumes]
+        security_context.update(b.reader_security_context)
     return WorkloadMount(
         namespace=namespace,
         claim_name=claim_name,
@@ -593,8 +616,8 @@ def workload_mount(
         volume=volume,
         volume_mount=volume_mount,
         service_account_name=b.service_account_name,
-        pod_annotations=dict(b.pod_annotations),
-        pod_labels=dict(b.pod_labels),
+        pod_annotations=dict(b.annotations),
+        pod_labels=dict(b.labels),
         pod_security_context=security_context,
         env=env,
         extra_volumes=extra_volumes,

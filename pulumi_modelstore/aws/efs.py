@@ -433,12 +433,12 @@ def _on_cluster(cluster: EksCluster) -> _EfsOnCluster:
     return cluster.shared(("efs",), _EfsOnCluster)
 
 
-def _node_account(spec: Spec[Any]) -> tuple[str, str]:
+def _node_account(spec: Spec[EfsModelStoreArgs]) -> tuple[str, str]:
     install: DriverInstall = spec.derived["install"]
     return (install.namespace, spec.args["node_service_account"])
 
 
-def _trusted_accounts(spec: Spec[Any], kind: str) -> tuple[tuple[str, str], ...]:
+def _trusted_accounts(spec: Spec[EfsModelStoreArgs], kind: str) -> tuple[tuple[str, str], ...]:
     """Who may assume the node role. The EKS add-on puts its ``serviceAccountRoleArn`` on BOTH
     its service accounts (its schema has no node-only role: aws/containers-roadmap#2820; AWS's
     add-on page widens the trust to ``efs-csi-*``), so with IRSA the role trusts exactly those
@@ -534,7 +534,9 @@ def same_node_service_account(
         )
 
 
-def install_fits_node_role(store: str, scope: str, shared: _EfsOnCluster, spec: Spec[Any]) -> None:
+def install_fits_node_role(
+    store: str, scope: str, shared: _EfsOnCluster, spec: Spec[EfsModelStoreArgs]
+) -> None:
     """An EKS add-on install with IRSA hands the node role to its controller too: a role made
     for the node service account alone cannot serve it."""
     if set(_trusted_accounts(spec, shared.role_kind)) - set(shared.role_accounts):
@@ -550,7 +552,7 @@ def install_fits_node_role(store: str, scope: str, shared: _EfsOnCluster, spec: 
 # ---- the store -----------------------------------------------------------------------------------
 
 
-class EfsModelStore(AwsModelStore, backend="efs"):
+class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
     """A shared Amazon EFS model store for an EKS cluster.
 
     Every consumer namespace gets its own access point (same root directory and POSIX user), a
@@ -646,7 +648,10 @@ class EfsModelStore(AwsModelStore, backend="efs"):
     # ---- 2. preflight --------------------------------------------------------------------------
 
     def preflight(
-        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+        self,
+        spec: Spec[EfsModelStoreArgs],
+        cluster: ClusterScope,
+        opts: pulumi.ResourceOptions | None,
     ) -> _Facts:
         """The cluster, the zones of the mount targets' subnets (with the managed node groups'
         unless ``subnet_ids`` are given) and the node identity, each looked up once per
@@ -659,7 +664,7 @@ class EfsModelStore(AwsModelStore, backend="efs"):
         self._check_shares(spec, eks)
         return _Facts(facts, zones, identity)
 
-    def _check_shares(self, spec: Spec[Any], cluster: EksCluster) -> None:
+    def _check_shares(self, spec: Spec[EfsModelStoreArgs], cluster: EksCluster) -> None:
         """Stores on one cluster share the driver's node role: they agree on its identity kind
         and on the node service account it serves, and the driver install carries it."""
         shared, name, scope = _on_cluster(cluster), spec.common.name, cluster.scope_name
@@ -686,9 +691,68 @@ class EfsModelStore(AwsModelStore, backend="efs"):
 
     # ---- 3. provision --------------------------------------------------------------------------
 
-    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: _Facts) -> Binding:
-        eks, a, name = _eks(cluster), spec.args, spec.common.name
+    def provision_storage(
+        self, spec: Spec[EfsModelStoreArgs], cluster: ClusterScope, facts: _Facts
+    ) -> Binding:
+        eks, name = _eks(cluster), spec.common.name
         tags = self.tags(spec)
+        fs = self._file_system(spec, tags)
+        sg_id, rules = self._network(name, spec.args, facts.cluster, tags)
+        # Mount targets wait for the NFS rules: PVs wait for the mount targets, so no pod
+        # mounts before its node may reach NFS.
+        self.mount_targets: dict[str, aws.efs.MountTarget] = {
+            zone: aws.efs.MountTarget(
+                f"{name}-mount-target-{zone}",
+                file_system_id=fs.id,
+                subnet_id=subnet_id,
+                security_groups=[sg_id],
+                opts=pulumi.ResourceOptions(parent=self, depends_on=rules),
+            )
+            for zone, subnet_id in facts.zones
+        }
+        self.access_points = self._access_points(spec, tags)
+        # With iam_authorization the driver's node role (the cluster's) signs the mounts: this
+        # store adds its own permission to it. No consumer identity (the node mounts).
+        self.node_role: ServiceAccountRole | None = None
+        self.node_policy: aws.iam.RolePolicy | None = None
+        if facts.identity is not None:
+            self.node_role = self._node_role(spec, eks, facts.identity)
+            self.node_policy = attach_policy(
+                f"{name}-efs-node-policy", self.node_role, self._client_policy(), parent=self
+            )
+        self.driver_install = self._install_driver(spec, eks)
+        ready: list[pulumi.Resource] = [
+            # The driver (this store's install or the cluster's): a destroy removes the
+            # volumes before the driver that unmounts them.
+            *([self.driver_install] if self.driver_install is not None else []),
+            # A mount needs a mount target in the node's zone.
+            *self.mount_targets.values(),
+            # The file system policy refuses clients without TLS (and, under IAM
+            # authorization, anonymous ones): no volume is offered before it applies.
+            self.file_system_policy,
+        ]
+        if self.node_role is not None and self.node_policy is not None:
+            # `iam` mounts are signed with the node role: denied until this store's own policy
+            # is on it, and (Pod Identity) until the association hands the role out.
+            ready += [self.node_policy, *self.node_role.associations]
+        self._outputs_of(sg_id)
+        return Binding(
+            capacity=NOMINAL_CAPACITY,
+            source=self._source,
+            # The EFS driver accepts SINGLE_NODE_WRITER and MULTI_NODE_MULTI_WRITER only:
+            # readers get RWX with read-only mounts.
+            reader_access_mode="ReadWriteMany",
+            writer_access_mode="ReadWriteMany",
+            mount_options=spec.derived["mount_options"],
+            ready=ready,
+        )
+
+    def _file_system(
+        self, spec: Spec[EfsModelStoreArgs], tags: Mapping[str, str]
+    ) -> aws.efs.FileSystem:
+        """The encrypted file system (protected unless opted out), its backup policy and a
+        file system policy that refuses clients without TLS."""
+        a, name = spec.args, spec.common.name
         lifecycle = [
             aws.efs.FileSystemLifecyclePolicyArgs(**{key: a[key]})
             for key in ("transition_to_ia", "transition_to_archive")
@@ -717,47 +781,36 @@ class EfsModelStore(AwsModelStore, backend="efs"):
             backup_policy={"status": "ENABLED" if a["backup"] else "DISABLED"},
             opts=pulumi.ResourceOptions(parent=self),
         )
-        iam_authorization = a["iam_authorization"]
+        iam_authorization, writers = a["iam_authorization"], bool(spec.common.writers)
         self.file_system_policy = aws.efs.FileSystemPolicy(
             f"{name}-fs-policy",
             file_system_id=fs.id,
             policy=fs.arn.apply(
                 lambda arn: json.dumps(
                     file_system_policy(
-                        arn,
-                        anonymous_access=not iam_authorization,
-                        anonymous_write=bool(spec.common.writers),
+                        arn, anonymous_access=not iam_authorization, anonymous_write=writers
                     )
                 )
             ),
             opts=pulumi.ResourceOptions(parent=self),
         )
+        return fs
 
-        sg_id, rules = self._network(name, a, facts.cluster, tags)
-        # Mount targets wait for the NFS rules: PVs wait for the mount targets, so no pod
-        # mounts before its node may reach NFS.
-        self.mount_targets: dict[str, aws.efs.MountTarget] = {
-            zone: aws.efs.MountTarget(
-                f"{name}-mount-target-{zone}",
-                file_system_id=fs.id,
-                subnet_id=subnet_id,
-                security_groups=[sg_id],
-                opts=pulumi.ResourceOptions(parent=self, depends_on=rules),
-            )
-            for zone, subnet_id in facts.zones
-        }
-
-        # One access point per consumer namespace, all on the same root directory as the same
-        # POSIX user. Kubelet keys a persistent CSI volume by driver^volumeHandle, so PVs
-        # sharing a handle collide on a node. The EFS driver parses the handle strictly
-        # (pkg/driver/node.go parseVolumeId: `fs-<hex>[:<path>[:fsap-<hex>]]`, at most three
-        # fields, the access point must be `fsap-<hex>`), so no free-form suffix (as the FSx
-        # store uses) is possible; distinct access points give distinct, valid handles and let
-        # IAM tell readers' mounts from writers'.
-        self.access_points: dict[str, aws.efs.AccessPoint] = {
+    def _access_points(
+        self, spec: Spec[EfsModelStoreArgs], tags: Mapping[str, str]
+    ) -> dict[str, aws.efs.AccessPoint]:
+        """One access point per consumer namespace, all on the same root directory as the same
+        POSIX user. Kubelet keys a persistent CSI volume by driver^volumeHandle, so PVs
+        sharing a handle collide on a node. The EFS driver parses the handle strictly
+        (pkg/driver/node.go parseVolumeId: `fs-<hex>[:<path>[:fsap-<hex>]]`, at most three
+        fields, the access point must be `fsap-<hex>`), so no free-form suffix (as the FSx
+        store uses) is possible; distinct access points give distinct, valid handles and let
+        IAM tell readers' mounts from writers'."""
+        a, name = spec.args, spec.common.name
+        return {
             ns: aws.efs.AccessPoint(
                 f"{name}-ap-{ns}",
-                file_system_id=fs.id,
+                file_system_id=self.file_system.id,
                 posix_user={"uid": a["posix_uid"], "gid": a["posix_gid"]},
                 root_directory={
                     "path": a["root_directory"],
@@ -773,45 +826,24 @@ class EfsModelStore(AwsModelStore, backend="efs"):
             for ns, _ in spec.common.consumers
         }
 
-        self.node_role: ServiceAccountRole | None = None
-        self.node_policy: aws.iam.RolePolicy | None = None
-        if facts.identity is not None:
-            self.node_role = self._node_role(spec, eks, facts.identity)
-            self.node_policy = attach_policy(
-                f"{name}-efs-node-policy", self.node_role, self._client_policy(), parent=self
-            )
-        self.driver_install = self._install_driver(spec, eks)
-
-        def source(namespace: str, read_only: bool) -> dict[str, Any]:
-            access_point = self.access_points[namespace]
-            return {
-                "csi": {
-                    "driver": EFS_CSI.driver,
-                    "volumeHandle": pulumi.Output.all(fs.id, access_point.id).apply(
-                        lambda ids: f"{ids[0]}::{ids[1]}"
-                    ),
-                    "readOnly": read_only,
-                    # The driver's default, pinned: efs-utils mounts over TLS. (It always does
-                    # with an access point; `tls` in mountOptions is deprecated upstream.)
-                    "volumeAttributes": {"encryptInTransit": "true"},
-                }
+    def _source(self, namespace: str, read_only: bool) -> dict[str, Any]:
+        """A PV's volume source: the file system through the namespace's access point."""
+        access_point = self.access_points[namespace]
+        return {
+            "csi": {
+                "driver": EFS_CSI.driver,
+                "volumeHandle": pulumi.Output.all(self.file_system.id, access_point.id).apply(
+                    lambda ids: f"{ids[0]}::{ids[1]}"
+                ),
+                "readOnly": read_only,
+                # The driver's default, pinned: efs-utils mounts over TLS. (It always does
+                # with an access point; `tls` in mountOptions is deprecated upstream.)
+                "volumeAttributes": {"encryptInTransit": "true"},
             }
+        }
 
-        ready: list[pulumi.Resource] = [
-            # The driver (this store's install or the cluster's): a destroy removes the
-            # volumes before the driver that unmounts them.
-            *([self.driver_install] if self.driver_install is not None else []),
-            # A mount needs a mount target in the node's zone.
-            *self.mount_targets.values(),
-            # The file system policy refuses clients without TLS (and, under IAM
-            # authorization, anonymous ones): no volume is offered before it applies.
-            self.file_system_policy,
-        ]
-        if self.node_role is not None and self.node_policy is not None:
-            # `iam` mounts are signed with the node role: denied until this store's own policy
-            # is on it, and (Pod Identity) until the association hands the role out.
-            ready += [self.node_policy, *self.node_role.associations]
-
+    def _outputs_of(self, sg_id: pulumi.Input[str]) -> None:
+        fs = self.file_system
         self.file_system_id = fs.id
         self.file_system_arn = fs.arn
         self.dns_name = fs.dns_name
@@ -824,16 +856,6 @@ class EfsModelStore(AwsModelStore, backend="efs"):
         self.security_group_id = pulumi.Output.from_input(sg_id)
         self.node_role_arn = (
             self.node_role.arn if self.node_role is not None else pulumi.Output.from_input(None)
-        )
-        return Binding(
-            capacity=NOMINAL_CAPACITY,
-            source=source,
-            # The EFS driver accepts SINGLE_NODE_WRITER and MULTI_NODE_MULTI_WRITER only:
-            # readers get RWX with read-only mounts.
-            reader_access_mode="ReadWriteMany",
-            writer_access_mode="ReadWriteMany",
-            mount_options=spec.derived["mount_options"],
-            ready=ready,
         )
 
     def _network(
@@ -875,7 +897,7 @@ class EfsModelStore(AwsModelStore, backend="efs"):
         ).apply(lambda a: client_access_policy(a[0], a[1], a[2]))
 
     def _node_role(
-        self, spec: Spec[Any], cluster: EksCluster, identity: IdentityFacts
+        self, spec: Spec[EfsModelStoreArgs], cluster: EksCluster, identity: IdentityFacts
     ) -> ServiceAccountRole:
         """The cluster's EFS node role: made by the first store that asks (with aliases to the
         names it had under that store), without a policy of its own."""
@@ -903,7 +925,9 @@ class EfsModelStore(AwsModelStore, backend="efs"):
 
         return cluster.shared(("efs-node-role",), make)
 
-    def _install_driver(self, spec: Spec[Any], cluster: EksCluster) -> pulumi.Resource | None:
+    def _install_driver(
+        self, spec: Spec[EfsModelStoreArgs], cluster: EksCluster
+    ) -> pulumi.Resource | None:
         """The driver, once per cluster (``driver_install: none`` gets the one another store
         made, if any). It carries the cluster's node role when there is one by then."""
         shared, install = _on_cluster(cluster), spec.derived["install"]

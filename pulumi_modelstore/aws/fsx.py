@@ -319,7 +319,7 @@ class _Preflight:
     region: Any
 
 
-class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
+class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-lustre"):
     """A shared FSx for Lustre model store for an EKS cluster.
 
     Every consumer namespace gets a static PV (driver ``fsx.csi.aws.com``, access mode
@@ -443,7 +443,7 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
             region=cluster.region(name),
         )
 
-    def provision(
+    def provision_storage(
         self, spec: Spec[FsxLustreModelStoreArgs], cluster: ClusterScope, facts: _Preflight
     ) -> Binding:
         assert isinstance(cluster, EksCluster)

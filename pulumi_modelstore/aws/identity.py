@@ -16,6 +16,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from ..access import Consumer, Grant
 from ..errors import ModelStoreInputError
 from .cluster import EksClusterFacts, invoke_options
 from .names import POLICY_NAME_MAX, ROLE_DESCRIPTION_MAX, ROLE_NAME_MAX, physical_name, shortened
@@ -255,4 +256,35 @@ def attach_policy(
         role=role.role.id,
         policy=pulumi.Output.json_dumps(policy),
         opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def grant(
+    resource_name: str,
+    *,
+    facts: IdentityFacts,
+    consumers: Sequence[Consumer],
+    policy: Mapping[str, Any] | pulumi.Output[Any],
+    description: str,
+    tags: Mapping[str, str],
+    parent: pulumi.Resource,
+) -> Grant:
+    """A group of consumers' grant (``access.py``): a role only their service accounts may
+    assume (IRSA, or EKS Pod Identity with an association each) with ``policy`` inline. A
+    mount waits for the role's last step (:attr:`ServiceAccountRole.ready`); IRSA puts the
+    role's ARN on the service accounts."""
+    role = service_account_role(
+        resource_name,
+        facts=facts,
+        service_accounts=[(c.namespace, c.service_account) for c in consumers],
+        policy=policy,
+        description=description,
+        tags=tags,
+        parent=parent,
+    )
+    return Grant(
+        ready=role.ready,
+        value=role.arn,
+        service_account_annotations=role.service_account_annotations(),
+        resources={"role": role},
     )

@@ -32,14 +32,15 @@ from typing import Any
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_kubernetes as k8s
 
 from .. import validation as v
+from ..access import Consumer, ConsumerAccess, Grant
 from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
 from ..kube.drivers import CsiDriverChart
 from ..store import STORE_NAME, Binding, Spec
+from . import identity as aws_identity
 from . import names
 from . import validation as aws_v
 from .cluster import EksCluster, cluster_named
@@ -471,7 +472,9 @@ class _Preflight:
     ``pend`` (driver-level before any install: joins once a later store installs), or None."""
 
 
-def _role_plan(name: str, spec: Spec[Any], cluster: EksCluster, state: _DriverState) -> str | None:
+def _role_plan(
+    name: str, spec: Spec[MountpointS3ModelStoreArgs], cluster: EksCluster, state: _DriverState
+) -> str | None:
     """How this store relates to the driver's shared node role; refuses a driver-level store
     the cluster's install cannot serve. Checked before anything of the store registers."""
     driver_level = spec.args["authentication_source"] == "driver"
@@ -492,7 +495,9 @@ def _role_plan(name: str, spec: Spec[Any], cluster: EksCluster, state: _DriverSt
     return "make" if installs else "pend"
 
 
-def _agree_on_version(name: str, spec: Spec[Any], cluster: EksCluster, state: _DriverState) -> None:
+def _agree_on_version(
+    name: str, spec: Spec[MountpointS3ModelStoreArgs], cluster: EksCluster, state: _DriverState
+) -> None:
     """One driver per cluster: every store that installs it or states its version must agree."""
     if spec.derived["install"].driver == "none" and "driver_version" not in spec.derived["given"]:
         return
@@ -506,7 +511,11 @@ def _agree_on_version(name: str, spec: Spec[Any], cluster: EksCluster, state: _D
 
 
 def _agree_on_identity(
-    name: str, spec: Spec[Any], cluster: EksCluster, state: _DriverState, plan: str | None
+    name: str,
+    spec: Spec[MountpointS3ModelStoreArgs],
+    cluster: EksCluster,
+    state: _DriverState,
+    plan: str | None,
 ) -> None:
     """The shared role reaches the driver one way: the maker's identity, or the first one a
     driver-level store named; a store naming another is refused."""
@@ -546,7 +555,7 @@ def _node_values(role: ServiceAccountRole | None) -> dict[str, Any]:
 # ---- the store ------------------------------------------------------------------------------
 
 
-class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
+class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend="mountpoint-s3"):
     """A shared model store in Amazon S3, mounted with Mountpoint for Amazon S3 on EKS.
 
     Every consumer namespace gets a static PV (driver ``s3.csi.aws.com``, ReadOnlyMany and the
@@ -701,7 +710,10 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
     # ---- 2. preflight: lookups only (and the cluster's stores agreeing), once per cluster ----
 
     def preflight(
-        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+        self,
+        spec: Spec[MountpointS3ModelStoreArgs],
+        cluster: ClusterScope,
+        opts: pulumi.ResourceOptions | None,
     ) -> _Preflight:
         assert isinstance(cluster, EksCluster)  # what AwsModelStore.join returns
         a, name = spec.args, spec.common.name
@@ -723,23 +735,22 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
         partition = cluster.partition() if a.get("bucket_name") is not None else None
         return _Preflight(bucket_region, partition, identity, plan)
 
-    def driver_chart(self, spec: Spec[Any]) -> CsiDriverChart:
+    def driver_chart(self, spec: Spec[MountpointS3ModelStoreArgs]) -> CsiDriverChart:
         """The pinned chart at the driver version the store asks for."""
         version = spec.derived["driver_version"]
         return dataclasses.replace(MOUNTPOINT_S3_CSI, version=version, app_version=version)
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
-    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: _Preflight) -> Binding:
+    def provision_storage(
+        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+    ) -> Binding:
         assert isinstance(cluster, EksCluster)
         a, name = spec.args, spec.common.name
-        install: DriverInstall = spec.derived["install"]
-        tags = self.tags(spec)
-
         hardening: list[pulumi.Resource] = []
         self.bucket: aws.s3.Bucket | None = None
         if a.get("bucket_name") is None:
-            self.bucket, hardening = self._new_bucket(name, spec, facts.bucket_region, tags)
+            self.bucket, hardening = self._new_bucket(name, spec, facts.bucket_region)
             bucket_name: pulumi.Output[str] = self.bucket.bucket
             bucket_arn: pulumi.Output[str] = self.bucket.arn
         else:
@@ -747,32 +758,92 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
             bucket_arn = pulumi.Output.concat(
                 "arn:", facts.partition or "aws", ":s3:::", bucket_name
             )
-
-        def policy(read_only: bool) -> pulumi.Output[Any]:
-            return bucket_access_policy(
-                bucket_arn,
-                a["prefix"],
-                write=not read_only,
-                delete=not read_only and a["allow_delete"],
-                kms_key_arn=a.get("kms_key_arn"),
-            )
+        self.bucket_name, self.bucket_arn = bucket_name, bucket_arn
+        self.region = pulumi.Output.from_input(facts.bucket_region)
 
         # What the PVs wait for: each edge says why.
         ready: list[pulumi.Resource] = [*hardening]  # mounts need the bucket configured
         state = _driver_state(cluster)
-        self.driver_role = self._driver_role(spec, cluster, facts, state, policy(True), ready)
-        self.pod_roles = self._pod_roles(spec, facts, policy, ready)
-        self.service_accounts = self._service_accounts(spec, cluster, tags)
+        self.driver_role = self._driver_role(
+            spec, cluster, facts, state, self._policy(spec, read_only=True), ready
+        )
+        self.driver_install = self._install_driver(spec, cluster, state)
+        if self.driver_install is not None:
+            ready.append(self.driver_install)  # no mount before the driver runs
+        self.driver_role_arn = (
+            self.driver_role.arn if self.driver_role is not None else pulumi.Output.from_input(None)
+        )
+        # Pod-level credentials: a role per consumer namespace (access.py, consumer_access).
+        pod_roles = self.access(spec, cluster, facts).values()
+        namespaces = list(pod_roles)
+        self.pod_role_arns = pulumi.Output.all(*pod_roles.values()).apply(
+            lambda arns: dict(zip(namespaces, arns, strict=True))
+        )
+        self.service_account_name = pulumi.Output.from_input(a.get("service_account_name"))
+        return Binding(
+            capacity=NOMINAL_CAPACITY,
+            source=lambda ns, read_only: _source(
+                spec, facts.bucket_region, bucket_name, self.volume_name(ns), read_only
+            ),
+            reader_access_mode="ReadOnlyMany",
+            writer_access_mode="ReadWriteMany",
+            ready=ready,
+        )
 
-        chart = self.driver_chart(spec)
+    def consumer_access(
+        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+    ) -> ConsumerAccess | None:
+        """Pod-level credentials (``authentication_source: pod``): each consumer namespace's
+        service account gets a role of its own, read-only for readers. Driver-level
+        credentials need no consumer identity."""
+        a, name = spec.args, spec.common.name
+        if a["authentication_source"] != "pod":
+            return None
+        identity = facts.identity
+        assert identity is not None
+
+        def grant(ns: str, read_only: bool, consumers: Sequence[Consumer]) -> Grant:
+            return aws_identity.grant(
+                f"{name}-pod-{ns}",
+                facts=identity,
+                consumers=consumers,
+                policy=self._policy(spec, read_only=read_only),
+                description=(
+                    f"Mountpoint S3 {'reader' if read_only else 'writer'} in {ns} for model "
+                    f"store {name}"
+                ),
+                tags=self.tags(spec),
+                parent=self,
+            )
+
+        return ConsumerAccess(service_account=a["service_account_name"], grant=grant)
+
+    def _policy(
+        self, spec: Spec[MountpointS3ModelStoreArgs], *, read_only: bool
+    ) -> pulumi.Output[Any]:
+        """What readers (or writers) of this store may do in its bucket."""
+        a = spec.args
+        return bucket_access_policy(
+            self.bucket_arn,
+            a["prefix"],
+            write=not read_only,
+            delete=not read_only and a["allow_delete"],
+            kms_key_arn=a.get("kms_key_arn"),
+        )
+
+    def _install_driver(
+        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: EksCluster, state: _DriverState
+    ) -> pulumi.Resource | None:
+        """The driver, once per cluster, with the shared node role where there is one."""
+        install: DriverInstall = spec.derived["install"]
         role = state.role
-        self.driver_install = self.install_driver(
+        made = self.install_driver(
             spec,
             cluster,
             install,
-            chart=chart,
+            chart=self.driver_chart(spec),
             helm_values={"node": _node_values(role)},
-            old_name=f"{name}-s3-csi-driver",
+            old_name=f"{spec.common.name}-s3-csi-driver",
             role=role,
             # The driver's pods must not start before their identity exists: with IRSA the
             # role, with Pod Identity the association (EKS hands its credentials only to pods
@@ -780,58 +851,12 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
             depends_on=role.ready if role is not None else (),
         )
         if install.driver != "none" and state.installed_by is None:
-            state.installed_by = name
-        if self.driver_install is not None:
-            ready.append(self.driver_install)  # no mount before the driver runs
-
-        self.bucket_name = bucket_name
-        self.bucket_arn = bucket_arn
-        self.region = pulumi.Output.from_input(facts.bucket_region)
-        self.driver_role_arn = (
-            self.driver_role.arn if self.driver_role is not None else pulumi.Output.from_input(None)
-        )
-        namespaces = list(self.pod_roles)
-        self.pod_role_arns = pulumi.Output.all(*(r.arn for r in self.pod_roles.values())).apply(
-            lambda arns: dict(zip(namespaces, arns, strict=True))
-        )
-        self.service_account_name = pulumi.Output.from_input(a.get("service_account_name"))
-
-        def source(namespace: str, read_only: bool) -> dict[str, Any]:
-            attributes: dict[str, Any] = {
-                "bucketName": bucket_name,
-                "authenticationSource": a["authentication_source"],
-            }
-            if a["cache"] == "emptyDir":
-                attributes["cache"] = "emptyDir"
-                attributes["cacheEmptyDirSizeLimit"] = a["cache_size"]
-            return {
-                "csi": {
-                    "driver": MOUNTPOINT_S3_CSI.driver,
-                    # kubelet handles a volume once per driver^volumeHandle: PVs sharing a handle
-                    # would collide on a node. The PV name is unique in the cluster.
-                    "volumeHandle": pulumi.Output.concat(
-                        bucket_name, "-", self.volume_name(namespace)
-                    ),
-                    "readOnly": read_only,
-                    "volumeAttributes": attributes,
-                },
-                # Readers and writers differ in their Mountpoint flags, so each PV carries its
-                # own (merged into the PV spec with the source).
-                "mountOptions": _mount_options(spec, facts.bucket_region, read_only),
-            }
-
-        return Binding(
-            capacity=NOMINAL_CAPACITY,
-            source=source,
-            reader_access_mode="ReadOnlyMany",
-            writer_access_mode="ReadWriteMany",
-            ready=ready,
-            service_account_name=a.get("service_account_name"),
-        )
+            state.installed_by = spec.common.name
+        return made
 
     def _driver_role(
         self,
-        spec: Spec[Any],
+        spec: Spec[MountpointS3ModelStoreArgs],
         cluster: EksCluster,
         facts: _Preflight,
         state: _DriverState,
@@ -886,64 +911,12 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
         ready.append(own)  # no mount before the role can read this store's bucket
         return state.role
 
-    def _pod_roles(
-        self,
-        spec: Spec[Any],
-        facts: _Preflight,
-        policy: Any,
-        ready: list[pulumi.Resource],
-    ) -> dict[str, ServiceAccountRole]:
-        """Pod-level credentials: a role per consumer namespace, read-only for readers."""
-        if spec.args["authentication_source"] != "pod":
-            return {}
-        assert facts.identity is not None
-        name, roles = spec.common.name, {}
-        for ns, read_only in spec.common.consumers:
-            roles[ns] = service_account_role(
-                f"{name}-pod-{ns}",
-                facts=facts.identity,
-                namespace=ns,
-                service_account=spec.args["service_account_name"],
-                policy=policy(read_only),
-                description=(
-                    f"Mountpoint S3 {'reader' if read_only else 'writer'} in {ns} for model "
-                    f"store {name}"
-                ),
-                tags=self.tags(spec),
-                parent=self,
-            )
-            # No mount before the role can read (IRSA: its policy; Pod Identity: the
-            # association, made after the policy).
-            ready += roles[ns].ready
-        return roles
-
-    def _service_accounts(
-        self, spec: Spec[Any], cluster: EksCluster, tags: Mapping[str, str]
-    ) -> "dict[str, k8s.core.v1.ServiceAccount]":
-        """The workloads' service account in every consumer namespace (pod-level credentials)."""
-        name, accounts = spec.common.name, {}
-        for ns, role in self.pod_roles.items():
-            depends = (
-                [cluster.namespace(ns, self, name)] if spec.common.create_namespaces else []
-            )  # the namespace must exist first
-            accounts[ns] = k8s.core.v1.ServiceAccount(
-                f"{name}-sa-{ns}",
-                metadata={
-                    "name": spec.args["service_account_name"],
-                    "namespace": ns,
-                    "labels": spec.common.labels,
-                    "annotations": role.service_account_annotations(),
-                },
-                opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
-            )
-        return accounts
-
     def _new_bucket(
-        self, name: str, spec: Spec[Any], region: Any, tags: Mapping[str, str]
+        self, name: str, spec: Spec[MountpointS3ModelStoreArgs], region: Any
     ) -> "tuple[aws.s3.Bucket, list[pulumi.Resource]]":
         """A bucket with public access blocked, ACLs off, default encryption, versioning and a
         TLS-only policy. Only the bucket holds data, so only it is protected."""
-        kms_key_arn = spec.args.get("kms_key_arn")
+        kms_key_arn, tags = spec.args.get("kms_key_arn"), self.tags(spec)
         bucket = aws.s3.Bucket(
             f"{name}-bucket",
             # Auto-named (lowercased, -<7 hex>) unless that passes S3's 63 characters.
@@ -1013,7 +986,41 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
         return bucket, [*configuration, policy]
 
 
-def _mount_options(spec: Spec[Any], region: Any, read_only: bool) -> list[Any]:
+def _source(
+    spec: Spec[MountpointS3ModelStoreArgs],
+    region: Any,
+    bucket_name: pulumi.Output[str],
+    volume_name: str,
+    read_only: bool,
+) -> dict[str, Any]:
+    """A PV's volume source: the bucket, whose credentials, the cache, and the Mountpoint
+    flags of its access level."""
+    a = spec.args
+    attributes: dict[str, Any] = {
+        "bucketName": bucket_name,
+        "authenticationSource": a["authentication_source"],
+    }
+    if a["cache"] == "emptyDir":
+        attributes["cache"] = "emptyDir"
+        attributes["cacheEmptyDirSizeLimit"] = a["cache_size"]
+    return {
+        "csi": {
+            "driver": MOUNTPOINT_S3_CSI.driver,
+            # kubelet handles a volume once per driver^volumeHandle: PVs sharing a handle
+            # would collide on a node. The PV name is unique in the cluster.
+            "volumeHandle": pulumi.Output.concat(bucket_name, "-", volume_name),
+            "readOnly": read_only,
+            "volumeAttributes": attributes,
+        },
+        # Readers and writers differ in their Mountpoint flags, so each PV carries its own
+        # (merged into the PV spec with the source).
+        "mountOptions": _mount_options(spec, region, read_only),
+    }
+
+
+def _mount_options(
+    spec: Spec[MountpointS3ModelStoreArgs], region: Any, read_only: bool
+) -> list[Any]:
     a = spec.args
     # Always explicit: IMDS may be out of reach from Mountpoint pods, and with pod-level
     # credentials the driver takes the STS region from this option too.

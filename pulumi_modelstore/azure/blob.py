@@ -51,9 +51,9 @@ from types import MappingProxyType
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
 from .. import validation as v
+from ..access import PER_ACCESS, PER_NAMESPACE, Consumer, ConsumerAccess, Grant
 from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -437,7 +437,7 @@ class _Preflight:
     network: net.Network
 
 
-class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
+class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azure-blob"):
     """A shared model store in an Azure Blob container, mounted with blobfuse2 by the AKS blob
     CSI driver through workload identity.
 
@@ -534,7 +534,10 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
     # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
 
     def preflight(
-        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+        self,
+        spec: Spec[AzureBlobModelStoreArgs],
+        cluster: ClusterScope,
+        opts: pulumi.ResourceOptions | None,
     ) -> _Preflight:
         assert isinstance(cluster, AksCluster)  # what AzureModelStore.join returns
         a, name = spec.args, spec.common.name
@@ -563,64 +566,20 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
-    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: _Preflight) -> Binding:
-        import pulumi_azure_native as azure_native
-
+    def provision_storage(
+        self, spec: Spec[AzureBlobModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+    ) -> Binding:
         a, c = spec.args, spec.common
-        f, group, tags = facts.facts, facts.resource_group, self.tags(spec)
-        token = a["mount_mode"] == TOKEN_MODE
-        ksa, container = a["service_account_name"], a["container_name"]
-
         self.storage_account: Any = None
         self.blob_service: Any = None
-        self.container: Any = None
+        account_name: Any = facts.account_name
         if a["create_storage_account"]:
-            self.storage_account = self._new_account(spec, facts, token)
-            account_name: Any = self.storage_account.name
-            service: Any = {
-                "account_name": account_name,
-                "resource_group_name": group,
-                "blob_services_name": "default",
-                "delete_retention_policy": _retention(a["blob_soft_delete_days"]),
-                "container_delete_retention_policy": _retention(a["container_soft_delete_days"]),
-                "is_versioning_enabled": a["versioning"],
-            }
-            # A singleton of the account: deleting it from the stack deletes nothing in Azure.
-            self.blob_service = azure_native.storage.BlobServiceProperties(
-                f"{c.name}-blob-service", **service, opts=pulumi.ResourceOptions(parent=self)
-            )
-        else:
-            account_name = facts.account_name
+            self.storage_account, self.blob_service = self._new_account(spec, facts)
+            account_name = self.storage_account.name
+        self.container: Any = None
         if a["create_container"]:
-            private: Any = {
-                "account_name": account_name,
-                "resource_group_name": group,
-                "container_name": container,
-                "public_access": "None",
-            }
-            self.container = azure_native.storage.BlobContainer(
-                f"{c.name}-container", **private, opts=self.data_protection()
-            )
-
-        account_id = (
-            f"/subscriptions/{f.subscription_id}/resourceGroups/{group}/providers/"
-            f"Microsoft.Storage/storageAccounts/{facts.account_name}"
-        )
-        container_id = f"{account_id}/blobServices/default/containers/{container}"
-        # Token mode: data roles on the container alone. Key mode: the driver lists the
-        # account's keys, which only an account-scope role allows.
-        scope = container_id if token else account_id
-        # The scope must exist before a role is assigned on it.
-        scope_ready = [r for r in (self.storage_account, self.container) if r is not None]
-
-        groups: dict[str, list[tuple[str, bool]]] = {}
-        for ns, read_only in c.consumers:
-            key = (
-                ns if a["identity_per"] == "namespace" else ("readers" if read_only else "writers")
-            )
-            groups.setdefault(key, []).append((ns, read_only))
-
-        ready: list[pulumi.Resource] = []  # what the PVs wait for: no mount before access
+            self.container = self._new_container(spec, facts, account_name)
+        ready: list[pulumi.Resource] = []  # what the PVs wait for
         if facts.network.private_endpoint:
             # A mount before the private DNS record resolves reaches the public endpoint,
             # which refuses it.
@@ -634,124 +593,99 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
                 account_id=self.storage_account.id,
                 subnet=a["private_endpoint_subnet_id"],
                 zone_id=a.get("private_dns_zone_id"),
-                resource_group=group,
-                tags=tags,
+                resource_group=facts.resource_group,
+                tags=self.tags(spec),
                 shared_tags=self.shared_tags(spec),
             )
-        self.identities: dict[str, Any] = {}
-        self.federated_credentials: dict[str, Any] = {}
-        self.role_assignments: dict[str, Any] = {}
-        client_ids: dict[str, Any] = {}
-        for key, members in groups.items():
-            read_only = all(ro for _, ro in members)
-            identity = ident.user_assigned_identity(
-                f"{c.name}-identity-{key}",
-                name=ident.identity_name(c.name, key),
-                resource_group_name=group,
-                location=facts.region,
-                tags=tags,
-                parent=self,
-            )
-            self.identities[key] = identity
-            assert f.oidc_issuer_url is not None  # require_oidc_issuer
-            credentials = ident.federated_credentials(
-                f"{c.name}-federated-{key}",
-                identity,
-                resource_group_name=group,
-                issuer=f.oidc_issuer_url,
-                service_accounts=[(ns, ksa) for ns, _ in members],
-                parent=self,
-            )
-            self.federated_credentials.update(credentials)
-            role = (
-                ident.STORAGE_ACCOUNT_KEY_OPERATOR
-                if not token
-                else ident.STORAGE_BLOB_DATA_READER
-                if read_only
-                else ident.STORAGE_BLOB_DATA_CONTRIBUTOR
-            )
-            assignment = ident.role_assignment(
-                f"{c.name}-role-{key}",
-                principal_id=identity.principal_id,
-                role=role,
-                scope=scope,
-                subscription_id=f.subscription_id,
-                name_parts=(c.name, key),
-                parent=self,
-                depends_on=scope_ready,
-            )
-            self.role_assignments[key] = assignment
-            ready += [assignment, *credentials.values()]
-            for ns, _ in members:
-                client_ids[ns] = identity.client_id
-
-        self.service_accounts: dict[str, Any] = {}
-        if a["create_service_account"]:
-            for ns, _ in c.consumers:
-                depends = [cluster.namespace(ns, self, c.name)] if c.create_namespaces else []
-                self.service_accounts[ns] = k8s.core.v1.ServiceAccount(
-                    f"{c.name}-sa-{ns}",
-                    metadata={
-                        "name": ksa,
-                        "namespace": ns,
-                        "labels": c.labels,
-                        # For applications using Azure SDKs; the mount does not read it.
-                        "annotations": {ident.CLIENT_ID_ANNOTATION: client_ids[ns]},
-                    },
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
-                )
-
+        # Each consumer's identity and role (access.py, consumer_access).
+        client_ids = self.access(spec, cluster, facts).values()
         self.storage_account_name = pulumi.Output.from_input(account_name)
-        self.container_name = pulumi.Output.from_input(container)
-        self.service_account_name = pulumi.Output.from_input(ksa)
+        self.container_name = pulumi.Output.from_input(a["container_name"])
+        self.service_account_name = pulumi.Output.from_input(a["service_account_name"])
         self.client_ids = pulumi.Output.from_input(client_ids)
-
-        def source(namespace: str, read_only: bool) -> dict[str, Any]:
-            attributes: dict[str, Any] = {
-                "resourceGroup": group,
-                "storageAccount": facts.account_name,
-                "containerName": container,
-                "protocol": "fuse2",
-                "clientID": client_ids[namespace],
-            }
-            if token:
-                attributes["mountWithWorkloadIdentityToken"] = "true"
-                attributes["tenantID"] = f.tenant_id
-            else:  # ListKeys runs in this subscription
-                attributes["subscriptionID"] = f.subscription_id
-            return {
-                "csi": {
-                    "driver": DRIVER,
-                    # Fields 0-2 are read; field 3 never is (unique per PV); 4 and 5 empty.
-                    "volumeHandle": (
-                        f"{group}#{facts.account_name}#{container}#{self.volume_name(namespace)}##"
-                    ),
-                    # Not what makes the mount read-only on this path (the access mode does).
-                    "readOnly": read_only,
-                    "volumeAttributes": attributes,
-                },
-                "mountOptions": mount_options(a, read_only),
-            }
-
         return Binding(
             capacity=NOMINAL_CAPACITY,
-            source=source,
+            source=lambda ns, read_only: _source(
+                spec, facts, client_ids[ns], self.volume_name(ns), read_only
+            ),
             # The driver's only read-only switch here; the PV lists it alone (the kubelet sends
             # the PV's first access mode).
             reader_access_mode="ReadOnlyMany",
             writer_access_mode="ReadWriteMany",
             ready=ready,
-            service_account_name=ksa,
+        )
+
+    def consumer_access(
+        self, spec: Spec[AzureBlobModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+    ) -> ConsumerAccess:
+        """A user-assigned identity per access level (or per namespace, ``identity_per``)
+        with a federated credential per consumer service account and one role: in the token
+        mode a data role on the container alone (Reader for readers, Contributor for
+        writers); in the key mode the key operator role on the account, since the driver
+        lists the account's keys, which only an account-scope role allows."""
+        a, c, f = spec.args, spec.common, facts.facts
+        token = a["mount_mode"] == TOKEN_MODE
+        account_id = _account_id(facts)
+        container_id = f"{account_id}/blobServices/default/containers/{a['container_name']}"
+        readers_role = (
+            ident.STORAGE_BLOB_DATA_READER if token else ident.STORAGE_ACCOUNT_KEY_OPERATOR
+        )
+        writers_role = (
+            ident.STORAGE_BLOB_DATA_CONTRIBUTOR if token else ident.STORAGE_ACCOUNT_KEY_OPERATOR
+        )
+        assert f.oidc_issuer_url is not None  # require_oidc_issuer
+
+        def grant(key: str, read_only: bool, consumers: Sequence[Consumer]) -> Grant:
+            assert f.oidc_issuer_url is not None
+            return ident.grant(
+                key,
+                store=c.name,
+                consumers=consumers,
+                role=readers_role if read_only else writers_role,
+                scope=container_id if token else account_id,
+                subscription_id=f.subscription_id,
+                resource_group_name=facts.resource_group,
+                location=facts.region,
+                issuer=f.oidc_issuer_url,
+                tags=self.tags(spec),
+                parent=self,
+                # The scope must exist before a role is assigned on it.
+                scope_ready=[r for r in (self.storage_account, self.container) if r is not None],
+            )
+
+        return ConsumerAccess(
+            service_account=a["service_account_name"],
+            grant=grant,
+            per=PER_NAMESPACE if a["identity_per"] == "namespace" else PER_ACCESS,
+            create_service_accounts=a["create_service_account"],
             pod_labels={ident.USE_LABEL: "true"},
         )
 
-    def _new_account(self, spec: Spec[Any], facts: _Preflight, token: bool) -> Any:
+    def _new_container(
+        self, spec: Spec[AzureBlobModelStoreArgs], facts: _Preflight, account_name: Any
+    ) -> Any:
+        """The private container holding the models (protected unless opted out)."""
+        import pulumi_azure_native as azure_native
+
+        private: Any = {
+            "account_name": account_name,
+            "resource_group_name": facts.resource_group,
+            "container_name": spec.args["container_name"],
+            "public_access": "None",
+        }
+        return azure_native.storage.BlobContainer(
+            f"{spec.common.name}-container", **private, opts=self.data_protection()
+        )
+
+    def _new_account(self, spec: Spec[AzureBlobModelStoreArgs], facts: _Preflight) -> Any:
         """StorageV2 on the account baseline: HTTPS only, shared keys only for the key mode,
         other networks denied but for the admitted subnets or a private endpoint (every
-        network only with ``allow_all_networks``)."""
+        network only with ``allow_all_networks``); and its blob service's soft delete and
+        versioning. Returns (account, blob service)."""
         import pulumi_azure_native as azure_native
 
         a = spec.args
+        token = a["mount_mode"] == TOKEN_MODE
         settings: Any = {
             "account_name": facts.account_name,
             "resource_group_name": facts.resource_group,
@@ -767,9 +701,65 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
             **facts.network.account_settings(),
             "tags": self.tags(spec),
         }
-        return azure_native.storage.StorageAccount(
+        account = azure_native.storage.StorageAccount(
             f"{spec.common.name}-account", **settings, opts=self.data_protection()
         )
+        service: Any = {
+            "account_name": account.name,
+            "resource_group_name": facts.resource_group,
+            "blob_services_name": "default",
+            "delete_retention_policy": _retention(a["blob_soft_delete_days"]),
+            "container_delete_retention_policy": _retention(a["container_soft_delete_days"]),
+            "is_versioning_enabled": a["versioning"],
+        }
+        # A singleton of the account: deleting it from the stack deletes nothing in Azure.
+        blob_service = azure_native.storage.BlobServiceProperties(
+            f"{spec.common.name}-blob-service", **service, opts=pulumi.ResourceOptions(parent=self)
+        )
+        return account, blob_service
+
+
+def _account_id(facts: _Preflight) -> str:
+    return (
+        f"/subscriptions/{facts.facts.subscription_id}/resourceGroups/{facts.resource_group}/"
+        f"providers/Microsoft.Storage/storageAccounts/{facts.account_name}"
+    )
+
+
+def _source(
+    spec: Spec[AzureBlobModelStoreArgs],
+    facts: _Preflight,
+    client_id: Any,
+    volume_name: str,
+    read_only: bool,
+) -> dict[str, Any]:
+    """A PV's volume source: the container, the consumer identity's client id and (token
+    mode) tenant, and the blobfuse2 options of its access level."""
+    a, f, group = spec.args, facts.facts, facts.resource_group
+    container = a["container_name"]
+    attributes: dict[str, Any] = {
+        "resourceGroup": group,
+        "storageAccount": facts.account_name,
+        "containerName": container,
+        "protocol": "fuse2",
+        "clientID": client_id,
+    }
+    if a["mount_mode"] == TOKEN_MODE:
+        attributes["mountWithWorkloadIdentityToken"] = "true"
+        attributes["tenantID"] = f.tenant_id
+    else:  # ListKeys runs in this subscription
+        attributes["subscriptionID"] = f.subscription_id
+    return {
+        "csi": {
+            "driver": DRIVER,
+            # Fields 0-2 are read; field 3 never is (unique per PV); 4 and 5 empty.
+            "volumeHandle": f"{group}#{facts.account_name}#{container}#{volume_name}##",
+            # Not what makes the mount read-only on this path (the access mode does).
+            "readOnly": read_only,
+            "volumeAttributes": attributes,
+        },
+        "mountOptions": mount_options(a, read_only),
+    }
 
 
 def _retention(days: int) -> dict[str, Any]:

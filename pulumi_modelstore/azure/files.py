@@ -214,7 +214,9 @@ class _Preflight:
     network: net.Network
 
 
-class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
+class AzureFilesNfsModelStore(
+    AzureModelStore[AzureFilesNfsModelStoreArgs], backend="azure-files-nfs"
+):
     """A shared model store on an Azure Files NFS 4.1 share, mounted with the AKS Azure Files
     CSI driver.
 
@@ -303,7 +305,7 @@ class AzureFilesNfsModelStore(AzureModelStore, backend="azure-files-nfs"):
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
-    def provision(
+    def provision_storage(
         self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: ClusterScope, facts: _Preflight
     ) -> Binding:
         a = spec.args

@@ -26,6 +26,8 @@ from typing import Any
 
 import pulumi
 
+from ..access import Consumer, Grant
+
 AUDIENCE = "api://AzureADTokenExchange"
 MAX_FEDERATED_CREDENTIALS = 20
 CLIENT_ID_ANNOTATION = "azure.workload.identity/client-id"
@@ -170,4 +172,58 @@ def role_assignment(
         role_definition_id=role_definition_id(subscription_id, role),
         scope=scope,
         opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+    )
+
+
+def grant(
+    key: str,
+    *,
+    store: str,
+    consumers: Sequence[Consumer],
+    role: str,
+    scope: str,
+    subscription_id: str,
+    resource_group_name: str,
+    location: str,
+    issuer: str,
+    tags: dict[str, str],
+    parent: pulumi.Resource,
+    scope_ready: Sequence[pulumi.Resource] = (),
+) -> Grant:
+    """A group of consumers' grant (``access.py``): a user-assigned identity of ``store`` for
+    ``key`` (an access level or a namespace), a federated credential per consumer service
+    account on it (one after another, at most 20), and ``role`` on ``scope`` (after
+    ``scope_ready``: the scope must exist first). A mount waits for the role assignment and
+    the credentials; the service accounts carry the identity's client id (for Azure SDKs)."""
+    identity = user_assigned_identity(
+        f"{store}-identity-{key}",
+        name=identity_name(store, key),
+        resource_group_name=resource_group_name,
+        location=location,
+        tags=tags,
+        parent=parent,
+    )
+    credentials = federated_credentials(
+        f"{store}-federated-{key}",
+        identity,
+        resource_group_name=resource_group_name,
+        issuer=issuer,
+        service_accounts=[(c.namespace, c.service_account) for c in consumers],
+        parent=parent,
+    )
+    assignment = role_assignment(
+        f"{store}-role-{key}",
+        principal_id=identity.principal_id,
+        role=role,
+        scope=scope,
+        subscription_id=subscription_id,
+        name_parts=(store, key),
+        parent=parent,
+        depends_on=scope_ready,
+    )
+    return Grant(
+        ready=[assignment, *credentials.values()],
+        value=identity.client_id,
+        service_account_annotations={CLIENT_ID_ANNOTATION: identity.client_id},
+        resources={"identity": identity, "role_assignment": assignment},
     )

@@ -38,14 +38,15 @@ from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
-import pulumi_kubernetes as k8s
 
 from .. import validation as v
+from ..access import Consumer, ConsumerAccess, Grant, PodSide
 from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import STORE_NAME, Binding, Spec
 from . import gcsfuse_options as opts_table
+from . import identity as gcp_identity
 from . import validation as gcp_v
 from .cluster import (
     GkeCluster,
@@ -54,7 +55,7 @@ from .cluster import (
     require_gke_metadata,
     require_workload_pool,
 )
-from .identity import workload_identity_principal
+from .identity import READER_ROLE, WRITER_ROLE
 from .store import GcpModelStore, GcpModelStoreArgs
 
 DRIVER = "gcsfuse.csi.storage.gke.io"
@@ -68,11 +69,7 @@ MANAGED_PROFILES = ("serving", "training", "checkpointing")
 PROFILE_MIN_GKE = (1, 35, 1)
 IDENTITIES = ("direct", "google-service-account")
 TUNINGS = ("serving", "file-cache", "none")
-READER_ROLE = "roles/storage.objectViewer"
-WRITER_ROLE = "roles/storage.objectUser"
 KMS_ROLE = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
-WORKLOAD_IDENTITY_USER = "roles/iam.workloadIdentityUser"
-GSA_ANNOTATION = "iam.gke.io/gcp-service-account"
 VOLUMES_ANNOTATION = "gke-gcsfuse/volumes"
 SIDECAR_ANNOTATION = "gke-gcsfuse/"
 # Soft delete: 0 (off) or 7 to 90 days (cloud.google.com/storage/docs/soft-delete).
@@ -672,18 +669,6 @@ def options_on_cluster(store: str, options: Sequence[Any], facts: GkeClusterFact
             )
 
 
-def workload_principal(facts: GkeClusterFacts, namespace: str, service_account: str) -> str:
-    """The direct workload identity principal of a Kubernetes service account."""
-    pool = facts.workload_pool or f"{facts.project}.svc.id.goog"
-    return workload_identity_principal(facts.project_number, pool, namespace, service_account)
-
-
-def legacy_member(facts: GkeClusterFacts, namespace: str, service_account: str) -> str:
-    """The member a Google service account lets impersonate it (the legacy path)."""
-    pool = facts.workload_pool or f"{facts.project}.svc.id.goog"
-    return f"serviceAccount:{pool}[{namespace}/{service_account}]"
-
-
 def google_account_id(claim_name: str, namespace: str) -> str:
     """A Google service account id (6-30 characters, ``[a-z][a-z0-9-]*[a-z0-9]``), unique
     per claim and namespace."""
@@ -707,7 +692,7 @@ class _Preflight:
     """The readers' tuning volume attributes the cluster's GKE ships."""
 
 
-class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
+class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"):
     """A shared model store in Cloud Storage, mounted with the GKE Cloud Storage FUSE CSI
     driver.
 
@@ -813,7 +798,10 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
     # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
 
     def preflight(
-        self, spec: Spec[Any], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
+        self,
+        spec: Spec[GcsFuseModelStoreArgs],
+        cluster: ClusterScope,
+        opts: pulumi.ResourceOptions | None,
     ) -> _Preflight:
         assert isinstance(cluster, GkeCluster)  # what GcpModelStore.join returns
         a, name = spec.args, spec.common.name
@@ -846,121 +834,84 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
-    def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: _Preflight) -> Binding:
-        a, c = spec.args, spec.common
-        ksa = a["service_account_name"]
+    def provision_storage(
+        self, spec: Spec[GcsFuseModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+    ) -> Binding:
+        a = spec.args
         self.bucket: Any = None
         if a.get("bucket_name") is None:
             self.bucket = self._new_bucket(spec, facts)
-            bucket_name: pulumi.Output[str] = self.bucket.name
+            self.bucket_name: pulumi.Output[str] = self.bucket.name
         else:
-            bucket_name = pulumi.Output.from_input(a["bucket_name"])
-
-        ready: list[pulumi.Resource] = []  # what the PVs wait for: no mount before access
-        members: dict[str, Any] = {}
-        self.google_accounts: dict[str, Any] = {}
-        self.bucket_grants: dict[str, Any] = {}
-        self.service_accounts: dict[str, Any] = {}
-        for ns, read_only in c.consumers:
-            role = READER_ROLE if read_only else WRITER_ROLE
-            annotations: dict[str, Any] = {}
-            if a["identity"] == "direct":
-                member: Any = workload_principal(facts.facts, ns, ksa)
-            else:
-                account = gcp.serviceaccount.Account(
-                    f"{c.name}-gsa-{ns}",
-                    account_id=google_account_id(c.claim_name, ns),
-                    display_name=f"Model store {c.name} ({ns}, {_access(read_only)})",
-                    project=facts.facts.project,
-                    opts=pulumi.ResourceOptions(parent=self),
-                )
-                impersonation = gcp.serviceaccount.IAMMember(
-                    f"{c.name}-gsa-user-{ns}",
-                    service_account_id=account.name,
-                    role=WORKLOAD_IDENTITY_USER,
-                    member=legacy_member(facts.facts, ns, ksa),
-                    opts=pulumi.ResourceOptions(parent=self),
-                )
-                ready.append(impersonation)  # the KSA must be able to act as the account
-                self.google_accounts[ns] = account
-                member = account.member
-                annotations[GSA_ANNOTATION] = account.email
-            grant = gcp.storage.BucketIAMMember(
-                f"{c.name}-access-{ns}",
-                bucket=bucket_name,
-                role=role,
-                member=member,
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            self.bucket_grants[ns] = grant
-            ready.append(grant)
-            members[ns] = member
-            if a["create_service_account"]:
-                depends = [cluster.namespace(ns, self, c.name)] if c.create_namespaces else []
-                metadata: Any = {"name": ksa, "namespace": ns, "labels": c.labels}
-                if annotations:
-                    metadata["annotations"] = annotations
-                self.service_accounts[ns] = k8s.core.v1.ServiceAccount(
-                    f"{c.name}-sa-{ns}",
-                    metadata=metadata,
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
-                )
-
-        self.bucket_name = bucket_name
-        self.service_account_name = pulumi.Output.from_input(ksa)
-        self.iam_members = pulumi.Output.from_input(members)
+            self.bucket_name = pulumi.Output.from_input(a["bucket_name"])
+        # Each consumer's grant on the bucket (access.py, consumer_access).
+        access = self.access(spec, cluster, facts)
+        self.service_account_name = pulumi.Output.from_input(a["service_account_name"])
+        self.iam_members = pulumi.Output.from_input(access.values())
         self.google_service_accounts = pulumi.Output.from_input(
-            {ns: acc.email for ns, acc in self.google_accounts.items()}
+            {
+                ns: g.resources["google_account"].email
+                for ns, g in access.by_namespace.items()
+                if "google_account" in g.resources
+            }
         )
         profile = a.get("managed_profile")
         # With a managed profile, GKE tunes the mounts from its class: the store adds none.
         class_name = f"{MANAGED_CLASS_PREFIX}{profile}" if profile else a["storage_class_name"]
-        own_tuning = "none" if profile else a["tuning"]
         self.storage_class_name = pulumi.Output.from_input(class_name)
-
-        def source(namespace: str, read_only: bool) -> dict[str, Any]:
-            # Readers get the tuning as far as the cluster's GKE ships it (preflight).
-            attributes = dict(facts.reader_attributes) if read_only else {}
-            if not read_only and own_tuning != "none":
-                attributes["skipCSIBucketAccessCheck"] = "true"
-            options: list[str] = []
-            if a.get("prefix"):
-                options.append(f"only-dir={a['prefix'].strip('/')}")
-            options += [
-                *(facts.reader_options if read_only else ()),
-                *(a.get("extra_mount_options") or ()),
-            ]
-            csi: dict[str, Any] = {
-                "driver": DRIVER,
-                # The driver keeps what precedes the first ':' (the bucket); kubelet needs a
-                # handle unique per PV, or two PVs of one bucket collide on a node.
-                "volumeHandle": pulumi.Output.concat(bucket_name, ":", self.volume_name(namespace)),
-                # The driver adds gcsfuse's `ro` for a read-only publish.
-                "readOnly": read_only,
-            }
-            if attributes:
-                csi["volumeAttributes"] = attributes
-            out: dict[str, Any] = {"csi": csi}
-            if options:
-                out["mountOptions"] = options
-            return out
-
         return Binding(
             capacity=NOMINAL_CAPACITY,
-            source=source,
+            source=lambda ns, read_only: _source(
+                spec, facts, self.bucket_name, self.volume_name(ns), read_only
+            ),
             reader_access_mode="ReadOnlyMany",
             writer_access_mode="ReadWriteMany",
-            ready=ready,
-            service_account_name=ksa,
-            pod_annotations={
-                VOLUMES_ANNOTATION: "true",
-                **{SIDECAR_ANNOTATION + k: q for k, q in sorted(facts.sidecar.items())},
-            },
             storage_class_name=class_name,
-            **_cache_wiring(a.get("cache_volume"), a["cache_fs_group"]),
+            pod=PodSide(
+                annotations={
+                    VOLUMES_ANNOTATION: "true",
+                    **{SIDECAR_ANNOTATION + k: q for k, q in sorted(facts.sidecar.items())},
+                },
+                **_cache_wiring(a.get("cache_volume"), a["cache_fs_group"]),
+            ),
         )
 
-    def _new_bucket(self, spec: Spec[Any], facts: _Preflight) -> "gcp.storage.Bucket":
+    def consumer_access(
+        self, spec: Spec[GcsFuseModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+    ) -> ConsumerAccess:
+        """Every consumer namespace's service account gets a bucket-level role, read-only
+        for readers: through its workload identity principal, or (``identity:
+        google-service-account``) a Google service account it impersonates."""
+        a, c = spec.args, spec.common
+
+        def grant(ns: str, read_only: bool, consumers: Sequence[Consumer]) -> Grant:
+            google = None
+            if a["identity"] != "direct":
+                google = gcp_identity.GoogleServiceAccount(
+                    resource_name=f"{c.name}-gsa-{ns}",
+                    user_resource_name=f"{c.name}-gsa-user-{ns}",
+                    account_id=google_account_id(c.claim_name, ns),
+                    display_name=f"Model store {c.name} ({ns}, {_access(read_only)})",
+                )
+            return gcp_identity.grant(
+                f"{c.name}-access-{ns}",
+                facts=facts.facts,
+                bucket=self.bucket_name,
+                role=READER_ROLE if read_only else WRITER_ROLE,
+                consumer=consumers[0],
+                parent=self,
+                google_account=google,
+            )
+
+        return ConsumerAccess(
+            service_account=a["service_account_name"],
+            grant=grant,
+            create_service_accounts=a["create_service_account"],
+        )
+
+    def _new_bucket(
+        self, spec: Spec[GcsFuseModelStoreArgs], facts: _Preflight
+    ) -> "gcp.storage.Bucket":
         """A bucket in the cluster's region: uniform bucket-level access, public access
         prevention enforced, versioning (without a hierarchical namespace) and soft delete on,
         optional CMEK (the Cloud Storage service agent granted on the key first) and
@@ -1009,14 +960,52 @@ class GcsFuseModelStore(GcpModelStore, backend="gcs-fuse"):
         )
 
 
+def _source(
+    spec: Spec[GcsFuseModelStoreArgs],
+    facts: _Preflight,
+    bucket_name: pulumi.Output[str],
+    volume_name: str,
+    read_only: bool,
+) -> dict[str, Any]:
+    """A PV's volume source: the bucket under a handle unique per PV, the readers' tuning as
+    far as the cluster's GKE ships it (preflight), the prefix and the extra options."""
+    a = spec.args
+    # With a managed profile GKE tunes the mounts: the store adds no tuning of its own.
+    own_tuning = "none" if a.get("managed_profile") else a["tuning"]
+    attributes = dict(facts.reader_attributes) if read_only else {}
+    if not read_only and own_tuning != "none":
+        attributes["skipCSIBucketAccessCheck"] = "true"
+    options: list[str] = []
+    if a.get("prefix"):
+        options.append(f"only-dir={a['prefix'].strip('/')}")
+    options += [
+        *(facts.reader_options if read_only else ()),
+        *(a.get("extra_mount_options") or ()),
+    ]
+    csi: dict[str, Any] = {
+        "driver": DRIVER,
+        # The driver keeps what precedes the first ':' (the bucket); kubelet needs a handle
+        # unique per PV, or two PVs of one bucket collide on a node.
+        "volumeHandle": pulumi.Output.concat(bucket_name, ":", volume_name),
+        # The driver adds gcsfuse's `ro` for a read-only publish.
+        "readOnly": read_only,
+    }
+    if attributes:
+        csi["volumeAttributes"] = attributes
+    out: dict[str, Any] = {"csi": csi}
+    if options:
+        out["mountOptions"] = options
+    return out
+
+
 def _cache_wiring(cache_volume: Mapping[str, Any] | None, fs_group: int) -> dict[str, Any]:
     """The readers' pod side of a custom cache volume: the volume under the name the sidecar
     mounts, and an fsGroup so the sidecar (uid/gid 65534) can write to it."""
     if cache_volume is None:
         return {}
     return {
-        "reader_pod_volumes": [{"name": CACHE_VOLUME, **cache_volume}],
-        "reader_pod_security_context": {"fsGroup": fs_group},
+        "reader_volumes": [{"name": CACHE_VOLUME, **cache_volume}],
+        "reader_security_context": {"fsGroup": fs_group},
     }
 
 

@@ -43,15 +43,16 @@ from types import MappingProxyType
 from typing import Any, Required
 
 import pulumi
-import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from .. import validation as v
+from ..access import Access, Consumer, ConsumerAccess, Grant
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..kube.snapshots import KubernetesObject, name_after
 from ..kube.volumes import SKIP_AWAIT
 from ..store import Binding, Spec
+from . import identity as gcp_identity
 from . import validation as gcp_v
 from .cluster import (
     GkeCluster,
@@ -60,7 +61,7 @@ from .cluster import (
     require_pd_csi_addon,
     require_workload_pool,
 )
-from .identity import workload_identity_principal
+from .identity import READER_ROLE
 from .store import GcpModelStore, GcpModelStoreArgs
 
 PD_CSI_DRIVER = "pd.csi.storage.gke.io"
@@ -77,7 +78,6 @@ COMPUTE_CLASS_NAME = "gcs-to-hdml-compute-class"
 # your compute class" (priorities c3 then c3d, whenUnsatisfiable: DoNotScaleUp).
 COMPUTE_CLASS_MACHINE_FAMILIES = ("c3", "c3d")
 COMPUTE_CLASS_WHEN_UNSATISFIABLE = "DoNotScaleUp"
-READER_ROLE = "roles/storage.objectViewer"
 REVISION_ANNOTATION = "modelstore.pulumi.com/model-revision"
 
 MIN_SIZE_GIB, MAX_SIZE_GIB = 4, 65536
@@ -241,7 +241,7 @@ def _default_service_account(store: str, claim_name: str) -> str:
 # ---- the store -----------------------------------------------------------------------------
 
 
-class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
+class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="hyperdisk-ml"):
     """A model store on Hyperdisk ML volumes, one per reader namespace, each filled from
     ``source_uri`` by the GKE Volume Populator and mounted ReadOnlyMany. Readers only: the
     bucket is where models are published; a new ``model_revision`` makes new volumes.
@@ -293,7 +293,10 @@ class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
         p.field_rule(v.dns_subdomain, "service_account_name")
 
     def preflight(
-        self, spec: Spec[Any], cluster: Any, opts: pulumi.ResourceOptions | None
+        self,
+        spec: Spec[HyperdiskMlModelStoreArgs],
+        cluster: Any,
+        opts: pulumi.ResourceOptions | None,
     ) -> GkeClusterFacts:
         assert isinstance(cluster, GkeCluster)
         store = spec.common.name
@@ -311,80 +314,35 @@ class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
             )
         return facts
 
-    def provision(self, spec: Spec[Any], cluster: Any, facts: GkeClusterFacts) -> Binding:
+    def provision_storage(
+        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: Any, facts: GkeClusterFacts
+    ) -> Binding:
         a, c = spec.args, spec.common
         revision, uri = a["model_revision"], a["source_uri"]
-        bucket = spec.derived["bucket"]
-        labels = {**c.labels}
         sc_name = storage_class_name(c.name, revision)
-        storage_class = self._storage_class(spec, sc_name, labels)
-        compute_class = None
+        self.storage_class = storage_class = self._storage_class(spec, sc_name, c.labels)
+        self.compute_class = None
         if a["create_compute_class"]:
-            compute_class = cluster.install_once(
+            self.compute_class = cluster.install_once(
                 COMPUTE_CLASS_NAME,
                 c.name,
                 f"ComputeClass {COMPUTE_CLASS_NAME}",
-                lambda: compute_class_resource(cluster, labels),
+                lambda: compute_class_resource(cluster, c.labels),
                 field="create_compute_class",
             )
-        ksa_name = a["service_account_name"]
+        # The loaders' service accounts and bucket grants (access.py, consumer_access).
+        access = self.access(spec, cluster, facts)
+        self.loader_accounts = access.service_accounts
         ds_name = data_source_name(c.claim_name, revision)
-        sources: dict[str, Any] = {}
-        accounts: dict[str, Any] = {}
-        for ns in c.readers:
-            namespace = cluster.namespace(ns, self, c.name) if c.create_namespaces else None
-            in_ns = [namespace] if namespace is not None else []
-            account = k8s.core.v1.ServiceAccount(
-                f"{c.name}-loader-{ns}",
-                metadata={"name": ksa_name, "namespace": ns, "labels": labels},
-                opts=pulumi.ResourceOptions(parent=self, depends_on=in_ns),
-            )
-            grant = gcp.storage.BucketIAMMember(
-                f"{c.name}-loader-read-{ns}",
-                bucket=bucket,
-                role=READER_ROLE,
-                member=workload_identity_principal(
-                    facts.project_number, str(facts.workload_pool), ns, ksa_name
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            # The transfer starts when the claim appears: by then its account must exist (the
-            # spec names it, through data) and may read the bucket (the grant), and the
-            # transfer Job's class must exist where the store makes it.
-            sources[ns] = KubernetesObject(
-                f"{c.name}-source-{ns}",
-                {
-                    "apiVersion": DATA_SOURCE_API_VERSION,
-                    "kind": DATA_SOURCE_KIND,
-                    "metadata": {
-                        "name": ds_name,
-                        "namespace": ns,
-                        "labels": labels,
-                        "annotations": {REVISION_ANNOTATION: revision},
-                    },
-                    "spec": {
-                        "cloudStorage": {
-                            "uri": uri,
-                            "serviceAccountName": name_after(account, ksa_name),
-                        }
-                    },
-                },
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    depends_on=[grant, *in_ns, *([compute_class] if compute_class else [])],
-                ),
-            )
-            accounts[ns] = account
-        self.data_sources = sources
-        self.loader_accounts = accounts
-        self.storage_class = storage_class
-        self.compute_class = compute_class
+        self.data_sources = sources = {
+            ns: self._data_source(spec, ns, ds_name, access) for ns in c.readers
+        }
         self.storage_class_name = name_after(storage_class, sc_name)
         self.source_uri = pulumi.Output.from_input(uri)
         self.model_revision = pulumi.Output.from_input(revision)
         self.data_source_names = pulumi.Output.from_input({ns: ds_name for ns in c.readers})
         self.loader_service_account_names = pulumi.Output.from_input(
-            {ns: ksa_name for ns in c.readers}
+            {ns: a["service_account_name"] for ns in c.readers}
         )
         return Binding(
             capacity=f"{a['size_gib']}Gi",
@@ -413,8 +371,68 @@ class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
             ),
         )
 
+    def consumer_access(
+        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: Any, facts: GkeClusterFacts
+    ) -> ConsumerAccess:
+        """The populator's transfer in each reader namespace runs as the loader service
+        account, whose workload identity principal may read the bucket. Readers' pods need
+        no identity: they mount a disk."""
+        c = spec.common
+
+        def grant(ns: str, read_only: bool, consumers: Sequence[Consumer]) -> Grant:
+            return gcp_identity.grant(
+                f"{c.name}-loader-read-{ns}",
+                facts=facts,
+                bucket=spec.derived["bucket"],
+                role=READER_ROLE,
+                consumer=consumers[0],
+                parent=self,
+            )
+
+        return ConsumerAccess(
+            service_account=spec.args["service_account_name"],
+            grant=grant,
+            readers_only=True,
+            pods_run_as=False,
+            account_role="loader",
+        )
+
+    def _data_source(
+        self,
+        spec: Spec[HyperdiskMlModelStoreArgs],
+        ns: str,
+        name: str,
+        access: Access,
+    ) -> KubernetesObject:
+        """The GCPDataSource naming the folder and the loader account. The transfer starts
+        when the claim appears: by then its account must exist (the spec names it, through
+        data) and may read the bucket (the grant), and the transfer Job's class must exist
+        where the store makes it."""
+        c, a = spec.common, spec.args
+        account = name_after(access.service_accounts[ns], a["service_account_name"])
+        in_ns = [self.cluster.namespace(ns, self, c.name)] if c.create_namespaces else []
+        after = [*access.by_namespace[ns].ready, *in_ns]
+        return KubernetesObject(
+            f"{c.name}-source-{ns}",
+            {
+                "apiVersion": DATA_SOURCE_API_VERSION,
+                "kind": DATA_SOURCE_KIND,
+                "metadata": {
+                    "name": name,
+                    "namespace": ns,
+                    "labels": c.labels,
+                    "annotations": {REVISION_ANNOTATION: a["model_revision"]},
+                },
+                "spec": {"cloudStorage": {"uri": a["source_uri"], "serviceAccountName": account}},
+            },
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[*after, *([self.compute_class] if self.compute_class else [])],
+            ),
+        )
+
     def _storage_class(
-        self, spec: Spec[Any], name: str, labels: Mapping[str, str]
+        self, spec: Spec[HyperdiskMlModelStoreArgs], name: str, labels: Mapping[str, str]
     ) -> k8s.storage.v1.StorageClass:
         a = spec.args
         zones = list(a.get("zones") or ())

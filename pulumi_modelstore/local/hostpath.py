@@ -83,7 +83,7 @@ class LocalModelStore(ModelStore[LocalModelStoreArgs], backend="local"):
             spec.common.name, spec.args["cluster_name"], opts
         )
 
-    def provision(
+    def provision_storage(
         self, spec: Spec[LocalModelStoreArgs], cluster: ClusterScope, facts: Any
     ) -> Binding:
         host_path, node_name = spec.args["host_path"], spec.args.get("node_name")

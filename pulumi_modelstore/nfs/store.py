@@ -289,7 +289,7 @@ class NfsModelStore(ModelStore[NfsModelStoreArgs], backend="nfs"):
             spec.common.name, spec.args["cluster_name"], opts
         )
 
-    def provision(
+    def provision_storage(
         self, spec: Spec[NfsModelStoreArgs], cluster: ClusterScope, facts: Any
     ) -> Binding:
         a = spec.args
