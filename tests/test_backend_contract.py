@@ -1,7 +1,8 @@
-"""The contract every backend keeps, checked on every backend the config program knows (a new
-backend must add its minimal args here): one claim per consumer namespace bound to its own PV,
-readers read-only at every layer the backend enforces, unique volume handles, ``mount_for``,
-data-bearing resources protected and retained, nothing registered on bad input."""
+"""The contract every backend keeps, checked on every backend the config program knows (each
+declares ``example_args``, ``data_bearing_types`` and ``takes_writers`` on its class): one claim
+per consumer namespace bound to its own PV, readers read-only at every layer the backend
+enforces, unique volume handles, ``mount_for``, data-bearing resources protected and retained,
+nothing registered on bad input."""
 
 from __future__ import annotations
 
@@ -12,61 +13,34 @@ import pytest
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.plan.engine import PlanError
 from pulumi_modelstore.program import BACKENDS
-from tests.conftest import CLUSTER, plan
+from tests.conftest import plan
 
 PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 READERS, WRITERS = ["inference", "batch"], ["loader"]
 
-# The least each backend needs, besides its consumers.
-MINIMAL: dict[str, dict[str, Any]] = {
-    "local": {},
-    "fsx-lustre": {"cluster_name": CLUSTER},
-    "efs": {"cluster_name": CLUSTER},
-    "mountpoint-s3": {"cluster_name": CLUSTER},
-    "gcs-fuse": {"cluster_name": CLUSTER, "location": "us-central1"},
-    "nfs": {"server": "nas01.example.internal", "share": "/exports/models"},
-    "azure-blob": {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"},
-    "hyperdisk-ml": {
-        "cluster_name": "prod-gke",
-        "location": "us-central1",
-        "source_uri": "gs://acme-models/llama/",
-        "model_revision": "v1",
-        "size_gib": 100,
-    },
-    "azure-files-nfs": {"cluster_name": CLUSTER, "cluster_resource_group_name": "ml-rg"},
-}
-# Backends that take readers only (filled once, read-only for many): no writers in their build.
-READERS_ONLY = {"hyperdisk-ml"}
-# The resources that hold the data, per backend: protected and retained by default.
-DATA_BEARING: dict[str, tuple[str, ...]] = {
-    "local": (),
-    "nfs": (),  # the export is the NAS's: the store only points at it
-    "fsx-lustre": ("aws:fsx/lustreFileSystem:LustreFileSystem",),
-    "efs": ("aws:efs/fileSystem:FileSystem",),
-    "mountpoint-s3": ("aws:s3/bucket:Bucket",),
-    "gcs-fuse": ("gcp:storage/bucket:Bucket",),
-    "azure-blob": ("azure-native:storage:StorageAccount", "azure-native:storage:BlobContainer"),
-    # The volumes are provisioned by the PD CSI driver from the claims (no disk resource in the
-    # graph) and are copies of a bucket that is not the store's: nothing to protect.
-    "hyperdisk-ml": (),
-    "azure-files-nfs": ("azure-native:storage:StorageAccount", "azure-native:storage:FileShare"),
-}
 NAMES = sorted(BACKENDS)
+# The resources that hold the data, per backend: protected and retained by default.
+DATA_BEARING = {name: BACKENDS[name].data_bearing_types for name in NAMES}
 
 
 def writers(backend: str) -> list[str]:
-    return [] if backend in READERS_ONLY else WRITERS
+    return WRITERS if BACKENDS[backend].takes_writers else []
 
 
 def build(backend: str, **extra: Any):
-    args = {**MINIMAL[backend], "readers": READERS, "writers": writers(backend), **extra}
-    store = BACKENDS[backend]("llama", args)
+    cls = BACKENDS[backend]
+    args = {**cls.example_args, "readers": READERS, "writers": writers(backend), **extra}
+    store = cls("llama", args)
     return store
 
 
-def test_every_backend_is_covered():
-    assert set(MINIMAL) >= set(BACKENDS), "add the new backend's minimal args to MINIMAL"
+@pytest.mark.parametrize("backend", [n for n in NAMES if not BACKENDS[n].takes_writers])
+def test_a_backend_that_takes_no_writers_refuses_them(backend):
+    with pytest.raises(PlanError) as err:
+        plan(lambda: build(backend, writers=WRITERS))
+    assert str(err.value).startswith("llama: writers must be empty")
+    assert len(err.value.registered) == 1  # the stack itself
 
 
 @pytest.fixture(scope="module", params=NAMES)

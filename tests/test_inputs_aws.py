@@ -30,20 +30,15 @@ from pulumi_modelstore import ModelStoreInputError
 from pulumi_modelstore.aws import (
     EbsCsiDriver,
     EbsModelCache,
-    EfsModelStore,
-    FsxLustreModelStore,
-    MountpointS3ModelStore,
 )
 from pulumi_modelstore.aws.names import physical_name
+from pulumi_modelstore.extras import CLOUD_ROOMS
 from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError, plan_program
 from pulumi_modelstore.plan.placeholders import digest
+from pulumi_modelstore.program import BACKENDS
 from tests.conftest import AWS_CONFIG, CLUSTER, all_programs, plan
 
-STORES: dict[str, Any] = {
-    "fsx-lustre": FsxLustreModelStore,
-    "efs": EfsModelStore,
-    "mountpoint-s3": MountpointS3ModelStore,
-}
+STORES: dict[str, Any] = {name: BACKENDS[name] for name in CLOUD_ROOMS["aws"].backends}
 LOADER = {"image": "python:3.12-slim"}
 SG = "aws:ec2/securityGroup:SecurityGroup"
 FS = "aws:fsx/lustreFileSystem:LustreFileSystem"

@@ -66,29 +66,11 @@ SIZE = (
 )
 MAX_GIB = "at most 8589934591 (GiB: Kubernetes caps a quantity at 2^63-1 bytes)"
 
-# The least each backend needs, besides a reader.
-MINIMAL: dict[str, dict[str, Any]] = {
-    "local": {},
-    "nfs": {"server": "nas01.example.internal", "share": "/exports/models"},
-    "fsx-lustre": {"cluster_name": CLUSTER},
-    "efs": {"cluster_name": CLUSTER},
-    "mountpoint-s3": {"cluster_name": CLUSTER},
-    "gcs-fuse": {"cluster_name": "ml-gke", "location": "us-central1"},
-    "azure-blob": {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"},
-    "hyperdisk-ml": {
-        "cluster_name": "prod-gke",
-        "location": "us-central1",
-        "source_uri": "gs://acme-models/llama/",
-        "model_revision": "v1",
-        "size_gib": 100,
-    },
-    "azure-files-nfs": {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"},
-}
 LOADER = {"image": "python:3.12-slim", "command": ["python", "-c", "print('load')"]}
 
 
 def store(backend: str, name: str = "llama", **args: Any) -> Callable[[], Any]:
-    fields = {**MINIMAL[backend], "readers": ["inference"], **args}
+    fields = {**BACKENDS[backend].example_args, "readers": ["inference"], **args}
     return lambda: BACKENDS[backend](name, fields)
 
 
@@ -829,7 +811,7 @@ def test_the_object_check_finds_what_the_api_server_refuses():
 )
 def test_a_trailing_newline_is_not_a_valid_value(backend, args, field):
     # Python's `$` also matches before a final newline: every pattern is matched whole.
-    base = {"readers": ["inference"], **MINIMAL[backend]}
+    base = {"readers": ["inference"], **BACKENDS[backend].example_args}
     with pytest.raises(ModelStoreInputError) as err:
         BACKENDS[backend].validate("llama", {**base, **args})
     assert f"llama: {field} must be" in str(err.value)

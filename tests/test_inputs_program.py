@@ -25,14 +25,12 @@ import pytest
 from pulumi_modelstore.cli import main
 from pulumi_modelstore.plan.engine import PlanError, plan_directory
 from pulumi_modelstore.plan.project import ProjectError
+from pulumi_modelstore.program import BACKENDS as BACKEND_CLASSES
 from tests.conftest import plan
 
 PROGRAM = "from pulumi_modelstore.program import main\nmain()\n"
 PROJECT = "name: modelstore\nruntime: python\n"
-BACKENDS = (
-    "one of azure-blob, azure-files-nfs, efs, fsx-lustre, gcs-fuse, hyperdisk-ml, local, "
-    "mountpoint-s3, nfs"
-)
+BACKENDS = "one of " + ", ".join(sorted(BACKEND_CLASSES))
 STORES = "a mapping of store names to their fields, with at least one store"
 FIELDS = "a mapping of field names to values"
 LOCAL_FIELDS = (

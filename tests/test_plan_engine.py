@@ -22,6 +22,7 @@ from pulumi_modelstore.plan.engine import (
     plan_program,
 )
 from pulumi_modelstore.plan.render import FORMATS, render
+from pulumi_modelstore.program import BACKENDS
 from tests.conftest import ROOT, STACKS, all_programs
 
 STEP_STATE_KEYS = {
@@ -247,9 +248,8 @@ def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
     code, _, err = run_cli(capsys, "--cwd", str(directory))
     assert code == 1
     assert err == (
-        "error: modelstore:stores.llama.backend must be one of azure-blob, azure-files-nfs, efs, "
-        "fsx-lustre, gcs-fuse, "
-        "hyperdisk-ml, local, mountpoint-s3, nfs, got 'fsx-lustr'\n"
+        f"error: modelstore:stores.llama.backend must be one of {', '.join(sorted(BACKENDS))}, "
+        "got 'fsx-lustr'\n"
     )
 
 

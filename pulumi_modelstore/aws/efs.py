@@ -587,6 +587,8 @@ class EfsModelStore(AwsModelStore, backend="efs"):
     """
 
     args_type = EfsModelStoreArgs
+    example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
+    data_bearing_types = ("aws:efs/fileSystem:FileSystem",)
     _csi_chart = EFS_CSI
     renamed_fields = MappingProxyType(
         {

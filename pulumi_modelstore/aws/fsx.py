@@ -330,6 +330,8 @@ class FsxLustreModelStore(AwsModelStore, backend="fsx-lustre"):
     """
 
     args_type = FsxLustreModelStoreArgs
+    example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
+    data_bearing_types = ("aws:fsx/lustreFileSystem:LustreFileSystem",)
     _csi_chart = FSX_CSI
     renamed_fields = MappingProxyType(
         {

@@ -28,6 +28,7 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -572,6 +573,8 @@ class MountpointS3ModelStore(AwsModelStore, backend="mountpoint-s3"):
     """
 
     args_type = MountpointS3ModelStoreArgs
+    example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
+    data_bearing_types = ("aws:s3/bucket:Bucket",)
 
     bucket_name: pulumi.Output[str]
     """The bucket's name, the PVs' ``bucketName`` attribute."""

@@ -47,6 +47,7 @@ least 11 and ``prefetch x block size <= pool`` (not reduced for you once the poo
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -452,6 +453,13 @@ class AzureBlobModelStore(AzureModelStore, backend="azure-blob"):
     """
 
     args_type = AzureBlobModelStoreArgs
+    example_args = MappingProxyType[str, Any](
+        {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"}
+    )
+    data_bearing_types = (
+        "azure-native:storage:StorageAccount",
+        "azure-native:storage:BlobContainer",
+    )
 
     storage_account_name: pulumi.Output[str]
     """The storage account's name."""

@@ -39,6 +39,7 @@ workloads) whenever its spec changes, never edited.
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Required
 
 import pulumi
@@ -248,6 +249,19 @@ class HyperdiskMlModelStore(GcpModelStore, backend="hyperdisk-ml"):
     a volume with its claim), and the bucket is not the store's."""
 
     args_type = HyperdiskMlModelStoreArgs  # type: ignore[assignment]  # Required keys: no structural subtype of the base's args
+    example_args = MappingProxyType[str, Any](
+        {
+            "cluster_name": "prod-gke",
+            "location": "us-central1",
+            "source_uri": "gs://acme-models/llama/",
+            "model_revision": "v1",
+            "size_gib": 100,
+        }
+    )
+    # None: the PD CSI driver provisions the volumes from the claims (no disk in the graph),
+    # copies of a bucket that is not the store's.
+    data_bearing_types = tuple[str, ...]()
+    takes_writers = False
 
     storage_class_name: pulumi.Output[str]
     """The ``hyperdisk-ml`` StorageClass the claims are provisioned from."""
