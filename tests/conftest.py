@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pulumi_modelstore.plan.engine import Plan, plan_directory, plan_program
+from pulumi_modelstore.plan.engine import Plan, PlanError, plan_directory, plan_program
 from pulumi_modelstore.plan.placeholders import digest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +36,22 @@ def plan(
         fill_outputs=fill,
         invoke_overrides=invokes,
     )
+
+
+def assert_refused(program: Callable[[], Any] | Path, message: str, **plan_args: Any) -> PlanError:
+    """Plan ``program`` (a program function, planned by :func:`plan`, or a project directory,
+    by ``plan_directory``; ``plan_args`` are their keywords) and check that it is refused with
+    exactly ``message`` (one line per problem) before anything but the stack registered. The
+    error is returned for a test that checks more of it."""
+    with pytest.raises(PlanError) as err:
+        if isinstance(program, Path):
+            plan_directory(program, **plan_args)
+        else:
+            plan(program, **plan_args)
+    assert str(err.value) == message
+    registered = [urn.split("::")[2] for urn in err.value.registered]
+    assert registered == ["pulumi:pulumi:Stack"], err.value.registered
+    return err.value
 
 
 def all_programs() -> list[tuple[str, Path, str]]:
