@@ -39,7 +39,7 @@ from pulumi_modelstore.plan.placeholders import digest
 from pulumi_modelstore.plan.placeholders.aws import ACCOUNT_ID
 from pulumi_modelstore.store import workload_mount
 from tests.aws_replay import Replay
-from tests.conftest import CLUSTER, ROOT, plan
+from tests.conftest import CLUSTER, ROOT, assert_refused, plan
 from tests.validators.kube_schema import KUBERNETES_MINORS, validator
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -1280,10 +1280,7 @@ BAD_CACHE = [
     ("args", "message"), BAD_CACHE, ids=[m.split(":")[1] for _, m in BAD_CACHE]
 )
 def test_bad_cache_input_is_refused_before_anything_registers(args, message):
-    with pytest.raises(PlanError) as err:
-        plan(cache(**args))
-    assert str(err.value) == message
-    assert names_of(err.value.registered) == ["modelstore-test"]
+    assert_refused(cache(**args), message)
 
 
 BAD_DRIVER = [
@@ -1356,10 +1353,7 @@ BAD_DRIVER = [
     ("args", "message"), BAD_DRIVER, ids=[m.split(":")[1] for _, m in BAD_DRIVER]
 )
 def test_bad_driver_input_is_refused_before_anything_registers(args, message):
-    with pytest.raises(PlanError) as err:
-        plan(driver(**args))
-    assert str(err.value) == message
-    assert names_of(err.value.registered) == ["modelstore-test"]
+    assert_refused(driver(**args), message)
 
 
 def test_every_bad_field_is_reported_at_once_one_line_each():
@@ -1610,10 +1604,7 @@ BAD_HELPERS = [
     ("build", "message"), BAD_HELPERS, ids=[m.split(":")[1] for _, m in BAD_HELPERS]
 )
 def test_bad_helper_input_is_refused_before_anything_registers(build, message):
-    with pytest.raises(PlanError) as err:
-        plan(build)
-    assert str(err.value) == message
-    assert names_of(err.value.registered) == ["modelstore-test"]
+    assert_refused(build, message)
 
 
 def names_of(urns: list[str]) -> list[str]:

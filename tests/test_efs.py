@@ -626,13 +626,11 @@ def test_driver_none_still_makes_the_node_role_to_annotate():
 def test_pod_identity_is_refused_on_a_pinned_chart_that_predates_it(monkeypatch):
     old = dataclasses.replace(EFS_CSI, version="2.5.6", app_version="2.0.4")
     monkeypatch.setattr(efs_module, "EFS_CSI", old)
-    with pytest.raises(PlanError) as err:
-        plan(efs(iam_authorization=True, identity="pod-identity"))
-    assert str(err.value) == (
+    assert_refused(
+        efs(iam_authorization=True, identity="pod-identity"),
         "llama: identity must be irsa with EFS CSI driver the pinned chart's 2.0.4 (EKS Pod "
-        "Identity needs driver 2.0.5 or newer), got 'pod-identity'"
+        "Identity needs driver 2.0.5 or newer), got 'pod-identity'",
     )
-    assert registered(err) == NOTHING
 
 
 def test_irsa_without_an_oidc_provider_fails_before_anything_registers():
@@ -671,19 +669,15 @@ def test_a_cluster_without_subnets_fails_before_anything_registers():
         cluster["vpcConfig"]["subnetIds"] = []
         return cluster
 
-    with pytest.raises(PlanError) as err:
-        plan(
-            efs(),
-            invokes={
-                "aws:eks/getCluster:getCluster": no_subnets,
-                GET_NODE_GROUPS: lambda args, config: {"names": []},
-            },
-        )
-    assert str(err.value) == (
+    assert_refused(
+        efs(),
         "llama: subnet_ids must be a non-empty list of the subnets where the cluster's nodes run "
-        "(the cluster reported none), got []"
+        "(the cluster reported none), got []",
+        invokes={
+            "aws:eks/getCluster:getCluster": no_subnets,
+            GET_NODE_GROUPS: lambda args, config: {"names": []},
+        },
     )
-    assert registered(err) == NOTHING
 
 
 UID_RULE = (
@@ -900,13 +894,11 @@ def test_mount_options_known_only_at_deploy_are_refused():
             "llama", {"cluster_name": CLUSTER, "readers": ["x"], "extra_mount_options": options}
         )
 
-    with pytest.raises(PlanError) as err:
-        plan(program)
-    assert str(err.value) == (
+    assert_refused(
+        program,
         "llama: extra_mount_options must be a plain list of strings known before deploy, "
-        "got '<Output>'"
+        "got '<Output>'",
     )
-    assert registered(err) == NOTHING
 
 
 def test_mount_options_reach_every_pv_after_iam():

@@ -36,7 +36,7 @@ from pulumi_modelstore.extras import CLOUD_ROOMS
 from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError, plan_program
 from pulumi_modelstore.plan.placeholders import digest
 from pulumi_modelstore.program import BACKENDS
-from tests.conftest import AWS_CONFIG, CLUSTER, all_programs, plan
+from tests.conftest import AWS_CONFIG, CLUSTER, all_programs, assert_refused, plan
 
 STORES: dict[str, Any] = {name: BACKENDS[name] for name in CLOUD_ROOMS["aws"].backends}
 LOADER = {"image": "python:3.12-slim"}
@@ -766,10 +766,7 @@ ROW_IDS = [f"{i}-{backend}-{m.split()[1]}" for i, (backend, _, _, m) in enumerat
 def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(
     backend, name, args, message
 ):
-    with pytest.raises(PlanError) as err:
-        plan(build(backend, name, args))
-    assert str(err.value) == message
-    assert registered(err) == NOTHING
+    assert_refused(build(backend, name, args), message)
 
 
 @pytest.mark.parametrize(("backend", "name", "args", "message"), BAD_INPUTS, ids=ROW_IDS)
@@ -881,42 +878,36 @@ def elsewhere(args: dict[str, Any], config: dict[str, str]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("backend", ["fsx-lustre", "efs"])
 def test_a_subnet_error_names_cluster_subnet_ids_when_the_subnet_came_from_there(backend):
-    with pytest.raises(PlanError) as err:
-        plan(facts_store(backend), invokes={GET_SUBNET: elsewhere})
-    assert str(err.value) == (
+    assert_refused(
+        facts_store(backend),
         f"llama: cluster_subnet_ids must be a subnet in the cluster's VPC {VPC} (it is in "
-        f"vpc-0ffffffffffffffff), got '{SUBNETS[0]}'"
+        f"vpc-0ffffffffffffffff), got '{SUBNETS[0]}'",
+        invokes={GET_SUBNET: elsewhere},
     )
-    assert registered(err) == NOTHING
 
 
 @pytest.mark.parametrize("backend", ["fsx-lustre", "efs"])
 def test_a_subnet_error_names_subnet_ids_when_the_store_listed_it(backend):
     subnet = "subnet-0a1b2c3d4e5f60009"
-    with pytest.raises(PlanError) as err:
-        plan(facts_store(backend, subnet_ids=[subnet]), invokes={GET_SUBNET: elsewhere})
-    assert str(err.value) == (
+    assert_refused(
+        facts_store(backend, subnet_ids=[subnet]),
         f"llama: subnet_ids must be a subnet in the cluster's VPC {VPC} (it is in "
-        f"vpc-0ffffffffffffffff), got '{subnet}'"
+        f"vpc-0ffffffffffffffff), got '{subnet}'",
+        invokes={GET_SUBNET: elsewhere},
     )
-    assert registered(err) == NOTHING
 
 
 @pytest.mark.parametrize("backend", ["fsx-lustre", "efs"])
 def test_a_looked_up_subnet_outside_a_given_vpc_names_vpc_id(backend):
     first = sorted(f"subnet-{digest('subnet', CLUSTER, str(i))}" for i in range(3))[0]
-    with pytest.raises(PlanError) as err:
-        plan(
-            lambda: STORES[backend](
-                "llama", {"readers": ["inference"], "cluster_name": CLUSTER, "vpc_id": VPC}
-            ),
-            invokes={GET_SUBNET: elsewhere},
-        )
-    assert str(err.value) == (
+    assert_refused(
+        lambda: STORES[backend](
+            "llama", {"readers": ["inference"], "cluster_name": CLUSTER, "vpc_id": VPC}
+        ),
         f"llama: vpc_id must be the VPC of the cluster's subnets (the cluster's subnet {first} "
-        f"is in vpc-0ffffffffffffffff), got '{VPC}'"
+        f"is in vpc-0ffffffffffffffff), got '{VPC}'",
+        invokes={GET_SUBNET: elsewhere},
     )
-    assert registered(err) == NOTHING
 
 
 # -- names derived from long store and cluster names -----------------------------------------
