@@ -54,6 +54,51 @@ def assert_refused(program: Callable[[], Any] | Path, message: str, **plan_args:
     return err.value
 
 
+def consumer_mounts(build: Callable[[], Any], **plan_args: Any) -> tuple[dict[str, Any], Plan]:
+    """Plan the store ``build`` makes (``fill=True``, with ``plan_args``) and give its
+    ``mount_for`` of every consumer namespace with the plan."""
+    found: dict[str, Any] = {}
+
+    def program() -> None:
+        store = build()
+        for ns, _ in store.common.consumers:
+            found[ns] = store.mount_for(ns)
+
+    return found, plan(program, fill=True, **plan_args)
+
+
+def by_namespace(p: Plan, type_: str) -> dict[str, dict[str, Any]]:
+    """The states of ``type_`` by their namespace (a PV's: its claim's)."""
+
+    def namespace(state: dict[str, Any]) -> str:
+        inputs = state["inputs"]
+        if type_ == "kubernetes:core/v1:PersistentVolume":
+            return inputs["spec"]["claimRef"]["namespace"]
+        return inputs["metadata"]["namespace"]
+
+    return {namespace(s): s for s in p.by_type(type_)}
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake AWS credentials and region (us-west-2) for moto."""
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-west-2",
+    }.items():
+        monkeypatch.setenv(key, value)
+
+
+def bad_inputs(rows: list[tuple[Any, str]]) -> pytest.MarkDecorator:
+    """Parametrize a test over a table of (args, exact message) rows, each row's id its index
+    and the field its message names."""
+    return pytest.mark.parametrize(
+        ("args", "message"), rows, ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(rows)]
+    )
+
+
 def all_programs() -> list[tuple[str, Path, str]]:
     """(id, directory, stack) for every stack in stacks/ and every example."""
     programs = [(f"stacks/{s}", ROOT, s) for s in STACKS]

@@ -15,7 +15,7 @@ from pulumi_modelstore.azure import validation as az_v
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.plan.engine import PlanError
 from pulumi_modelstore.plan.placeholders import INVOKES
-from tests.conftest import assert_refused, plan
+from tests.conftest import plan
 
 GET_CLUSTER = "azure-native:containerservice:getManagedCluster"
 CLIENT_CONFIG = "azure-native:authorization:getClientConfig"
@@ -123,29 +123,6 @@ def test_a_cluster_that_is_not_found_fails_naming_it():
         "llama: cluster_name must be an AKS cluster in resource group ml-rg (invoke of "
         "azure-native:containerservice:getManagedCluster failed: ResourceNotFound"
     )
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (
-            {"cluster_resource_group_name": "rg"},
-            "s: cluster_name must be the AKS cluster's name, a plain string so it can be looked "
-            "up before deploy (or give cluster), got None",
-        ),
-        (
-            {"cluster_name": "ml"},
-            "s: cluster_resource_group_name must be the AKS cluster's resource group, a plain "
-            "string (a cluster name is unique only within its resource group), got None",
-        ),
-        (
-            {"cluster_name": "ml", "cluster_resource_group_name": "rg", "region": "eastus"},
-            "s: field name must be one of cluster_name, cluster_resource_group_name, got 'region'",
-        ),
-    ],
-)
-def test_a_scope_needs_its_cluster_named_with_its_resource_group(args, message):
-    assert_refused(lambda: AksCluster("s", args), message)
 
 
 def test_settings_a_platform_stack_merges():

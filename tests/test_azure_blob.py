@@ -18,7 +18,7 @@ from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.plan.engine import Plan
 from pulumi_modelstore.plan.placeholders import INVOKES
 from pulumi_modelstore.plan.placeholders import azure as placeholders
-from tests.conftest import assert_refused, plan
+from tests.conftest import assert_refused, by_namespace, consumer_mounts, plan
 
 ACCOUNT = "azure-native:storage:StorageAccount"
 SERVICE = "azure-native:storage:BlobServiceProperties"
@@ -56,14 +56,7 @@ def blob(**args: Any) -> Callable[[], AzureBlobModelStore]:
 
 
 def run(invokes: Any = None, **args: Any) -> tuple[dict[str, WorkloadMount], Plan]:
-    found: dict[str, WorkloadMount] = {}
-
-    def program() -> None:
-        store = blob(**args)()
-        for ns, _ in store.common.consumers:
-            found[ns] = store.mount_for(ns)
-
-    return found, plan(program, fill=True, invokes=invokes)
+    return consumer_mounts(blob(**args), invokes=invokes)
 
 
 def cluster_answer(**changes: Any) -> dict[str, Any]:
@@ -72,16 +65,6 @@ def cluster_answer(**changes: Any) -> dict[str, Any]:
         return {k: v for k, v in {**base, **changes}.items() if v is not None}
 
     return {GET_CLUSTER: answer}
-
-
-def by_namespace(p: Plan, type_: str) -> dict[str, dict[str, Any]]:
-    def namespace(state: dict[str, Any]) -> str:
-        inputs = state["inputs"]
-        if type_ == PV:
-            return inputs["spec"]["claimRef"]["namespace"]
-        return inputs["metadata"]["namespace"]
-
-    return {namespace(s): s for s in p.by_type(type_)}
 
 
 ACCOUNT_NAME = az_v.default_account_name(SUB, "ml-rg", "llama")
@@ -747,46 +730,32 @@ BAD = [
         {"negative_cache_seconds": -1},
         "negative_cache_seconds must be a whole number of seconds, 0 or more, got -1",
     ),
-    (
-        {"extra_mount_options": ["--container-name=other"]},
-        f"extra_mount_options must be {DRIVER_SETS}, got '--container-name=other'",
-    ),
-    (
-        {"extra_mount_options": ["--tmp-path=/tmp/x"]},
-        f"extra_mount_options must be {DRIVER_SETS}, got '--tmp-path=/tmp/x'",
-    ),
-    (
-        {"extra_mount_options": ["--config-file=/etc/b.yaml"]},
-        f"extra_mount_options must be {DRIVER_SETS}, got '--config-file=/etc/b.yaml'",
-    ),
-    (
-        {"extra_mount_options": ["--auth-type=key"]},
-        f"extra_mount_options must be {DRIVER_SETS}, got '--auth-type=key'",
-    ),
-    (
-        {"extra_mount_options": ["--file-cache-timeout=120"]},
-        f"extra_mount_options must be {CONFLICTS}, got '--file-cache-timeout=120'",
-    ),
-    (
-        {"extra_mount_options": ["--preload=true"]},
-        f"extra_mount_options must be {CONFLICTS}, got '--preload=true'",
-    ),
-    (
-        {"extra_mount_options": ["--streaming=true"]},
-        f"extra_mount_options must be {CONFLICTS}, got '--streaming=true'",
-    ),
-    (
-        {"extra_mount_options": ["-o ro"]},
-        f"extra_mount_options must be {STORE_SETS}, got '-o ro'",
-    ),
-    (
-        {"extra_mount_options": ["-o umask=0022,rw"]},
-        f"extra_mount_options must be {STORE_SETS}, got '-o umask=0022,rw'",
-    ),
-    (
-        {"extra_mount_options": ["--block-cache-pool-size=100"]},
-        f"extra_mount_options must be {STORE_SETS}, got '--block-cache-pool-size=100'",
-    ),
+    *[
+        (
+            {"extra_mount_options": [option]},
+            f"extra_mount_options must be {DRIVER_SETS}, got '{option}'",
+        )
+        for option in (
+            "--container-name=other",
+            "--tmp-path=/tmp/x",
+            "--config-file=/etc/b.yaml",
+            "--auth-type=key",
+        )
+    ],
+    *[
+        (
+            {"extra_mount_options": [option]},
+            f"extra_mount_options must be {CONFLICTS}, got '{option}'",
+        )
+        for option in ("--file-cache-timeout=120", "--preload=true", "--streaming=true")
+    ],
+    *[
+        (
+            {"extra_mount_options": [option]},
+            f"extra_mount_options must be {STORE_SETS}, got '{option}'",
+        )
+        for option in ("-o ro", "-o umask=0022,rw", "--block-cache-pool-size=100")
+    ],
     (
         {"extra_mount_options": ["--log-level=LOG_DEBUG --tmp-path=/x"]},
         "extra_mount_options must be one blobfuse2 option per item, without spaces ('-o x' "

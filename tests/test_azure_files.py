@@ -16,7 +16,7 @@ from pulumi_modelstore.azure import validation as az_v
 from pulumi_modelstore.plan.engine import Plan, PlanError
 from pulumi_modelstore.plan.placeholders import INVOKES
 from pulumi_modelstore.plan.placeholders import azure as placeholders
-from tests.conftest import assert_refused, plan
+from tests.conftest import assert_refused, consumer_mounts, plan
 
 ACCOUNT = "azure-native:storage:StorageAccount"
 SHARE = "azure-native:storage:FileShare"
@@ -51,14 +51,7 @@ def nfs(**args: Any) -> Callable[[], AzureFilesNfsModelStore]:
 
 
 def run(invokes: Any = None, **args: Any) -> tuple[dict[str, WorkloadMount], Plan]:
-    found: dict[str, WorkloadMount] = {}
-
-    def program() -> None:
-        store = nfs(**args)()
-        for ns, _ in store.common.consumers:
-            found[ns] = store.mount_for(ns)
-
-    return found, plan(program, fill=True, invokes=invokes)
+    return consumer_mounts(nfs(**args), invokes=invokes)
 
 
 def pvs(p: Plan) -> dict[str, dict[str, Any]]:
@@ -631,18 +624,13 @@ BAD = [
         {"root_squash": "root"},
         "root_squash must be one of NoRootSquash, RootSquash, AllSquash, got 'root'",
     ),
-    (
-        {"extra_mount_options": ["vers=3"]},
-        f"extra_mount_options must be {DRIVER_OPTIONS}, got 'vers=3'",
-    ),
-    (
-        {"extra_mount_options": ["minorversion=2"]},
-        f"extra_mount_options must be {DRIVER_OPTIONS}, got 'minorversion=2'",
-    ),
-    (
-        {"extra_mount_options": ["sec=krb5"]},
-        f"extra_mount_options must be {DRIVER_OPTIONS}, got 'sec=krb5'",
-    ),
+    *[
+        (
+            {"extra_mount_options": [option]},
+            f"extra_mount_options must be {DRIVER_OPTIONS}, got '{option}'",
+        )
+        for option in ("vers=3", "minorversion=2", "sec=krb5")
+    ],
     (
         {"allowed_subnet_ids": ["subnet-1"]},
         f"allowed_subnet_ids must be {SUBNET_ID_RULE}, got 'subnet-1'",

@@ -183,17 +183,10 @@ def test_eks_addons_for_driver_and_snapshot_controller_with_irsa_role():
     )
 
 
-def test_addon_pod_identity_and_kms_payloads_replay_against_moto(monkeypatch):
+def test_addon_pod_identity_and_kms_payloads_replay_against_moto(aws_env):
     """IAM validates the policy (KMS statements included) and trust documents; the add-ons and
     the association are checked against the EKS API model and the role they name. (The
     example replays the Helm and IRSA path in tests/test_aws_moto.py.)"""
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": "us-west-2",
-    }.items():
-        monkeypatch.setenv(key, value)
     p = plan(
         driver(driver_install="eks-addon", identity="pod-identity", kms_key_arn=KEY), fill=True
     )

@@ -20,7 +20,7 @@ from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
 from pulumi_modelstore.plan.placeholders import INVOKES
 from pulumi_modelstore.plan.placeholders.aws import plan_vpc_id
 from pulumi_modelstore.program import build_stores
-from tests.conftest import CLUSTER, CLUSTER_SG, CLUSTER_SUBNETS, assert_refused, plan
+from tests.conftest import CLUSTER, CLUSTER_SG, CLUSTER_SUBNETS, assert_refused, bad_inputs, plan
 
 FS = "aws:efs/fileSystem:FileSystem"
 MOUNT_TARGET = "aws:efs/mountTarget:MountTarget"
@@ -840,28 +840,15 @@ BAD_INPUTS = [
         {"driver_install": "eks-addon", "cluster_name": None},
         "llama: cluster_name must be set when driver_install is eks-addon, got None",
     ),
-    (
-        {"cluster_name": None},
-        "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
-        "and node_security_group_ids explicitly), got None",
-    ),
 ]
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    BAD_INPUTS,
-    ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(BAD_INPUTS)],
-)
+@bad_inputs(BAD_INPUTS)
 def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(args, message):
     assert_refused(efs(**args), message)
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    BAD_INPUTS,
-    ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(BAD_INPUTS)],
-)
+@bad_inputs(BAD_INPUTS)
 def test_validate_refuses_what_the_constructor_refuses_without_a_lookup(args, message):
     fields = {"cluster_name": CLUSTER, "readers": ["inference"], **args}
     with pytest.raises(ModelStoreInputError) as err:

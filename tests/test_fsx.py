@@ -13,7 +13,7 @@ from pulumi_modelstore.aws.cluster import EksCluster
 from pulumi_modelstore.aws.fsx import LUSTRE_PORT_RANGES
 from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
 from pulumi_modelstore.plan.placeholders import digest
-from tests.conftest import CLUSTER, CLUSTER_SG, CLUSTER_SUBNETS, assert_refused, plan
+from tests.conftest import CLUSTER, CLUSTER_SG, CLUSTER_SUBNETS, assert_refused, bad_inputs, plan
 
 FS = "aws:fsx/lustreFileSystem:LustreFileSystem"
 SG = "aws:ec2/securityGroup:SecurityGroup"
@@ -427,19 +427,10 @@ BAD_INPUTS = [
         {"cluster_subnet_ids": "subnet-00000abc"},
         "llama: cluster_subnet_ids must be a list of strings, got 'subnet-00000abc'",
     ),
-    (
-        {"cluster_name": None},
-        "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
-        "and node_security_group_ids explicitly), got None",
-    ),
 ]
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    BAD_INPUTS,
-    ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(BAD_INPUTS)],
-)
+@bad_inputs(BAD_INPUTS)
 def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(args, message):
     assert_refused(fsx(**args), message)
 

@@ -19,7 +19,7 @@ from pulumi_modelstore.gcp.cluster import gke_version, ships
 from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
 from pulumi_modelstore.plan.placeholders import gcp as placeholders
 from pulumi_modelstore.validation import SIZE_RULE
-from tests.conftest import assert_refused, plan
+from tests.conftest import assert_refused, by_namespace, plan
 
 BUCKET = "gcp:storage/bucket:Bucket"
 BUCKET_IAM = "gcp:storage/bucketIAMMember:BucketIAMMember"
@@ -59,16 +59,6 @@ def run(
             found[ns] = store.mount_for(ns)
 
     return found, plan(program, fill=True, config=CONFIG, invokes=invokes)
-
-
-def by_namespace(p: Plan, type_: str) -> dict[str, dict[str, Any]]:
-    def namespace(state: dict[str, Any]) -> str:
-        inputs = state["inputs"]
-        if type_ == PV:
-            return inputs["spec"]["claimRef"]["namespace"]
-        return inputs["metadata"]["namespace"]
-
-    return {namespace(s): s for s in p.by_type(type_)}
 
 
 def cluster_answer(**changes: Any) -> Callable[[Mapping[str, Any], Mapping[str, str]], Any]:
@@ -684,18 +674,13 @@ BAD = [
         {"identity": "gsa"},
         "identity must be one of direct, google-service-account, got 'gsa'",
     ),
-    (
-        {"extra_mount_options": ["log-file=/tmp/x"]},
-        f"extra_mount_options must be {DROPPED}, got 'log-file=/tmp/x'",
-    ),
-    (
-        {"extra_mount_options": ["o=noexec"]},
-        f"extra_mount_options must be {DROPPED}, got 'o=noexec'",
-    ),
-    (
-        {"extra_mount_options": ["file-system:kernel-params-file:/x"]},
-        f"extra_mount_options must be {DROPPED}, got 'file-system:kernel-params-file:/x'",
-    ),
+    *[
+        (
+            {"extra_mount_options": [option]},
+            f"extra_mount_options must be {DROPPED}, got '{option}'",
+        )
+        for option in ("log-file=/tmp/x", "o=noexec", "file-system:kernel-params-file:/x")
+    ],
     (
         {"extra_mount_options": ["only-dir=x"]},
         "extra_mount_options must be a gcsfuse flag the store does not set itself (only-dir "

@@ -126,29 +126,6 @@ def test_a_cluster_that_is_not_found_fails_naming_it():
     )
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (
-            {"location": "us-central1"},
-            "s: cluster_name must be the GKE cluster's name, a plain string so it can be looked "
-            "up before deploy (or give cluster), got None",
-        ),
-        (
-            {"cluster_name": "ml"},
-            "s: location must be the GKE cluster's region or zone, a plain string (a cluster "
-            "name is unique only within its location), got None",
-        ),
-        (
-            {"cluster_name": "ml", "location": "us-central1", "zone": "a"},
-            "s: field name must be one of cluster_name, location, project, got 'zone'",
-        ),
-    ],
-)
-def test_a_scope_needs_its_cluster_named_with_its_location(args, message):
-    assert_refused(lambda: GkeCluster("s", args), message)
-
-
 def test_settings_a_platform_stack_merges():
     assert cluster_settings("acme") == {
         "workload_identity_config": {"workload_pool": "acme.svc.id.goog"},

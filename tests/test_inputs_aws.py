@@ -1161,3 +1161,16 @@ def test_the_name_check_refuses_what_the_apis_refuse():
             check_state(bad)
     check_state(state(ROLE, "r" * 56))
     check_state(state(FS, "fs", tags={"équipe": "modèles"}))
+
+
+@pytest.mark.parametrize("backend", ["efs", "fsx-lustre"])
+def test_a_store_that_looks_up_its_network_needs_its_cluster_named(backend):
+    # Refused by the constructor and by validate alike.
+    message = (
+        "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
+        "and node_security_group_ids explicitly), got None"
+    )
+    assert_refused(build(backend, "llama", {"cluster_name": None}), message)
+    with pytest.raises(ModelStoreInputError) as err:
+        validate(backend, "llama", {"cluster_name": None})
+    assert str(err.value) == message
