@@ -17,6 +17,10 @@ STACKS = sorted(
     p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
 )
 AWS_CONFIG = {"aws:region": "us-west-2"}
+# The Kubernetes types every store's tests read.
+PV = "kubernetes:core/v1:PersistentVolume"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+RELEASE = "kubernetes:helm.sh/v3:Release"
 CLUSTER = "prod-eks"
 # What the placeholder getCluster answers for CLUSTER.
 CLUSTER_SG = f"sg-{digest('cluster-sg', CLUSTER)}"
@@ -67,12 +71,28 @@ def consumer_mounts(build: Callable[[], Any], **plan_args: Any) -> tuple[dict[st
     return found, plan(program, fill=True, **plan_args)
 
 
+def scope_facts(
+    make_scope: Callable[[], Any], invokes: Mapping[str, Any] | None = None
+) -> tuple[Any, Any, Plan]:
+    """The facts a cluster scope gives its first store (``llama``) and a second one (``t5``),
+    and the plan."""
+    found: dict[str, Any] = {}
+
+    def program() -> None:
+        scope = make_scope()
+        found["facts"] = scope.facts("llama")
+        found["again"] = scope.facts("t5")
+
+    p = plan(program, invokes=invokes)
+    return found["facts"], found["again"], p
+
+
 def by_namespace(p: Plan, type_: str) -> dict[str, dict[str, Any]]:
     """The states of ``type_`` by their namespace (a PV's: its claim's)."""
 
     def namespace(state: dict[str, Any]) -> str:
         inputs = state["inputs"]
-        if type_ == "kubernetes:core/v1:PersistentVolume":
+        if type_ == PV:
             return inputs["spec"]["claimRef"]["namespace"]
         return inputs["metadata"]["namespace"]
 

@@ -1,5 +1,6 @@
-"""The Kubernetes rules as the refusal messages state them, shared by the bad-input tables
-(written out: a changed message fails the tests)."""
+"""The Kubernetes rules and the rules shared by several stores of a cloud, as the refusal
+messages state them, shared by the bad-input tables (written out: a changed message fails the
+tests)."""
 
 DNS_LABEL = (
     "a DNS-1123 label (lowercase letters, digits and '-', starting and ending with a letter "
@@ -40,3 +41,14 @@ SIZE = (
     "k, M, G, T, P, E)"
 )
 MAX_GIB = "at most 8589934591 (GiB: Kubernetes caps a quantity at 2^63-1 bytes)"
+
+# Azure
+SUBNET_ID_RULE = (
+    "a subnet resource id (/subscriptions/<subscription guid>/resourceGroups/<rg>/providers/"
+    "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>, with valid Azure names: a "
+    "virtual network 2-64 and a subnet 1-80 letters, digits, '_', '.' and '-', starting with a "
+    "letter or digit, ending with a letter, digit or '_')"
+)
+RG_RULE = (
+    "a resource group name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.')"
+)

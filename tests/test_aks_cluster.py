@@ -15,22 +15,15 @@ from pulumi_modelstore.azure import validation as az_v
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.plan.engine import PlanError
 from pulumi_modelstore.plan.placeholders import INVOKES
-from tests.conftest import plan
+from tests.conftest import scope_facts
 
 GET_CLUSTER = "azure-native:containerservice:getManagedCluster"
 CLIENT_CONFIG = "azure-native:authorization:getClientConfig"
 
 
 def facts_of(invokes: dict[str, Any] | None = None):
-    found: dict[str, Any] = {}
-
-    def program():
-        scope = AksCluster("ml", {"cluster_name": "ml", "cluster_resource_group_name": "ml-rg"})
-        found["facts"] = scope.facts("llama")
-        found["again"] = scope.facts("t5")
-
-    p = plan(program, invokes=invokes)
-    return found["facts"], found["again"], p
+    args = {"cluster_name": "ml", "cluster_resource_group_name": "ml-rg"}
+    return scope_facts(lambda: AksCluster("ml", args), invokes)
 
 
 def cluster_answer(**changes: Any):

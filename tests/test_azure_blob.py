@@ -19,6 +19,7 @@ from pulumi_modelstore.plan.engine import Plan
 from pulumi_modelstore.plan.placeholders import INVOKES
 from pulumi_modelstore.plan.placeholders import azure as placeholders
 from tests.conftest import assert_refused, by_namespace, consumer_mounts, plan
+from tests.rules import RG_RULE, SUBNET_ID_RULE
 
 ACCOUNT = "azure-native:storage:StorageAccount"
 SERVICE = "azure-native:storage:BlobServiceProperties"
@@ -576,15 +577,6 @@ FILE_ZONE = (
 TOO_MANY = (
     "at most 20 namespaces with identity_per access (Azure allows 20 federated credentials on "
     "one identity), or set identity_per to namespace"
-)
-SUBNET_ID_RULE = (
-    "a subnet resource id (/subscriptions/<subscription guid>/resourceGroups/<rg>/providers/"
-    "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>, with valid Azure names: a "
-    "virtual network 2-64 and a subnet 1-80 letters, digits, '_', '.' and '-', starting with a "
-    "letter or digit, ending with a letter, digit or '_')"
-)
-RG_RULE = (
-    "a resource group name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.')"
 )
 BAD = [
     (

@@ -17,6 +17,7 @@ from pulumi_modelstore.plan.engine import Plan, PlanError
 from pulumi_modelstore.plan.placeholders import INVOKES
 from pulumi_modelstore.plan.placeholders import azure as placeholders
 from tests.conftest import assert_refused, consumer_mounts, plan
+from tests.rules import RG_RULE, SUBNET_ID_RULE
 
 ACCOUNT = "azure-native:storage:StorageAccount"
 SHARE = "azure-native:storage:FileShare"
@@ -549,15 +550,6 @@ SHORT_GUID_ZONE = HUB_ZONE.replace("0000000000aa", "aa")  # not a subscription G
 ZONE_ID_RULE = (
     "a private DNS zone resource id (/subscriptions/<id>/resourceGroups/<rg>/providers/"
     "Microsoft.Network/privateDnsZones/privatelink.file.core.windows.net)"
-)
-SUBNET_ID_RULE = (
-    "a subnet resource id (/subscriptions/<subscription guid>/resourceGroups/<rg>/providers/"
-    "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>, with valid Azure names: a "
-    "virtual network 2-64 and a subnet 1-80 letters, digits, '_', '.' and '-', starting with a "
-    "letter or digit, ending with a letter, digit or '_')"
-)
-RG_RULE = (
-    "a resource group name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.')"
 )
 BAD = [
     (

@@ -20,7 +20,17 @@ from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
 from pulumi_modelstore.plan.placeholders import INVOKES
 from pulumi_modelstore.plan.placeholders.aws import plan_vpc_id
 from pulumi_modelstore.program import build_stores
-from tests.conftest import CLUSTER, CLUSTER_SG, CLUSTER_SUBNETS, assert_refused, bad_inputs, plan
+from tests.conftest import (
+    CLUSTER,
+    CLUSTER_SG,
+    CLUSTER_SUBNETS,
+    PV,
+    PVC,
+    RELEASE,
+    assert_refused,
+    bad_inputs,
+    plan,
+)
 
 FS = "aws:efs/fileSystem:FileSystem"
 MOUNT_TARGET = "aws:efs/mountTarget:MountTarget"
@@ -34,9 +44,6 @@ ROLE = "aws:iam/role:Role"
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 POD_IDENTITY = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
 ADDON = "aws:eks/addon:Addon"
-PV = "kubernetes:core/v1:PersistentVolume"
-PVC = "kubernetes:core/v1:PersistentVolumeClaim"
-RELEASE = "kubernetes:helm.sh/v3:Release"
 GET_SUBNET = "aws:ec2/getSubnet:getSubnet"
 GET_NODE_GROUPS = "aws:eks/getNodeGroups:getNodeGroups"
 GET_NODE_GROUP = "aws:eks/getNodeGroup:getNodeGroup"

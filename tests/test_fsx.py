@@ -13,15 +13,22 @@ from pulumi_modelstore.aws.cluster import EksCluster
 from pulumi_modelstore.aws.fsx import LUSTRE_PORT_RANGES
 from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
 from pulumi_modelstore.plan.placeholders import digest
-from tests.conftest import CLUSTER, CLUSTER_SG, CLUSTER_SUBNETS, assert_refused, bad_inputs, plan
+from tests.conftest import (
+    CLUSTER,
+    CLUSTER_SG,
+    CLUSTER_SUBNETS,
+    PV,
+    PVC,
+    RELEASE,
+    assert_refused,
+    bad_inputs,
+    plan,
+)
 
 FS = "aws:fsx/lustreFileSystem:LustreFileSystem"
 SG = "aws:ec2/securityGroup:SecurityGroup"
 INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
-PV = "kubernetes:core/v1:PersistentVolume"
-PVC = "kubernetes:core/v1:PersistentVolumeClaim"
-RELEASE = "kubernetes:helm.sh/v3:Release"
 DRA = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
 
 

@@ -13,22 +13,15 @@ from pulumi_modelstore.gcp import cluster as gke
 from pulumi_modelstore.gcp import validation as gcp_v
 from pulumi_modelstore.plan.engine import PlanError, plan_directory
 from pulumi_modelstore.plan.placeholders import INVOKES
-from tests.conftest import assert_refused, plan
+from tests.conftest import assert_refused, scope_facts
 from tests.test_config_clusters import _project
 
 GET_CLUSTER = "gcp:container/getCluster:getCluster"
 
 
 def facts_of(location: str = "us-central1-a", invokes: dict[str, Any] | None = None):
-    found: dict[str, Any] = {}
-
-    def program():
-        scope = GkeCluster("ml", {"cluster_name": "ml", "location": location, "project": "acme-ml"})
-        found["facts"] = scope.facts("llama")
-        found["again"] = scope.facts("t5")
-
-    p = plan(program, invokes=invokes)
-    return found["facts"], found["again"], p
+    args = {"cluster_name": "ml", "location": location, "project": "acme-ml"}
+    return scope_facts(lambda: GkeCluster("ml", args), invokes)
 
 
 def cluster_answer(**changes: Any):

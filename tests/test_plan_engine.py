@@ -54,6 +54,17 @@ def project(tmp_path: Path, program: str, stack_config: str, stack: str = "dev")
     return tmp_path
 
 
+def stores_project(tmp_path: Path, stores: str) -> Path:
+    """A project of the config program whose dev stack holds ``stores`` (YAML) under
+    ``modelstore:stores``, the first store on line 4 of the stack file."""
+    stores = textwrap.indent(textwrap.dedent(stores).lstrip("\n"), "    ")
+    return project(
+        tmp_path,
+        "from pulumi_modelstore.program import main\nmain()\n",
+        "\nconfig:\n  modelstore:stores:\n" + stores,
+    )
+
+
 def test_json_has_the_preview_shape(capsys):
     code, out, _ = run_cli(capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "json")
     assert code == 0
@@ -235,14 +246,11 @@ def test_a_directory_without_pulumi_yaml_says_so(tmp_path, capsys):
 
 
 def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
-    directory = project(
+    directory = stores_project(
         tmp_path,
-        "from pulumi_modelstore.program import main\nmain()\n",
         """
-        config:
-          modelstore:stores:
-            llama:
-              backend: fsx-lustr
+        llama:
+          backend: fsx-lustr
         """,
     )
     code, _, err = run_cli(capsys, "--cwd", str(directory))
@@ -254,18 +262,15 @@ def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
 
 
 def test_a_store_name_given_twice_in_the_stack_file_is_refused_with_its_line(tmp_path, capsys):
-    directory = project(
+    directory = stores_project(
         tmp_path,
-        "from pulumi_modelstore.program import main\nmain()\n",
         """
-        config:
-          modelstore:stores:
-            llama:
-              backend: local
-              readers: [a]
-            llama:
-              backend: local
-              readers: [b]
+        llama:
+          backend: local
+          readers: [a]
+        llama:
+          backend: local
+          readers: [b]
         """,
     )
     code, out, err = run_cli(capsys, "--cwd", str(directory))
@@ -277,20 +282,17 @@ def test_a_store_name_given_twice_in_the_stack_file_is_refused_with_its_line(tmp
 
 
 def test_every_invalid_field_is_an_error_line_of_its_own(tmp_path, capsys):
-    directory = project(
+    directory = stores_project(
         tmp_path,
-        "from pulumi_modelstore.program import main\nmain()\n",
         """
-        config:
-          modelstore:stores:
-            llama:
-              backend: local
-              readers: [a]
-              host_path: relative
-              capacity_gib: "20"
-            t5:
-              backend: local
-              readers: [Bad]
+        llama:
+          backend: local
+          readers: [a]
+          host_path: relative
+          capacity_gib: "20"
+        t5:
+          backend: local
+          readers: [Bad]
         """,
     )
     code, _, err = run_cli(capsys, "--cwd", str(directory))
