@@ -754,12 +754,10 @@ BAD = [
         "hierarchical_namespace must be unset when bucket_name is given (the store leaves it "
         "alone), got True",
     ),
-    ({"bucket_region": "US"}, f"bucket_region must be {g.REGION_RULE}, got 'US'"),
-    ({"bucket_region": "nam4"}, f"bucket_region must be {g.REGION_RULE}, got 'nam4'"),
-    (
-        {"bucket_region": "us-central1-a"},
-        f"bucket_region must be {g.REGION_RULE}, got 'us-central1-a'",
-    ),
+    *[
+        ({"bucket_region": region}, f"bucket_region must be {g.REGION_RULE}, got '{region}'")
+        for region in ("US", "nam4", "us-central1-a")
+    ],
     (
         {"resource_labels": {"Team": "ml"}},
         "resource_labels must be keys that are GCP label keys (1-63 lowercase letters, digits, "
@@ -774,16 +772,14 @@ BAD = [
         {"sidecar_resources": {"cpu": "1"}},
         f"sidecar_resources must be keys among {', '.join(g.SIDECAR_KEYS)}, got 'cpu'",
     ),
-    (
-        {"sidecar_resources": {"memory-limit": "-1Gi"}},
-        "sidecar_resources must be Kubernetes quantities (e.g. '2', '500m', '4Gi', '0'), got "
-        "'-1Gi'",
-    ),
-    (
-        {"sidecar_resources": {"cpu-limit": "lots"}},
-        "sidecar_resources must be Kubernetes quantities (e.g. '2', '500m', '4Gi', '0'), got "
-        "'lots'",
-    ),
+    *[
+        (
+            {"sidecar_resources": {key: value}},
+            "sidecar_resources must be Kubernetes quantities (e.g. '2', '500m', '4Gi', '0'), got "
+            f"'{value}'",
+        )
+        for key, value in (("memory-limit", "-1Gi"), ("cpu-limit", "lots"))
+    ],
     (
         {"cache_volume": {"emptyDir": "yes"}, "tuning": "file-cache"},
         "cache_volume must be one volume source such as {'emptyDir': {...}}, {'ephemeral': "

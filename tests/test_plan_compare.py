@@ -361,12 +361,8 @@ def test_gcs_bucket_in_another_region_is_a_new_bucket(tmp_path):
 
 
 def test_gcs_label_change_is_an_in_place_update(tmp_path):
-    cmp = pair(
-        tmp_path,
-        "gke",
-        UNPROTECTED,
-        store_set("resource_labels", {"team": "serving", "env": "prod"}),
-    )
+    labels = store_set("resource_labels", {"team": "serving", "env": "prod"})
+    cmp = pair(tmp_path, "gke", UNPROTECTED, labels)
     (bucket,) = by_type(cmp, GCS)
     assert bucket.op == "update" and bucket.paths == ["labels.team"]
     assert steps(cmp, "replace") == set() and cmp.exit_code == 0
