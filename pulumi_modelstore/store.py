@@ -308,6 +308,15 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
     backend_name = ""
     # Old spelling -> new, accepted with a deprecation warning for one release.
     renamed_fields = MappingProxyType[str, str]({})
+    # The least args a plan of this backend needs besides its consumers (``readers``,
+    # ``writers``): the contract suite and the bad-input tables build every backend from it.
+    example_args = MappingProxyType[str, Any]({})
+    # The Pulumi types of the resources that hold the store's data: protected and retained on
+    # delete by default (``protect``). Default: none (the data lives elsewhere).
+    data_bearing_types = tuple[str, ...]()
+    # Whether the store accepts ``writers``. Default: it does; a store filled once and
+    # read-only for many (Hyperdisk ML) refuses them in its rules.
+    takes_writers = True
 
     claim_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolumeClaim name."""

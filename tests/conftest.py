@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pulumi_modelstore.plan.engine import Plan, plan_directory, plan_program
+from pulumi_modelstore.plan.engine import Plan, PlanError, plan_directory, plan_program
 from pulumi_modelstore.plan.placeholders import digest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,6 +17,10 @@ STACKS = sorted(
     p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
 )
 AWS_CONFIG = {"aws:region": "us-west-2"}
+# The Kubernetes types every store's tests read.
+PV = "kubernetes:core/v1:PersistentVolume"
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+RELEASE = "kubernetes:helm.sh/v3:Release"
 CLUSTER = "prod-eks"
 # What the placeholder getCluster answers for CLUSTER.
 CLUSTER_SG = f"sg-{digest('cluster-sg', CLUSTER)}"
@@ -35,6 +39,83 @@ def plan(
         config={**AWS_CONFIG, **(config or {})},
         fill_outputs=fill,
         invoke_overrides=invokes,
+    )
+
+
+def assert_refused(program: Callable[[], Any] | Path, message: str, **plan_args: Any) -> PlanError:
+    """Plan ``program`` (a program function, planned by :func:`plan`, or a project directory,
+    by ``plan_directory``; ``plan_args`` are their keywords) and check that it is refused with
+    exactly ``message`` (one line per problem) before anything but the stack registered. The
+    error is returned for a test that checks more of it."""
+    with pytest.raises(PlanError) as err:
+        if isinstance(program, Path):
+            plan_directory(program, **plan_args)
+        else:
+            plan(program, **plan_args)
+    assert str(err.value) == message
+    registered = [urn.split("::")[2] for urn in err.value.registered]
+    assert registered == ["pulumi:pulumi:Stack"], err.value.registered
+    return err.value
+
+
+def consumer_mounts(build: Callable[[], Any], **plan_args: Any) -> tuple[dict[str, Any], Plan]:
+    """Plan the store ``build`` makes (``fill=True``, with ``plan_args``) and give its
+    ``mount_for`` of every consumer namespace with the plan."""
+    found: dict[str, Any] = {}
+
+    def program() -> None:
+        store = build()
+        for ns, _ in store.common.consumers:
+            found[ns] = store.mount_for(ns)
+
+    return found, plan(program, fill=True, **plan_args)
+
+
+def scope_facts(
+    make_scope: Callable[[], Any], invokes: Mapping[str, Any] | None = None
+) -> tuple[Any, Any, Plan]:
+    """The facts a cluster scope gives its first store (``llama``) and a second one (``t5``),
+    and the plan."""
+    found: dict[str, Any] = {}
+
+    def program() -> None:
+        scope = make_scope()
+        found["facts"] = scope.facts("llama")
+        found["again"] = scope.facts("t5")
+
+    p = plan(program, invokes=invokes)
+    return found["facts"], found["again"], p
+
+
+def by_namespace(p: Plan, type_: str) -> dict[str, dict[str, Any]]:
+    """The states of ``type_`` by their namespace (a PV's: its claim's)."""
+
+    def namespace(state: dict[str, Any]) -> str:
+        inputs = state["inputs"]
+        if type_ == PV:
+            return inputs["spec"]["claimRef"]["namespace"]
+        return inputs["metadata"]["namespace"]
+
+    return {namespace(s): s for s in p.by_type(type_)}
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake AWS credentials and region (us-west-2) for moto."""
+    for key, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-west-2",
+    }.items():
+        monkeypatch.setenv(key, value)
+
+
+def bad_inputs(rows: list[tuple[Any, str]]) -> pytest.MarkDecorator:
+    """Parametrize a test over a table of (args, exact message) rows, each row's id its index
+    and the field its message names."""
+    return pytest.mark.parametrize(
+        ("args", "message"), rows, ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(rows)]
     )
 
 

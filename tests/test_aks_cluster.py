@@ -15,22 +15,15 @@ from pulumi_modelstore.azure import validation as az_v
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.plan.engine import PlanError
 from pulumi_modelstore.plan.placeholders import INVOKES
-from tests.conftest import plan
+from tests.conftest import scope_facts
 
 GET_CLUSTER = "azure-native:containerservice:getManagedCluster"
 CLIENT_CONFIG = "azure-native:authorization:getClientConfig"
 
 
 def facts_of(invokes: dict[str, Any] | None = None):
-    found: dict[str, Any] = {}
-
-    def program():
-        scope = AksCluster("ml", {"cluster_name": "ml", "cluster_resource_group_name": "ml-rg"})
-        found["facts"] = scope.facts("llama")
-        found["again"] = scope.facts("t5")
-
-    p = plan(program, invokes=invokes)
-    return found["facts"], found["again"], p
+    args = {"cluster_name": "ml", "cluster_resource_group_name": "ml-rg"}
+    return scope_facts(lambda: AksCluster("ml", args), invokes)
 
 
 def cluster_answer(**changes: Any):
@@ -123,27 +116,6 @@ def test_a_cluster_that_is_not_found_fails_naming_it():
         "llama: cluster_name must be an AKS cluster in resource group ml-rg (invoke of "
         "azure-native:containerservice:getManagedCluster failed: ResourceNotFound"
     )
-
-
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        ({"cluster_resource_group_name": "rg"}, "s: cluster_name must be the AKS cluster's name"),
-        (
-            {"cluster_name": "ml"},
-            "s: cluster_resource_group_name must be the AKS cluster's resource group",
-        ),
-        (
-            {"cluster_name": "ml", "cluster_resource_group_name": "rg", "region": "eastus"},
-            "s: field name must be",
-        ),
-    ],
-)
-def test_a_scope_needs_its_cluster_named_with_its_resource_group(args, message):
-    with pytest.raises(PlanError) as err:
-        plan(lambda: AksCluster("s", args))
-    assert str(err.value).startswith(message)
-    assert len(err.value.registered) == 1
 
 
 def test_settings_a_platform_stack_merges():

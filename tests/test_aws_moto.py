@@ -10,19 +10,7 @@ from pulumi_modelstore.plan.engine import Plan
 from tests.aws_replay import Replay
 from tests.conftest import all_programs
 
-REGION = "us-west-2"
 PROGRAMS = [p[0] for p in all_programs()]
-
-
-@pytest.fixture
-def aws_env(monkeypatch):
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": REGION,
-    }.items():
-        monkeypatch.setenv(key, value)
 
 
 def replay(plan: Plan) -> Replay:

@@ -15,10 +15,11 @@ from pulumi_modelstore.azure import blob as b
 from pulumi_modelstore.azure import identity as ident
 from pulumi_modelstore.azure import validation as az_v
 from pulumi_modelstore.errors import ModelStoreInputError
-from pulumi_modelstore.plan.engine import Plan, PlanError
+from pulumi_modelstore.plan.engine import Plan
 from pulumi_modelstore.plan.placeholders import INVOKES
 from pulumi_modelstore.plan.placeholders import azure as placeholders
-from tests.conftest import plan
+from tests.conftest import assert_refused, by_namespace, consumer_mounts, plan
+from tests.rules import RG_RULE, SUBNET_ID_RULE
 
 ACCOUNT = "azure-native:storage:StorageAccount"
 SERVICE = "azure-native:storage:BlobServiceProperties"
@@ -56,14 +57,7 @@ def blob(**args: Any) -> Callable[[], AzureBlobModelStore]:
 
 
 def run(invokes: Any = None, **args: Any) -> tuple[dict[str, WorkloadMount], Plan]:
-    found: dict[str, WorkloadMount] = {}
-
-    def program() -> None:
-        store = blob(**args)()
-        for ns, _ in store.common.consumers:
-            found[ns] = store.mount_for(ns)
-
-    return found, plan(program, fill=True, invokes=invokes)
+    return consumer_mounts(blob(**args), invokes=invokes)
 
 
 def cluster_answer(**changes: Any) -> dict[str, Any]:
@@ -72,16 +66,6 @@ def cluster_answer(**changes: Any) -> dict[str, Any]:
         return {k: v for k, v in {**base, **changes}.items() if v is not None}
 
     return {GET_CLUSTER: answer}
-
-
-def by_namespace(p: Plan, type_: str) -> dict[str, dict[str, Any]]:
-    def namespace(state: dict[str, Any]) -> str:
-        inputs = state["inputs"]
-        if type_ == PV:
-            return inputs["spec"]["claimRef"]["namespace"]
-        return inputs["metadata"]["namespace"]
-
-    return {namespace(s): s for s in p.by_type(type_)}
 
 
 ACCOUNT_NAME = az_v.default_account_name(SUB, "ml-rg", "llama")
@@ -205,14 +189,12 @@ def test_a_private_endpoint_instead_of_network_rules():
 
 def test_a_private_endpoint_in_another_subscription_is_refused():
     elsewhere = PE_SUBNET.replace(SUB, "00000000-0000-0000-0000-0000000000cc")
-    with pytest.raises(PlanError) as err:
-        plan(blob(private_endpoint_subnet_id=elsewhere))
-    assert str(err.value) == (
+    assert_refused(
+        blob(private_endpoint_subnet_id=elsewhere),
         f"llama: private_endpoint_subnet_id must be a subnet in subscription {SUB}, the one the "
         "store deploys to (Azure creates a private endpoint only in its virtual network's "
-        f"subscription), got '{elsewhere}'"
+        f"subscription), got '{elsewhere}'",
     )
-    assert len(err.value.registered) == 1
 
 
 def test_a_private_endpoint_with_an_existing_zone():
@@ -256,15 +238,14 @@ def test_all_networks_is_an_explicit_opt_in():
 
 def test_a_managed_vnet_cluster_needs_a_network_path():
     managed = cluster_answer(agentPoolProfiles=[{"name": "system", "mode": "System"}])
-    with pytest.raises(PlanError) as err:
-        plan(blob(), invokes=managed)
-    assert str(err.value) == (
+    assert_refused(
+        blob(),
         "llama: allowed_subnet_ids must be given, or private_endpoint_subnet_id, or "
         "allow_all_networks (cluster ml is on the AKS-managed virtual network, with no node "
         "subnet to admit: an account that denies other networks would refuse every mount), "
-        "got None"
+        "got None",
+        invokes=managed,
     )
-    assert len(err.value.registered) == 1
     _, p = run(managed, allowed_subnet_ids=[SUBNET])
     assert p.by_type(ACCOUNT)
 
@@ -479,10 +460,7 @@ PREFLIGHT = [
     ("changes", "message"), PREFLIGHT, ids=["no-issuer", "no-wi", "no-blob-driver", "aks-1.33"]
 )
 def test_preflight_failures(changes, message):
-    with pytest.raises(PlanError) as err:
-        plan(blob(), invokes=cluster_answer(**changes))
-    assert str(err.value) == message
-    assert len(err.value.registered) == 1  # the stack itself
+    assert_refused(blob(), message, invokes=cluster_answer(**changes))
 
 
 @pytest.mark.parametrize(
@@ -496,14 +474,13 @@ def test_preflight_failures(changes, message):
 )
 def test_the_node_resource_group_is_refused(changes, group, node_group):
     # AKS deletes the node resource group with the cluster: the account and model would go.
-    with pytest.raises(PlanError) as err:
-        plan(blob(resource_group_name=group), invokes=cluster_answer(**changes))
-    assert str(err.value) == (
+    assert_refused(
+        blob(resource_group_name=group),
         f"llama: resource_group_name must be a resource group other than cluster ml's node "
         f"resource group {node_group} (AKS manages that group and deletes it with the cluster, "
-        f"and the store's storage account and model with it), got '{group}'"
+        f"and the store's storage account and model with it), got '{group}'",
+        invokes=cluster_answer(**changes),
     )
-    assert len(err.value.registered) == 1
     # A custom node resource group frees the default name.
     _, p = run(
         cluster_answer(nodeResourceGroup="ml-nodes"), resource_group_name="MC_ml-rg_ml_eastus"
@@ -518,13 +495,11 @@ def test_key_mode_mounts_on_older_clusters():
 
 
 def test_region_mismatch():
-    with pytest.raises(PlanError) as err:
-        plan(blob(region="westeurope"))
-    assert str(err.value) == (
+    assert_refused(
+        blob(region="westeurope"),
         "llama: region must be the cluster's region eastus (every read would cross regions), "
-        "or set allow_other_region, got 'westeurope'"
+        "or set allow_other_region, got 'westeurope'",
     )
-    assert len(err.value.registered) == 1
     _, p = run(region="westeurope", allow_other_region=True)
     assert p.by_type(ACCOUNT)[0]["inputs"]["location"] == "westeurope"
 
@@ -535,15 +510,14 @@ def no_endpoint(args: Any, config: Any) -> dict[str, Any]:
 
 def test_a_network_rule_subnet_without_the_storage_endpoint_is_refused_before_deploy():
     # The account would deny the nodes' traffic: every mount would fail at pod start.
-    with pytest.raises(PlanError) as err:
-        plan(blob(allowed_subnet_ids=[SUBNET]), invokes={GET_SUBNET: no_endpoint})
-    assert str(err.value) == (
+    assert_refused(
+        blob(allowed_subnet_ids=[SUBNET]),
         "llama: allowed_subnet_ids must be subnets with the Microsoft.Storage or "
         "Microsoft.Storage.Global service endpoint (subnet aks of virtual network vn has "
         "neither: az network vnet subnet update -g net --vnet-name vn -n aks --service-endpoints "
-        f"Microsoft.Storage.Global), got '{SUBNET}'"
+        f"Microsoft.Storage.Global), got '{SUBNET}'",
+        invokes={GET_SUBNET: no_endpoint},
     )
-    assert len(err.value.registered) == 1
 
 
 def test_a_regional_endpoint_must_reach_the_account_s_region():
@@ -551,30 +525,28 @@ def test_a_regional_endpoint_must_reach_the_account_s_region():
         endpoint = {"service": "Microsoft.Storage", "locations": ["eastus", "westus"]}
         return {**INVOKES[GET_SUBNET](args, config), "serviceEndpoints": [endpoint]}
 
-    with pytest.raises(PlanError) as err:
-        plan(blob(region="westeurope", allow_other_region=True), invokes={GET_SUBNET: regional})
-    assert str(err.value) == (
+    assert_refused(
+        blob(region="westeurope", allow_other_region=True),
         "llama: allowed_subnet_ids must be subnets whose storage service endpoint reaches the "
         "account's region westeurope (subnet ml-nodes of virtual network ml-vnet reaches "
         "eastus, westus only: az network vnet subnet update -g ml-rg --vnet-name ml-vnet -n "
-        f"ml-nodes --service-endpoints Microsoft.Storage.Global), got '{NODE_SUBNET}'"
+        f"ml-nodes --service-endpoints Microsoft.Storage.Global), got '{NODE_SUBNET}'",
+        invokes={GET_SUBNET: regional},
     )
-    assert len(err.value.registered) == 1
     _, p = run({GET_SUBNET: regional})  # the cluster's region: reached
     assert p.by_type(ACCOUNT)
 
 
 def test_a_node_subnet_without_the_storage_endpoint_is_refused_before_deploy():
     # The default: the cluster's node subnets, named as the field they default.
-    with pytest.raises(PlanError) as err:
-        plan(blob(), invokes={GET_SUBNET: no_endpoint})
-    assert str(err.value) == (
+    assert_refused(
+        blob(),
         "llama: allowed_subnet_ids must be subnets with the Microsoft.Storage or "
         "Microsoft.Storage.Global service endpoint (subnet ml-nodes of virtual network ml-vnet "
         "has neither: az network vnet subnet update -g ml-rg --vnet-name ml-vnet -n ml-nodes "
-        f"--service-endpoints Microsoft.Storage.Global), got '{NODE_SUBNET}'"
+        f"--service-endpoints Microsoft.Storage.Global), got '{NODE_SUBNET}'",
+        invokes={GET_SUBNET: no_endpoint},
     )
-    assert len(err.value.registered) == 1
     # Neither the private endpoint nor the all-networks opt-in needs the service endpoint.
     for args in ({"private_endpoint_subnet_id": PE_SUBNET}, {"allow_all_networks": True}):
         _, p = run({GET_SUBNET: no_endpoint}, **args)
@@ -605,15 +577,6 @@ FILE_ZONE = (
 TOO_MANY = (
     "at most 20 namespaces with identity_per access (Azure allows 20 federated credentials on "
     "one identity), or set identity_per to namespace"
-)
-SUBNET_ID_RULE = (
-    "a subnet resource id (/subscriptions/<subscription guid>/resourceGroups/<rg>/providers/"
-    "Microsoft.Network/virtualNetworks/<vnet>/subnets/<subnet>, with valid Azure names: a "
-    "virtual network 2-64 and a subnet 1-80 letters, digits, '_', '.' and '-', starting with a "
-    "letter or digit, ending with a letter, digit or '_')"
-)
-RG_RULE = (
-    "a resource group name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.')"
 )
 BAD = [
     (
@@ -760,46 +723,32 @@ BAD = [
         {"negative_cache_seconds": -1},
         "negative_cache_seconds must be a whole number of seconds, 0 or more, got -1",
     ),
-    (
-        {"extra_mount_options": ["--container-name=other"]},
-        f"extra_mount_options must be {DRIVER_SETS}, got '--container-name=other'",
-    ),
-    (
-        {"extra_mount_options": ["--tmp-path=/tmp/x"]},
-        f"extra_mount_options must be {DRIVER_SETS}, got '--tmp-path=/tmp/x'",
-    ),
-    (
-        {"extra_mount_options": ["--config-file=/etc/b.yaml"]},
-        f"extra_mount_options must be {DRIVER_SETS}, got '--config-file=/etc/b.yaml'",
-    ),
-    (
-        {"extra_mount_options": ["--auth-type=key"]},
-        f"extra_mount_options must be {DRIVER_SETS}, got '--auth-type=key'",
-    ),
-    (
-        {"extra_mount_options": ["--file-cache-timeout=120"]},
-        f"extra_mount_options must be {CONFLICTS}, got '--file-cache-timeout=120'",
-    ),
-    (
-        {"extra_mount_options": ["--preload=true"]},
-        f"extra_mount_options must be {CONFLICTS}, got '--preload=true'",
-    ),
-    (
-        {"extra_mount_options": ["--streaming=true"]},
-        f"extra_mount_options must be {CONFLICTS}, got '--streaming=true'",
-    ),
-    (
-        {"extra_mount_options": ["-o ro"]},
-        f"extra_mount_options must be {STORE_SETS}, got '-o ro'",
-    ),
-    (
-        {"extra_mount_options": ["-o umask=0022,rw"]},
-        f"extra_mount_options must be {STORE_SETS}, got '-o umask=0022,rw'",
-    ),
-    (
-        {"extra_mount_options": ["--block-cache-pool-size=100"]},
-        f"extra_mount_options must be {STORE_SETS}, got '--block-cache-pool-size=100'",
-    ),
+    *[
+        (
+            {"extra_mount_options": [option]},
+            f"extra_mount_options must be {DRIVER_SETS}, got '{option}'",
+        )
+        for option in (
+            "--container-name=other",
+            "--tmp-path=/tmp/x",
+            "--config-file=/etc/b.yaml",
+            "--auth-type=key",
+        )
+    ],
+    *[
+        (
+            {"extra_mount_options": [option]},
+            f"extra_mount_options must be {CONFLICTS}, got '{option}'",
+        )
+        for option in ("--file-cache-timeout=120", "--preload=true", "--streaming=true")
+    ],
+    *[
+        (
+            {"extra_mount_options": [option]},
+            f"extra_mount_options must be {STORE_SETS}, got '{option}'",
+        )
+        for option in ("-o ro", "-o umask=0022,rw", "--block-cache-pool-size=100")
+    ],
     (
         {"extra_mount_options": ["--log-level=LOG_DEBUG --tmp-path=/x"]},
         "extra_mount_options must be one blobfuse2 option per item, without spaces ('-o x' "
@@ -832,9 +781,10 @@ def test_store_name_must_make_a_container_name():
 
 
 def test_bad_input_registers_nothing():
-    with pytest.raises(PlanError) as err:
-        plan(blob(mount_mode="key"))
-    assert len(err.value.registered) == 1
+    assert_refused(
+        blob(mount_mode="key"),
+        "llama: mount_mode must be one of workload-identity-token, account-key, got 'key'",
+    )
 
 
 def test_names_fit_azure_rules():

@@ -1,7 +1,8 @@
-"""The contract every backend keeps, checked on every backend the config program knows (a new
-backend must add its minimal args here): one claim per consumer namespace bound to its own PV,
-readers read-only at every layer the backend enforces, unique volume handles, ``mount_for``,
-data-bearing resources protected and retained, nothing registered on bad input."""
+"""The contract every backend keeps, checked on every backend the config program knows (each
+declares ``example_args``, ``data_bearing_types`` and ``takes_writers`` on its class): one claim
+per consumer namespace bound to its own PV, readers read-only at every layer the backend
+enforces, unique volume handles, ``mount_for``, data-bearing resources protected and retained,
+nothing registered on bad input."""
 
 from __future__ import annotations
 
@@ -10,63 +11,46 @@ from typing import Any
 import pytest
 
 from pulumi_modelstore.errors import ModelStoreInputError
+from pulumi_modelstore.kube.workload import HF_HOME_PATH, HF_HOME_VOLUME
 from pulumi_modelstore.plan.engine import PlanError
 from pulumi_modelstore.program import BACKENDS
-from tests.conftest import CLUSTER, plan
+from tests.conftest import assert_refused, plan
+from tests.rules import (
+    DNS_LABEL,
+    HF_HOME_CLAIM,
+    HF_HOME_MOUNT,
+    LABEL_VALUE,
+    NO_BACKSTEPS,
+    QUALIFIED,
+    STORE_NAME,
+)
 
 PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 READERS, WRITERS = ["inference", "batch"], ["loader"]
 
-# The least each backend needs, besides its consumers.
-MINIMAL: dict[str, dict[str, Any]] = {
-    "local": {},
-    "fsx-lustre": {"cluster_name": CLUSTER},
-    "efs": {"cluster_name": CLUSTER},
-    "mountpoint-s3": {"cluster_name": CLUSTER},
-    "gcs-fuse": {"cluster_name": CLUSTER, "location": "us-central1"},
-    "nfs": {"server": "nas01.example.internal", "share": "/exports/models"},
-    "azure-blob": {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"},
-    "hyperdisk-ml": {
-        "cluster_name": "prod-gke",
-        "location": "us-central1",
-        "source_uri": "gs://acme-models/llama/",
-        "model_revision": "v1",
-        "size_gib": 100,
-    },
-    "azure-files-nfs": {"cluster_name": CLUSTER, "cluster_resource_group_name": "ml-rg"},
-}
-# Backends that take readers only (filled once, read-only for many): no writers in their build.
-READERS_ONLY = {"hyperdisk-ml"}
-# The resources that hold the data, per backend: protected and retained by default.
-DATA_BEARING: dict[str, tuple[str, ...]] = {
-    "local": (),
-    "nfs": (),  # the export is the NAS's: the store only points at it
-    "fsx-lustre": ("aws:fsx/lustreFileSystem:LustreFileSystem",),
-    "efs": ("aws:efs/fileSystem:FileSystem",),
-    "mountpoint-s3": ("aws:s3/bucket:Bucket",),
-    "gcs-fuse": ("gcp:storage/bucket:Bucket",),
-    "azure-blob": ("azure-native:storage:StorageAccount", "azure-native:storage:BlobContainer"),
-    # The volumes are provisioned by the PD CSI driver from the claims (no disk resource in the
-    # graph) and are copies of a bucket that is not the store's: nothing to protect.
-    "hyperdisk-ml": (),
-    "azure-files-nfs": ("azure-native:storage:StorageAccount", "azure-native:storage:FileShare"),
-}
 NAMES = sorted(BACKENDS)
+# The resources that hold the data, per backend: protected and retained by default.
+DATA_BEARING = {name: BACKENDS[name].data_bearing_types for name in NAMES}
 
 
 def writers(backend: str) -> list[str]:
-    return [] if backend in READERS_ONLY else WRITERS
+    return WRITERS if BACKENDS[backend].takes_writers else []
 
 
 def build(backend: str, **extra: Any):
-    args = {**MINIMAL[backend], "readers": READERS, "writers": writers(backend), **extra}
-    store = BACKENDS[backend]("llama", args)
+    cls = BACKENDS[backend]
+    args = {**cls.example_args, "readers": READERS, "writers": writers(backend), **extra}
+    store = cls("llama", args)
     return store
 
 
-def test_every_backend_is_covered():
-    assert set(MINIMAL) >= set(BACKENDS), "add the new backend's minimal args to MINIMAL"
+@pytest.mark.parametrize("backend", [n for n in NAMES if not BACKENDS[n].takes_writers])
+def test_a_backend_that_takes_no_writers_refuses_them(backend):
+    with pytest.raises(PlanError) as err:
+        plan(lambda: build(backend, writers=WRITERS))
+    assert str(err.value).startswith("llama: writers must be empty")
+    assert len(err.value.registered) == 1  # the stack itself
 
 
 @pytest.fixture(scope="module", params=NAMES)
@@ -169,12 +153,111 @@ def test_protection_can_be_turned_off(backend):
         assert (state["protect"], state["retainOnDelete"]) == (False, False)
 
 
-@pytest.mark.parametrize("backend", NAMES)
-def test_nothing_registers_on_bad_input(backend):
-    with pytest.raises(PlanError) as err:
-        plan(lambda: build(backend, claim_name="Models"))
-    assert str(err.value).startswith("llama: claim_name must be a DNS-1123 label")
-    assert len(err.value.registered) == 1  # the stack itself
+# The fields every backend has (ModelStoreArgs), refused alike by every backend: (args over the
+# example's, the exact message) for the store "llama". A backend's own fields are its own
+# table's, and so is a store name a backend refuses for its cloud's names too (the claim name's
+# default rows in tests/test_inputs_kube.py).
+COMMON_BAD_INPUTS: list[tuple[dict[str, Any], str]] = [
+    ({"labels": {"team name": "ml"}}, f"llama: labels key must be {QUALIFIED}, got 'team name'"),
+    (
+        {"labels": {"example.com/team/ml": "x"}},
+        f"llama: labels key must be {QUALIFIED}, got 'example.com/team/ml'",
+    ),
+    (
+        {"labels": {"Example.com/team": "ml"}},
+        f"llama: labels key must be {QUALIFIED}, got 'Example.com/team'",
+    ),
+    ({"labels": {"/team": "ml"}}, f"llama: labels key must be {QUALIFIED}, got '/team'"),
+    ({"labels": {"-team": "ml"}}, f"llama: labels key must be {QUALIFIED}, got '-team'"),
+    ({"labels": {"t" * 64: "ml"}}, f"llama: labels key must be {QUALIFIED}, got '{'t' * 64}'"),
+    (
+        {"labels": {"team": "ML team"}},
+        f"llama: labels['team'] must be {LABEL_VALUE}, got 'ML team'",
+    ),
+    (
+        {"labels": {"team": "m" * 64}},
+        f"llama: labels['team'] must be {LABEL_VALUE}, got '{'m' * 64}'",
+    ),
+    ({"labels": {"team": "ml/ai"}}, f"llama: labels['team'] must be {LABEL_VALUE}, got 'ml/ai'"),
+    ({"labels": {"team": "-ml"}}, f"llama: labels['team'] must be {LABEL_VALUE}, got '-ml'"),
+    ({"labels": {"team": "ml."}}, f"llama: labels['team'] must be {LABEL_VALUE}, got 'ml.'"),
+    ({"claim_name": "Models"}, f"llama: claim_name must be {DNS_LABEL}, got 'Models'"),
+    ({"claim_name": "Llama_3"}, f"llama: claim_name must be {DNS_LABEL}, got 'Llama_3'"),
+    ({"claim_name": HF_HOME_VOLUME}, f"llama: claim_name must be {HF_HOME_CLAIM}, got 'hf-home'"),
+    (
+        {"mount_path": "/mnt/models/../../etc"},
+        f"llama: mount_path must be {NO_BACKSTEPS}, got '/mnt/models/../../etc'",
+    ),
+    ({"mount_path": "/models/.."}, f"llama: mount_path must be {NO_BACKSTEPS}, got '/models/..'"),
+    (
+        {"mount_path": "/mnt/./../models"},
+        f"llama: mount_path must be {NO_BACKSTEPS}, got '/mnt/./../models'",
+    ),
+    (
+        {"mount_path": HF_HOME_PATH},
+        f"llama: mount_path must be {HF_HOME_MOUNT}, got '/tmp/hf-home'",
+    ),
+    (
+        {"mount_path": "/tmp/hf-home/"},
+        f"llama: mount_path must be {HF_HOME_MOUNT}, got '/tmp/hf-home/'",
+    ),
+    (
+        {"mount_path": "/tmp//hf-home"},
+        f"llama: mount_path must be {HF_HOME_MOUNT}, got '/tmp//hf-home'",
+    ),
+    (
+        {"mount_path": "models"},
+        "llama: mount_path must be an absolute path starting with '/', got 'models'",
+    ),
+    ({"readers": ["Inference"]}, f"llama: readers must be {DNS_LABEL}, got 'Inference'"),
+    (
+        {"readers": ["inference", "inference"]},
+        "llama: readers must be a list without repeats, got ['inference', 'inference']",
+    ),
+    ({"readers": "inference"}, "llama: readers must be a list of strings, got 'inference'"),
+    (
+        {"readers": [], "writers": []},
+        "llama: readers and writers must be at least one consumer namespace between them, got []",
+    ),
+    ({"protect": "false"}, "llama: protect must be True or False, got 'false'"),
+    ({"create_namespaces": "no"}, "llama: create_namespaces must be True or False, got 'no'"),
+    ({"labels": ["team"]}, "llama: labels must be a mapping of strings to strings, got ['team']"),
+]
+# Rows about writers: for the backends that take them.
+WRITER_BAD_INPUTS: list[tuple[dict[str, Any], str]] = [
+    (
+        {"readers": ["inference"], "writers": ["inference"]},
+        "llama: writers must be a namespace that is not also a reader, got 'inference'",
+    ),
+]
+# Store names no backend takes: each refused with STORE_NAME.
+BAD_STORE_NAMES = ["llama 3", "l" * 64, "", "llama/3", "llama:3", "llama\n"]
+
+
+def _common_rows() -> list[Any]:
+    rows = []
+    for b in NAMES:
+        table = [*COMMON_BAD_INPUTS, *(WRITER_BAD_INPUTS if BACKENDS[b].takes_writers else [])]
+        rows += [
+            pytest.param(b, "llama", args, message, id=f"{b}-{i}-{message.split()[1]}")
+            for i, (args, message) in enumerate(table)
+        ]
+        rows += [
+            pytest.param(b, name, {}, f"{STORE_NAME}, got {name!r}", id=f"{b}-name-{i}")
+            for i, name in enumerate(BAD_STORE_NAMES)
+        ]
+    return rows
+
+
+@pytest.mark.parametrize(("backend", "name", "args", "message"), _common_rows())
+def test_a_bad_common_field_is_refused_alike_by_every_backend(backend, name, args, message):
+    cls = BACKENDS[backend]
+    fields = {**cls.example_args, "readers": READERS, "writers": writers(backend), **args}
+    assert_refused(lambda: cls(name, fields), message)
+    # validate (the config program's check before any store registers) refuses it alike.
+    with pytest.raises(ModelStoreInputError) as err:
+        cls.validate(name, fields)
+    assert str(err.value) == message
 
 
 @pytest.mark.parametrize("backend", NAMES)

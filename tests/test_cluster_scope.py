@@ -7,10 +7,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 import pytest
 
+from pulumi_modelstore.azure import AksCluster
+from pulumi_modelstore.gcp import GkeCluster
 from pulumi_modelstore.local import LocalModelStore
 from pulumi_modelstore.plan.engine import PlanError
 from pulumi_modelstore.program import build_stores
-from tests.conftest import plan
+from tests.conftest import assert_refused, plan
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
 PV = "kubernetes:core/v1:PersistentVolume"
@@ -155,9 +157,51 @@ def test_an_explicit_scope_is_joined_as_given():
 def test_a_kubernetes_cluster_takes_no_fields():
     from pulumi_modelstore.cluster import KubernetesCluster
 
-    with pytest.raises(PlanError) as err:
-        plan(lambda: KubernetesCluster("laptop", {"context": "kind"}))  # type: ignore[typeddict-unknown-key]
-    assert str(err.value) == (
-        "laptop: field name must be none: this component takes no fields, got 'context'"
+    assert_refused(
+        lambda: KubernetesCluster("laptop", {"context": "kind"}),
+        "laptop: field name must be none: this component takes no fields, got 'context'",
     )
-    assert len(err.value.registered) == 1
+
+
+@pytest.mark.parametrize(
+    ("scope", "args", "message"),
+    [
+        (
+            AksCluster,
+            {"cluster_resource_group_name": "rg"},
+            "s: cluster_name must be the AKS cluster's name, a plain string so it can be looked "
+            "up before deploy (or give cluster), got None",
+        ),
+        (
+            AksCluster,
+            {"cluster_name": "ml"},
+            "s: cluster_resource_group_name must be the AKS cluster's resource group, a plain "
+            "string (a cluster name is unique only within its resource group), got None",
+        ),
+        (
+            AksCluster,
+            {"cluster_name": "ml", "cluster_resource_group_name": "rg", "region": "eastus"},
+            "s: field name must be one of cluster_name, cluster_resource_group_name, got 'region'",
+        ),
+        (
+            GkeCluster,
+            {"location": "us-central1"},
+            "s: cluster_name must be the GKE cluster's name, a plain string so it can be looked "
+            "up before deploy (or give cluster), got None",
+        ),
+        (
+            GkeCluster,
+            {"cluster_name": "ml"},
+            "s: location must be the GKE cluster's region or zone, a plain string (a cluster "
+            "name is unique only within its location), got None",
+        ),
+        (
+            GkeCluster,
+            {"cluster_name": "ml", "location": "us-central1", "zone": "a"},
+            "s: field name must be one of cluster_name, location, project, got 'zone'",
+        ),
+    ],
+)
+def test_a_cloud_scope_needs_its_cluster_named_where_its_name_is_unique(scope, args, message):
+    """An AKS cluster's name is unique in its resource group, a GKE cluster's in its location."""
+    assert_refused(lambda: scope("s", args), message)

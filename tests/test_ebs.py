@@ -45,7 +45,7 @@ from pulumi_modelstore.plan.placeholders import digest
 from pulumi_modelstore.plan.placeholders.aws import ACCOUNT_ID
 from pulumi_modelstore.store import workload_mount
 from tests.aws_replay import Replay
-from tests.conftest import CLUSTER, ROOT, plan
+from tests.conftest import CLUSTER, ROOT, assert_refused, plan
 from tests.validators.kube_schema import KUBERNETES_MINORS, validator
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -223,17 +223,10 @@ def test_the_eks_addon_names_are_aws_facts_not_the_kube_charts():
     assert set(EKS_ADDONS) == {c.driver for c in charts}
 
 
-def test_addon_pod_identity_and_kms_payloads_replay_against_moto(monkeypatch):
+def test_addon_pod_identity_and_kms_payloads_replay_against_moto(aws_env):
     """IAM validates the policy (KMS statements included) and trust documents; the add-ons and
     the association are checked against the EKS API model and the role they name. (The
     example replays the Helm and IRSA path in tests/test_aws_moto.py.)"""
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": "us-west-2",
-    }.items():
-        monkeypatch.setenv(key, value)
     p = plan(
         driver(driver_install="eks-addon", identity="pod-identity", kms_key_arn=KEY), fill=True
     )
@@ -1320,10 +1313,7 @@ BAD_CACHE = [
     ("args", "message"), BAD_CACHE, ids=[m.split(":")[1] for _, m in BAD_CACHE]
 )
 def test_bad_cache_input_is_refused_before_anything_registers(args, message):
-    with pytest.raises(PlanError) as err:
-        plan(cache(**args))
-    assert str(err.value) == message
-    assert names_of(err.value.registered) == ["modelstore-test"]
+    assert_refused(cache(**args), message)
 
 
 BAD_DRIVER = [
@@ -1396,10 +1386,7 @@ BAD_DRIVER = [
     ("args", "message"), BAD_DRIVER, ids=[m.split(":")[1] for _, m in BAD_DRIVER]
 )
 def test_bad_driver_input_is_refused_before_anything_registers(args, message):
-    with pytest.raises(PlanError) as err:
-        plan(driver(**args))
-    assert str(err.value) == message
-    assert names_of(err.value.registered) == ["modelstore-test"]
+    assert_refused(driver(**args), message)
 
 
 def test_every_bad_field_is_reported_at_once_one_line_each():
@@ -1660,10 +1647,7 @@ BAD_HELPERS = [
     ("build", "message"), BAD_HELPERS, ids=[m.split(":")[1] for _, m in BAD_HELPERS]
 )
 def test_bad_helper_input_is_refused_before_anything_registers(build, message):
-    with pytest.raises(PlanError) as err:
-        plan(build)
-    assert str(err.value) == message
-    assert names_of(err.value.registered) == ["modelstore-test"]
+    assert_refused(build, message)
 
 
 def names_of(urns: list[str]) -> list[str]:

@@ -20,7 +20,17 @@ from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
 from pulumi_modelstore.plan.placeholders import INVOKES
 from pulumi_modelstore.plan.placeholders.aws import plan_vpc_id
 from pulumi_modelstore.program import build_stores
-from tests.conftest import CLUSTER, CLUSTER_SG, CLUSTER_SUBNETS, plan
+from tests.conftest import (
+    CLUSTER,
+    CLUSTER_SG,
+    CLUSTER_SUBNETS,
+    PV,
+    PVC,
+    RELEASE,
+    assert_refused,
+    bad_inputs,
+    plan,
+)
 
 FS = "aws:efs/fileSystem:FileSystem"
 MOUNT_TARGET = "aws:efs/mountTarget:MountTarget"
@@ -34,9 +44,6 @@ ROLE = "aws:iam/role:Role"
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 POD_IDENTITY = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
 ADDON = "aws:eks/addon:Addon"
-PV = "kubernetes:core/v1:PersistentVolume"
-PVC = "kubernetes:core/v1:PersistentVolumeClaim"
-RELEASE = "kubernetes:helm.sh/v3:Release"
 GET_SUBNET = "aws:ec2/getSubnet:getSubnet"
 GET_NODE_GROUPS = "aws:eks/getNodeGroups:getNodeGroups"
 GET_NODE_GROUP = "aws:eks/getNodeGroup:getNodeGroup"
@@ -626,13 +633,11 @@ def test_driver_none_still_makes_the_node_role_to_annotate():
 def test_pod_identity_is_refused_on_a_pinned_chart_that_predates_it(monkeypatch):
     old = dataclasses.replace(EFS_CSI, version="2.5.6", app_version="2.0.4")
     monkeypatch.setattr(efs_module, "EFS_CSI", old)
-    with pytest.raises(PlanError) as err:
-        plan(efs(iam_authorization=True, identity="pod-identity"))
-    assert str(err.value) == (
+    assert_refused(
+        efs(iam_authorization=True, identity="pod-identity"),
         "llama: identity must be irsa with EFS CSI driver the pinned chart's 2.0.4 (EKS Pod "
-        "Identity needs driver 2.0.5 or newer), got 'pod-identity'"
+        "Identity needs driver 2.0.5 or newer), got 'pod-identity'",
     )
-    assert registered(err) == NOTHING
 
 
 def test_irsa_without_an_oidc_provider_fails_before_anything_registers():
@@ -671,19 +676,15 @@ def test_a_cluster_without_subnets_fails_before_anything_registers():
         cluster["vpcConfig"]["subnetIds"] = []
         return cluster
 
-    with pytest.raises(PlanError) as err:
-        plan(
-            efs(),
-            invokes={
-                "aws:eks/getCluster:getCluster": no_subnets,
-                GET_NODE_GROUPS: lambda args, config: {"names": []},
-            },
-        )
-    assert str(err.value) == (
+    assert_refused(
+        efs(),
         "llama: subnet_ids must be a non-empty list of the subnets where the cluster's nodes run "
-        "(the cluster reported none), got []"
+        "(the cluster reported none), got []",
+        invokes={
+            "aws:eks/getCluster:getCluster": no_subnets,
+            GET_NODE_GROUPS: lambda args, config: {"names": []},
+        },
     )
-    assert registered(err) == NOTHING
 
 
 UID_RULE = (
@@ -846,49 +847,15 @@ BAD_INPUTS = [
         {"driver_install": "eks-addon", "cluster_name": None},
         "llama: cluster_name must be set when driver_install is eks-addon, got None",
     ),
-    (
-        {"readers": ["Inference"]},
-        "llama: readers must be a DNS-1123 label (lowercase letters, digits and '-', starting "
-        "and ending with a letter or digit, at most 63 characters), got 'Inference'",
-    ),
-    (
-        {"readers": ["inference"], "writers": ["inference"]},
-        "llama: writers must be a namespace that is not also a reader, got 'inference'",
-    ),
-    (
-        {"readers": []},
-        "llama: readers and writers must be at least one consumer namespace between them, got []",
-    ),
-    (
-        {"claim_name": "Llama_3"},
-        "llama: claim_name must be a DNS-1123 label (lowercase letters, digits and '-', starting "
-        "and ending with a letter or digit, at most 63 characters), got 'Llama_3'",
-    ),
-    (
-        {"cluster_name": None},
-        "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
-        "and node_security_group_ids explicitly), got None",
-    ),
 ]
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    BAD_INPUTS,
-    ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(BAD_INPUTS)],
-)
+@bad_inputs(BAD_INPUTS)
 def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(args, message):
-    with pytest.raises(PlanError) as err:
-        plan(efs(**args))
-    assert str(err.value) == message
-    assert registered(err) == NOTHING
+    assert_refused(efs(**args), message)
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    BAD_INPUTS,
-    ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(BAD_INPUTS)],
-)
+@bad_inputs(BAD_INPUTS)
 def test_validate_refuses_what_the_constructor_refuses_without_a_lookup(args, message):
     fields = {"cluster_name": CLUSTER, "readers": ["inference"], **args}
     with pytest.raises(ModelStoreInputError) as err:
@@ -921,13 +888,11 @@ def test_mount_options_known_only_at_deploy_are_refused():
             "llama", {"cluster_name": CLUSTER, "readers": ["x"], "extra_mount_options": options}
         )
 
-    with pytest.raises(PlanError) as err:
-        plan(program)
-    assert str(err.value) == (
+    assert_refused(
+        program,
         "llama: extra_mount_options must be a plain list of strings known before deploy, "
-        "got '<Output>'"
+        "got '<Output>'",
     )
-    assert registered(err) == NOTHING
 
 
 def test_mount_options_reach_every_pv_after_iam():

@@ -30,20 +30,15 @@ from pulumi_modelstore import ModelStoreInputError
 from pulumi_modelstore.aws import (
     EbsCsiDriver,
     EbsModelCache,
-    EfsModelStore,
-    FsxLustreModelStore,
-    MountpointS3ModelStore,
 )
 from pulumi_modelstore.aws.names import physical_name
+from pulumi_modelstore.extras import CLOUD_ROOMS
 from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError, plan_program
 from pulumi_modelstore.plan.placeholders import digest
-from tests.conftest import AWS_CONFIG, CLUSTER, all_programs, plan
+from pulumi_modelstore.program import BACKENDS
+from tests.conftest import AWS_CONFIG, CLUSTER, all_programs, assert_refused, plan
 
-STORES: dict[str, Any] = {
-    "fsx-lustre": FsxLustreModelStore,
-    "efs": EfsModelStore,
-    "mountpoint-s3": MountpointS3ModelStore,
-}
+STORES: dict[str, Any] = {name: BACKENDS[name] for name in CLOUD_ROOMS["aws"].backends}
 LOADER = {"image": "python:3.12-slim"}
 SG = "aws:ec2/securityGroup:SecurityGroup"
 FS = "aws:fsx/lustreFileSystem:LustreFileSystem"
@@ -771,10 +766,7 @@ ROW_IDS = [f"{i}-{backend}-{m.split()[1]}" for i, (backend, _, _, m) in enumerat
 def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(
     backend, name, args, message
 ):
-    with pytest.raises(PlanError) as err:
-        plan(build(backend, name, args))
-    assert str(err.value) == message
-    assert registered(err) == NOTHING
+    assert_refused(build(backend, name, args), message)
 
 
 @pytest.mark.parametrize(("backend", "name", "args", "message"), BAD_INPUTS, ids=ROW_IDS)
@@ -886,42 +878,36 @@ def elsewhere(args: dict[str, Any], config: dict[str, str]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("backend", ["fsx-lustre", "efs"])
 def test_a_subnet_error_names_cluster_subnet_ids_when_the_subnet_came_from_there(backend):
-    with pytest.raises(PlanError) as err:
-        plan(facts_store(backend), invokes={GET_SUBNET: elsewhere})
-    assert str(err.value) == (
+    assert_refused(
+        facts_store(backend),
         f"llama: cluster_subnet_ids must be a subnet in the cluster's VPC {VPC} (it is in "
-        f"vpc-0ffffffffffffffff), got '{SUBNETS[0]}'"
+        f"vpc-0ffffffffffffffff), got '{SUBNETS[0]}'",
+        invokes={GET_SUBNET: elsewhere},
     )
-    assert registered(err) == NOTHING
 
 
 @pytest.mark.parametrize("backend", ["fsx-lustre", "efs"])
 def test_a_subnet_error_names_subnet_ids_when_the_store_listed_it(backend):
     subnet = "subnet-0a1b2c3d4e5f60009"
-    with pytest.raises(PlanError) as err:
-        plan(facts_store(backend, subnet_ids=[subnet]), invokes={GET_SUBNET: elsewhere})
-    assert str(err.value) == (
+    assert_refused(
+        facts_store(backend, subnet_ids=[subnet]),
         f"llama: subnet_ids must be a subnet in the cluster's VPC {VPC} (it is in "
-        f"vpc-0ffffffffffffffff), got '{subnet}'"
+        f"vpc-0ffffffffffffffff), got '{subnet}'",
+        invokes={GET_SUBNET: elsewhere},
     )
-    assert registered(err) == NOTHING
 
 
 @pytest.mark.parametrize("backend", ["fsx-lustre", "efs"])
 def test_a_looked_up_subnet_outside_a_given_vpc_names_vpc_id(backend):
     first = sorted(f"subnet-{digest('subnet', CLUSTER, str(i))}" for i in range(3))[0]
-    with pytest.raises(PlanError) as err:
-        plan(
-            lambda: STORES[backend](
-                "llama", {"readers": ["inference"], "cluster_name": CLUSTER, "vpc_id": VPC}
-            ),
-            invokes={GET_SUBNET: elsewhere},
-        )
-    assert str(err.value) == (
+    assert_refused(
+        lambda: STORES[backend](
+            "llama", {"readers": ["inference"], "cluster_name": CLUSTER, "vpc_id": VPC}
+        ),
         f"llama: vpc_id must be the VPC of the cluster's subnets (the cluster's subnet {first} "
-        f"is in vpc-0ffffffffffffffff), got '{VPC}'"
+        f"is in vpc-0ffffffffffffffff), got '{VPC}'",
+        invokes={GET_SUBNET: elsewhere},
     )
-    assert registered(err) == NOTHING
 
 
 # -- names derived from long store and cluster names -----------------------------------------
@@ -1175,3 +1161,16 @@ def test_the_name_check_refuses_what_the_apis_refuse():
             check_state(bad)
     check_state(state(ROLE, "r" * 56))
     check_state(state(FS, "fs", tags={"équipe": "modèles"}))
+
+
+@pytest.mark.parametrize("backend", ["efs", "fsx-lustre"])
+def test_a_store_that_looks_up_its_network_needs_its_cluster_named(backend):
+    # Refused by the constructor and by validate alike.
+    message = (
+        "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
+        "and node_security_group_ids explicitly), got None"
+    )
+    assert_refused(build(backend, "llama", {"cluster_name": None}), message)
+    with pytest.raises(ModelStoreInputError) as err:
+        validate(backend, "llama", {"cluster_name": None})
+    assert str(err.value) == message

@@ -25,14 +25,12 @@ import pytest
 from pulumi_modelstore.cli import main
 from pulumi_modelstore.plan.engine import PlanError, plan_directory
 from pulumi_modelstore.plan.project import ProjectError
-from tests.conftest import plan
+from pulumi_modelstore.program import BACKENDS as BACKEND_CLASSES
+from tests.conftest import assert_refused, plan
 
 PROGRAM = "from pulumi_modelstore.program import main\nmain()\n"
 PROJECT = "name: modelstore\nruntime: python\n"
-BACKENDS = (
-    "one of azure-blob, azure-files-nfs, efs, fsx-lustre, gcs-fuse, hyperdisk-ml, local, "
-    "mountpoint-s3, nfs"
-)
+BACKENDS = "one of " + ", ".join(sorted(BACKEND_CLASSES))
 STORES = "a mapping of store names to their fields, with at least one store"
 FIELDS = "a mapping of field names to values"
 LOCAL_FIELDS = (
@@ -507,10 +505,7 @@ STORE_ROWS: list[tuple[str, Any, str]] = [
 def test_build_stores_from_python_refuses_what_yaml_cannot_write(stores_value, message):
     from pulumi_modelstore.program import build_stores
 
-    with pytest.raises(PlanError) as err:
-        plan(lambda: build_stores(stores_value))
-    assert str(err.value) == message
-    assert _only_the_stack(err.value.registered)
+    assert_refused(lambda: build_stores(stores_value), message)
 
 
 # ---- args that are not a mapping, for every component class ---------------------------------
@@ -563,10 +558,7 @@ def test_args_that_are_not_a_mapping_are_one_line_for_every_component(component,
     """The same shape as the config program's ``llama: fields must be a mapping of field
     names to values, got 'local'``."""
     build = _components()[component]
-    with pytest.raises(PlanError) as err:
-        plan(lambda: build("s", args))
-    assert str(err.value) == f"s: args must be {FIELDS}, got {args!r}"
-    assert _only_the_stack(err.value.registered)
+    assert_refused(lambda: build("s", args), f"s: args must be {FIELDS}, got {args!r}")
 
 
 def test_the_config_program_and_a_python_caller_say_the_same_of_args_not_a_mapping():

@@ -361,12 +361,8 @@ def test_gcs_bucket_in_another_region_is_a_new_bucket(tmp_path):
 
 
 def test_gcs_label_change_is_an_in_place_update(tmp_path):
-    cmp = pair(
-        tmp_path,
-        "gke",
-        UNPROTECTED,
-        store_set("resource_labels", {"team": "serving", "env": "prod"}),
-    )
+    labels = store_set("resource_labels", {"team": "serving", "env": "prod"})
+    cmp = pair(tmp_path, "gke", UNPROTECTED, labels)
     (bucket,) = by_type(cmp, GCS)
     assert bucket.op == "update" and bucket.paths == ["labels.team"]
     assert steps(cmp, "replace") == set() and cmp.exit_code == 0
@@ -613,23 +609,21 @@ def test_a_replaced_claim_smaller_volume_blocks_its_kept_request_would_not_bind(
     assert claim.pods.startswith("pods using claim inference/llama must restart")
     # The file system's data loss wins.
     assert cmp.exit_code == EXIT_DATA_LOSS
+
+    def local_node_change(capacity_gib: int) -> Any:
+        node_b = store_set("node_name", "node-b", "models")
+        capacity = store_set("capacity_gib", capacity_gib, "models")
+        return pair(
+            tmp_path, "local", store_set("node_name", "node-a", "models"), edits(node_b, capacity)
+        )
+
     # The same on the local store: a shrink and a node change at once.
-    cmp = pair(
-        tmp_path,
-        "local",
-        store_set("node_name", "node-a", "models"),
-        edits(store_set("node_name", "node-b", "models"), store_set("capacity_gib", 20, "models")),
-    )
+    cmp = local_node_change(20)
     assert {c.op for c in by_type(cmp, PV)} == {"replace"}
     assert by_type(cmp, PVC) and all(c.blocked for c in by_type(cmp, PVC))
     assert cmp.exit_code == EXIT_BLOCKED
     # Growing it at the same time binds: nothing blocked.
-    cmp = pair(
-        tmp_path,
-        "local",
-        store_set("node_name", "node-a", "models"),
-        edits(store_set("node_name", "node-b", "models"), store_set("capacity_gib", 200, "models")),
-    )
+    cmp = local_node_change(200)
     assert cmp.blocked == [] and cmp.exit_code == 0
 
 
@@ -1012,73 +1006,33 @@ def test_replace_on_changes_and_ignore_changes_are_honoured():
 def test_cli_exit_codes_and_formats(tmp_path, capsys):
     base_dir = stack_dir(tmp_path, "aws-prod", UNPROTECTED)
     base_file = tmp_path / "base.json"
-    assert (
-        main(
-            [
-                "plan",
-                "--cwd",
-                str(base_dir),
-                "--stack",
-                "aws-prod",
-                "--format",
-                "json",
-                "--fill-outputs",
-                "--out",
-                str(base_file),
-            ]
-        )
-        == 0
-    )
-    capsys.readouterr()
+
+    def cli(directory: Path, *options: str) -> tuple[int, str]:
+        code = main(["plan", "--cwd", str(directory), "--stack", "aws-prod", *options])
+        return code, capsys.readouterr()[0]
+
+    def compare(directory: Path, *options: str) -> tuple[int, str]:
+        return cli(directory, "--compare", str(base_file), *options)
+
+    options = ("--format", "json", "--fill-outputs", "--out", str(base_file))
+    assert cli(base_dir, *options)[0] == 0
     # The same program and config: nothing to do.
-    assert (
-        main(["plan", "--cwd", str(base_dir), "--stack", "aws-prod", "--compare", str(base_file)])
-        == 0
-    )
-    out, _ = capsys.readouterr()
+    code, out = compare(base_dir)
+    assert code == 0
     assert out.endswith("Resources: no changes\n")
     changed = stack_dir(tmp_path, "aws-prod", edits(UNPROTECTED, PERSISTENT_1))
-    code = main(
-        [
-            "plan",
-            "--cwd",
-            str(changed),
-            "--stack",
-            "aws-prod",
-            "--compare",
-            str(base_file),
-            "--format",
-            "markdown",
-        ]
-    )
-    out, _ = capsys.readouterr()
+    code, out = compare(changed, "--format", "markdown")
     assert code == EXIT_DATA_LOSS == 3
     assert out.startswith("### modelstore plan: `aws-prod` compared with `base.json`")
     assert "**DATA LOSS RISK**" in out
-    code = main(
-        [
-            "plan",
-            "--cwd",
-            str(changed),
-            "--stack",
-            "aws-prod",
-            "--compare",
-            str(base_file),
-            "--format",
-            "json",
-        ]
-    )
-    out, _ = capsys.readouterr()
+    code, out = compare(changed, "--format", "json")
     assert code == 3
     assert json.loads(out)["dataLossRisk"] == [
         f"urn:pulumi:aws-prod::modelstore::modelstore:index:FsxLustreModelStore${FSX}::llama-fs"
     ]
     retagged = stack_dir(tmp_path, "aws-prod", edits(UNPROTECTED, store_set("tags", {"team": "x"})))
-    assert (
-        main(["plan", "--cwd", str(retagged), "--stack", "aws-prod", "--compare", str(base_file)])
-        == 0
-    )
-    out, _ = capsys.readouterr()
+    code, out = compare(retagged)
+    assert code == 0
     assert "~ update aws:fsx/lustreFileSystem:LustreFileSystem llama-fs" in out
 
 

@@ -22,6 +22,7 @@ from pulumi_modelstore.plan.engine import (
     plan_program,
 )
 from pulumi_modelstore.plan.render import FORMATS, render
+from pulumi_modelstore.program import BACKENDS
 from tests.conftest import ROOT, STACKS, all_programs
 
 STEP_STATE_KEYS = {
@@ -51,6 +52,17 @@ def project(tmp_path: Path, program: str, stack_config: str, stack: str = "dev")
     (tmp_path / "__main__.py").write_text(textwrap.dedent(program))
     (tmp_path / f"Pulumi.{stack}.yaml").write_text(textwrap.dedent(stack_config))
     return tmp_path
+
+
+def stores_project(tmp_path: Path, stores: str) -> Path:
+    """A project of the config program whose dev stack holds ``stores`` (YAML) under
+    ``modelstore:stores``, the first store on line 4 of the stack file."""
+    stores = textwrap.indent(textwrap.dedent(stores).lstrip("\n"), "    ")
+    return project(
+        tmp_path,
+        "from pulumi_modelstore.program import main\nmain()\n",
+        "\nconfig:\n  modelstore:stores:\n" + stores,
+    )
 
 
 def test_json_has_the_preview_shape(capsys):
@@ -234,38 +246,31 @@ def test_a_directory_without_pulumi_yaml_says_so(tmp_path, capsys):
 
 
 def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
-    directory = project(
+    directory = stores_project(
         tmp_path,
-        "from pulumi_modelstore.program import main\nmain()\n",
         """
-        config:
-          modelstore:stores:
-            llama:
-              backend: fsx-lustr
+        llama:
+          backend: fsx-lustr
         """,
     )
     code, _, err = run_cli(capsys, "--cwd", str(directory))
     assert code == 1
     assert err == (
-        "error: modelstore:stores.llama.backend must be one of azure-blob, azure-files-nfs, efs, "
-        "fsx-lustre, gcs-fuse, "
-        "hyperdisk-ml, local, mountpoint-s3, nfs, got 'fsx-lustr'\n"
+        f"error: modelstore:stores.llama.backend must be one of {', '.join(sorted(BACKENDS))}, "
+        "got 'fsx-lustr'\n"
     )
 
 
 def test_a_store_name_given_twice_in_the_stack_file_is_refused_with_its_line(tmp_path, capsys):
-    directory = project(
+    directory = stores_project(
         tmp_path,
-        "from pulumi_modelstore.program import main\nmain()\n",
         """
-        config:
-          modelstore:stores:
-            llama:
-              backend: local
-              readers: [a]
-            llama:
-              backend: local
-              readers: [b]
+        llama:
+          backend: local
+          readers: [a]
+        llama:
+          backend: local
+          readers: [b]
         """,
     )
     code, out, err = run_cli(capsys, "--cwd", str(directory))
@@ -277,20 +282,17 @@ def test_a_store_name_given_twice_in_the_stack_file_is_refused_with_its_line(tmp
 
 
 def test_every_invalid_field_is_an_error_line_of_its_own(tmp_path, capsys):
-    directory = project(
+    directory = stores_project(
         tmp_path,
-        "from pulumi_modelstore.program import main\nmain()\n",
         """
-        config:
-          modelstore:stores:
-            llama:
-              backend: local
-              readers: [a]
-              host_path: relative
-              capacity_gib: "20"
-            t5:
-              backend: local
-              readers: [Bad]
+        llama:
+          backend: local
+          readers: [a]
+          host_path: relative
+          capacity_gib: "20"
+        t5:
+          backend: local
+          readers: [Bad]
         """,
     )
     code, _, err = run_cli(capsys, "--cwd", str(directory))

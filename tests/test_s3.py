@@ -21,7 +21,7 @@ from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
 from pulumi_modelstore.plan.placeholders import digest
 from tests.aws_replay import Replay
-from tests.conftest import CLUSTER, plan
+from tests.conftest import CLUSTER, assert_refused, bad_inputs, by_namespace, plan
 
 BUCKET = "aws:s3/bucket:Bucket"
 PUBLIC_ACCESS = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
@@ -76,16 +76,6 @@ def policy_of(p: Plan, role_state: dict[str, Any]) -> dict[str, Any]:
 
 def all_actions(document: dict[str, Any]) -> set[str]:
     return set().union(*(actions(s) for s in document["Statement"]))
-
-
-def by_namespace(p: Plan, type_: str) -> dict[str, dict[str, Any]]:
-    def namespace(state: dict[str, Any]) -> str:
-        inputs = state["inputs"]
-        if type_ == PV:
-            return inputs["spec"]["claimRef"]["namespace"]
-        return inputs["metadata"]["namespace"]
-
-    return {namespace(s): s for s in p.by_type(type_)}
 
 
 # -- the bucket -----------------------------------------------------------------------------
@@ -1073,14 +1063,13 @@ BAD_INPUTS = [
         {"region": "us-west"},
         "llama: region must be an AWS region code such as us-west-2, got 'us-west'",
     ),
-    (
-        {"extra_mount_options": ["allow-delete"]},
-        f"llama: extra_mount_options must be {MANAGED_RULE}, got 'allow-delete'",
-    ),
-    (
-        {"extra_mount_options": ["--uid=0"]},
-        f"llama: extra_mount_options must be {MANAGED_RULE}, got '--uid=0'",
-    ),
+    *[
+        (
+            {"extra_mount_options": [option]},
+            f"llama: extra_mount_options must be {MANAGED_RULE}, got '{option}'",
+        )
+        for option in ("allow-delete", "--uid=0")
+    ],
     (
         {"extra_mount_options": "allow-other"},
         "llama: extra_mount_options must be a list of strings, got 'allow-other'",
@@ -1097,22 +1086,20 @@ BAD_INPUTS = [
         "['maximum-throughput-gbps', 100]",
     ),
     ({"readers": "inference"}, "llama: readers must be a list of strings, got 'inference'"),
-    (
-        {"extra_mount_options": ["ALLOW-DELETE"]},
-        f"llama: extra_mount_options must be {MANAGED_RULE}, got 'ALLOW-DELETE'",
-    ),
-    (
-        {"extra_mount_options": ["--Uid=0"]},
-        f"llama: extra_mount_options must be {MANAGED_RULE}, got '--Uid=0'",
-    ),
-    (
-        {"extra_mount_options": ["max-cache-size 50000"]},
-        f"llama: extra_mount_options must be {CACHE_SIZE_RULE}, got 'max-cache-size 50000'",
-    ),
-    (
-        {"extra_mount_options": ["--Max-Cache-Size=50000"]},
-        f"llama: extra_mount_options must be {CACHE_SIZE_RULE}, got '--Max-Cache-Size=50000'",
-    ),
+    *[
+        (
+            {"extra_mount_options": [option]},
+            f"llama: extra_mount_options must be {MANAGED_RULE}, got '{option}'",
+        )
+        for option in ("ALLOW-DELETE", "--Uid=0")
+    ],
+    *[
+        (
+            {"extra_mount_options": [option]},
+            f"llama: extra_mount_options must be {CACHE_SIZE_RULE}, got '{option}'",
+        )
+        for option in ("max-cache-size 50000", "--Max-Cache-Size=50000")
+    ],
     (
         {"extra_mount_options": ["Maximum-Throughput-Gbps 100"]},
         f"llama: extra_mount_options must be {LOWERCASE_RULE}, got 'Maximum-Throughput-Gbps 100'",
@@ -1159,23 +1146,12 @@ BAD_INPUTS = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    BAD_INPUTS,
-    ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(BAD_INPUTS)],
-)
+@bad_inputs(BAD_INPUTS)
 def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(args, message):
-    with pytest.raises(PlanError) as err:
-        plan(s3(**args))
-    assert str(err.value) == message
-    assert [u.rsplit("::", 1)[-1] for u in err.value.registered] == ["modelstore-test"]
+    assert_refused(s3(**args), message)
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    BAD_INPUTS,
-    ids=[f"{i}-{m.split()[1]}" for i, (_, m) in enumerate(BAD_INPUTS)],
-)
+@bad_inputs(BAD_INPUTS)
 def test_validate_refuses_bad_input_with_the_constructors_exact_message(args, message):
     # No Pulumi runtime here: validate needs no lookup and registers nothing.
     fields = {"cluster_name": CLUSTER, "readers": ["inference"], **args}
@@ -1236,17 +1212,6 @@ def test_unknown_field_names_the_allowed_ones():
 
 
 # -- the AWS payloads, replayed against moto -------------------------------------------------
-
-
-@pytest.fixture
-def aws_env(monkeypatch):
-    for key, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_SESSION_TOKEN": "testing",
-        "AWS_DEFAULT_REGION": "us-west-2",
-    }.items():
-        monkeypatch.setenv(key, value)
 
 
 def test_bucket_and_roles_replay_against_moto(aws_env):

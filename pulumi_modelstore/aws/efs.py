@@ -10,6 +10,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -565,6 +566,8 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
     """
 
     args_type = EfsModelStoreArgs
+    example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
+    data_bearing_types = ("aws:efs/fileSystem:FileSystem",)
     _csi_chart = EFS_CSI
     renamed_fields = FILE_SYSTEM_RENAMES
 

@@ -7,6 +7,7 @@ link to S3, the CSI driver (once per cluster) and a static PV/PVC per consumer n
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -329,6 +330,8 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
     """
 
     args_type = FsxLustreModelStoreArgs
+    example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
+    data_bearing_types = ("aws:fsx/lustreFileSystem:LustreFileSystem",)
     _csi_chart = FSX_CSI
     renamed_fields = FILE_SYSTEM_RENAMES
 

@@ -28,6 +28,7 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -579,6 +580,8 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     # No VPC, subnets or node groups: the cluster's name is needed only for what the store makes
     # on it (`cluster_name_when_needed`).
     reads_cluster_network = False
+    example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
+    data_bearing_types = ("aws:s3/bucket:Bucket",)
 
     bucket_name: pulumi.Output[str]
     """The bucket's name, the PVs' ``bucketName`` attribute."""

@@ -463,6 +463,13 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
             "block_cache_pool_size_mb": "block_cache_pool_size_mib",
         }
     )
+    example_args = MappingProxyType[str, Any](
+        {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"}
+    )
+    data_bearing_types = (
+        "azure-native:storage:StorageAccount",
+        "azure-native:storage:BlobContainer",
+    )
 
     storage_account_name: pulumi.Output[str]
     """The storage account's name."""

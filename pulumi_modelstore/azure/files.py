@@ -30,6 +30,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -241,6 +242,10 @@ class AzureFilesNfsModelStore(
     """
 
     args_type = AzureFilesNfsModelStoreArgs
+    example_args = MappingProxyType[str, Any](
+        {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"}
+    )
+    data_bearing_types = ("azure-native:storage:StorageAccount", "azure-native:storage:FileShare")
 
     storage_account_name: pulumi.Output[str]
     """The storage account's name."""

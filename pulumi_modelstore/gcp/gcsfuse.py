@@ -34,6 +34,7 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import pulumi
@@ -711,6 +712,8 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
     """
 
     args_type = GcsFuseModelStoreArgs
+    example_args = MappingProxyType[str, Any]({"cluster_name": "ml-gke", "location": "us-central1"})
+    data_bearing_types = ("gcp:storage/bucket:Bucket",)
 
     bucket_name: pulumi.Output[str]
     """The bucket's name (the PVs' volume handles start with it)."""

@@ -251,6 +251,19 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
 
     args_type = HyperdiskMlModelStoreArgs  # type: ignore[assignment]  # Required keys: no structural subtype of the base's args
     renamed_fields = MappingProxyType({"throughput_mib_per_s": "throughput_mibps"})
+    example_args = MappingProxyType[str, Any](
+        {
+            "cluster_name": "prod-gke",
+            "location": "us-central1",
+            "source_uri": "gs://acme-models/llama/",
+            "model_revision": "v1",
+            "size_gib": 100,
+        }
+    )
+    # None: the PD CSI driver provisions the volumes from the claims (no disk in the graph),
+    # copies of a bucket that is not the store's.
+    data_bearing_types = tuple[str, ...]()
+    takes_writers = False
 
     storage_class_name: pulumi.Output[str]
     """The ``hyperdisk-ml`` StorageClass the claims are provisioned from."""

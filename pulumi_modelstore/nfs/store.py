@@ -11,6 +11,7 @@ Upstream facts below were checked in kubernetes-csi/csi-driver-nfs at tag v4.13.
 import ipaddress
 import re
 from collections.abc import Sequence
+from types import MappingProxyType
 from typing import Any, Required
 
 import pulumi
@@ -254,6 +255,11 @@ class NfsModelStore(ModelStore[NfsModelStoreArgs], backend="nfs"):
     (exports, root squash): the store adds none."""
 
     args_type = NfsModelStoreArgs  # type: ignore[assignment]  # Required keys: no structural subtype of the base's args
+    example_args = MappingProxyType[str, Any](
+        {"server": "nas01.example.internal", "share": "/exports/models"}
+    )
+    # None: the export is the NAS's, the store only points at it.
+    data_bearing_types = tuple[str, ...]()
 
     server: pulumi.Output[str]
     """The NFS server."""

@@ -22,6 +22,13 @@ def _bucket(r: Replay, s: dict[str, Any]) -> str:
     return created
 
 
+def _configure(r: Replay, s: dict[str, Any], call: str, **params: Any) -> str:
+    """Apply one configuration call of the S3 client to the bucket ``s`` refers to."""
+    name = _bucket(r, s)
+    getattr(r.client("s3"), call)(Bucket=name, **params)
+    return name
+
+
 @handles("aws:s3/bucket:Bucket")
 def bucket(r: Replay, s: dict[str, Any]) -> str:
     i = s["inputs"]
@@ -42,9 +49,10 @@ def bucket(r: Replay, s: dict[str, Any]) -> str:
 @handles("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
 def public_access_block(r: Replay, s: dict[str, Any]) -> str:
     i = s["inputs"]
-    name = _bucket(r, s)
-    r.client("s3").put_public_access_block(
-        Bucket=name,
+    return _configure(
+        r,
+        s,
+        "put_public_access_block",
         PublicAccessBlockConfiguration={
             "BlockPublicAcls": i["blockPublicAcls"],
             "BlockPublicPolicy": i["blockPublicPolicy"],
@@ -52,22 +60,16 @@ def public_access_block(r: Replay, s: dict[str, Any]) -> str:
             "RestrictPublicBuckets": i["restrictPublicBuckets"],
         },
     )
-    return name
 
 
 @handles("aws:s3/bucketOwnershipControls:BucketOwnershipControls")
 def ownership_controls(r: Replay, s: dict[str, Any]) -> str:
-    name = _bucket(r, s)
-    r.client("s3").put_bucket_ownership_controls(
-        Bucket=name,
-        OwnershipControls={"Rules": [{"ObjectOwnership": s["inputs"]["rule"]["objectOwnership"]}]},
-    )
-    return name
+    rule = {"ObjectOwnership": s["inputs"]["rule"]["objectOwnership"]}
+    return _configure(r, s, "put_bucket_ownership_controls", OwnershipControls={"Rules": [rule]})
 
 
 @handles("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
 def encryption(r: Replay, s: dict[str, Any]) -> str:
-    name = _bucket(r, s)
     rules = []
     for rule in s["inputs"]["rules"]:
         default = rule["applyServerSideEncryptionByDefault"]
@@ -80,20 +82,15 @@ def encryption(r: Replay, s: dict[str, Any]) -> str:
                 "BucketKeyEnabled": rule.get("bucketKeyEnabled", False),
             }
         )
-    r.client("s3").put_bucket_encryption(
-        Bucket=name, ServerSideEncryptionConfiguration={"Rules": rules}
+    return _configure(
+        r, s, "put_bucket_encryption", ServerSideEncryptionConfiguration={"Rules": rules}
     )
-    return name
 
 
 @handles("aws:s3/bucketVersioning:BucketVersioning")
 def versioning(r: Replay, s: dict[str, Any]) -> str:
-    name = _bucket(r, s)
-    r.client("s3").put_bucket_versioning(
-        Bucket=name,
-        VersioningConfiguration={"Status": s["inputs"]["versioningConfiguration"]["status"]},
-    )
-    return name
+    status = s["inputs"]["versioningConfiguration"]["status"]
+    return _configure(r, s, "put_bucket_versioning", VersioningConfiguration={"Status": status})
 
 
 @handles("aws:s3/bucketPolicy:BucketPolicy")

@@ -114,23 +114,17 @@ def extract(gitdir: str, commit: str) -> dict[str, dict[str, dict[str, object]]]
         group = PACKAGES[package]
 
         for struct in fields:
-            for name, go_type in fields[struct]:
+            schema = out.setdefault(f"io.k8s.api.{group}.v1.{struct}", {})
+            # Inline embedding: the embedded struct's fields are the outer schema's properties.
+            members = [fields[struct]] + [
+                fields[e] for e in embeds[struct] if "." not in e and e in fields
+            ]
+            for name, go_type in (field for member in members for field in member):
                 pkg, type_name, at = _resolve(go_type, package)
                 allowed = values.get((pkg, type_name))
                 if allowed:
-                    entry = {"enum": allowed, "at": at, "goType": f"{pkg}.{type_name}"}
-                    out.setdefault(f"io.k8s.api.{group}.v1.{struct}", {})[name] = entry
-            # Inline embedding: the embedded struct's fields are the outer schema's properties.
-            for embedded in embeds[struct]:
-                if "." in embedded or embedded not in fields:
-                    continue
-                for name, go_type in fields[embedded]:
-                    pkg, type_name, at = _resolve(go_type, package)
-                    allowed = values.get((pkg, type_name))
-                    if allowed:
-                        entry = {"enum": allowed, "at": at, "goType": f"{pkg}.{type_name}"}
-                        out.setdefault(f"io.k8s.api.{group}.v1.{struct}", {})[name] = entry
-    return {k: dict(sorted(v.items())) for k, v in sorted(out.items())}
+                    schema[name] = {"enum": allowed, "at": at, "goType": f"{pkg}.{type_name}"}
+    return {k: dict(sorted(v.items())) for k, v in sorted(out.items()) if v}
 
 
 def main() -> None:
