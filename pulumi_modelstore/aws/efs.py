@@ -26,6 +26,7 @@ from . import validation as aws_v
 from .cluster import EksCluster, EksClusterFacts
 from .drivers import (
     ADDON_NAMESPACE,
+    DRIVER_INSTALL_FIELDS,
     EFS_CSI,
     DriverInstall,
     parse_driver_install,
@@ -93,14 +94,7 @@ NOMINAL_CAPACITY = "1Gi"
 _DRIVER_OWNED_OPTIONS = ("accesspoint", "crossaccount")
 # What a store with iam_authorization needs before deploy; the rest of the install is checked
 # by parse_driver_install.
-_INSTALL_FIELDS = (
-    "driver_install",
-    "driver_namespace",
-    "eks_addon_version",
-    "eks_addon_configuration",
-    "cluster_name",
-    "node_service_account",
-)
+_INSTALL_FIELDS = (*DRIVER_INSTALL_FIELDS, "cluster_name", "node_service_account")
 
 
 class EfsModelStoreArgs(AwsModelStoreArgs, total=False):

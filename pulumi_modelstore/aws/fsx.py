@@ -20,7 +20,7 @@ from ..fields import Parser
 from ..store import Binding, Spec
 from . import validation as aws_v
 from .cluster import EksCluster
-from .drivers import FSX_CSI, DriverInstall, parse_driver_install
+from .drivers import DRIVER_INSTALL_FIELDS, FSX_CSI, DriverInstall, parse_driver_install
 from .network import peers, ports_text, security_group, tcp_rule
 from .store import (
     FILE_SYSTEM_RENAMES,
@@ -288,14 +288,7 @@ def one_subnet(store: str, field: str, subnet_ids: Any) -> None:
         )
 
 
-_INSTALL_FIELDS = (
-    "driver_install",
-    "driver_namespace",
-    "eks_addon_version",
-    "eks_addon_configuration",
-    "cluster_name",
-    "cluster",
-)
+_INSTALL_FIELDS = (*DRIVER_INSTALL_FIELDS, "cluster_name", "cluster")
 
 
 def driver_install_is_known(store: str, *values: Any) -> DriverInstall:
