@@ -12,9 +12,10 @@ mounts, node selectors).
 
 from __future__ import annotations
 
+import ipaddress
 import posixpath
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from typing import Any
 
@@ -61,6 +62,27 @@ def is_output(value: Any) -> bool:
 
 
 # ---- names ---------------------------------------------------------------------------------
+
+
+def is_ip_address(text: str) -> bool:
+    """Whether ``text`` is an IPv4 or IPv6 address (S3 and Cloud Storage refuse one as a bucket
+    name)."""
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def valid_name(
+    store: str, field: str, value: Any, is_valid: Callable[[str], bool], rule: str
+) -> None:
+    """A name known before deploy is a string ``is_valid`` accepts, else refused with ``rule``;
+    an Output is left to the provider."""
+    if is_output(value):
+        return
+    if not isinstance(value, str) or not is_valid(value):
+        raise ModelStoreInputError(store, field, value, rule)
 
 
 def is_dns_label(value: Any) -> bool:

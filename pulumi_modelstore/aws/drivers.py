@@ -112,6 +112,10 @@ class DriverInstallArgs(TypedDict, total=False):
     describe-addon-configuration`` for its node tolerations)."""
 
 
+DRIVER_INSTALL_FIELDS = tuple(DriverInstallArgs.__annotations__)
+"""The fields :func:`parse_driver_install` reads, in their declared order."""
+
+
 @dataclass(frozen=True)
 class DriverInstall:
     """A validated :class:`DriverInstallArgs`, from :func:`parse_driver_install`."""

@@ -21,12 +21,12 @@ from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..nfs.options import options_fit_the_client
-from ..store import STORE_NAME, Binding, Spec
-from . import names
+from ..store import Binding, Spec
 from . import validation as aws_v
 from .cluster import EksCluster, EksClusterFacts
 from .drivers import (
     ADDON_NAMESPACE,
+    DRIVER_INSTALL_FIELDS,
     EFS_CSI,
     DriverInstall,
     parse_driver_install,
@@ -41,7 +41,12 @@ from .identity import (
 )
 from .network import peers, ports_text, security_group, tcp_rule
 from .policies import client_access_policy, file_system_policy
-from .store import FILE_SYSTEM_RENAMES, AwsModelStore, AwsModelStoreArgs
+from .store import (
+    FILE_SYSTEM_RENAMES,
+    AwsModelStore,
+    AwsModelStoreArgs,
+    file_system_network_rules,
+)
 from .tags import cluster_tags
 
 NFS_PORT = 2049
@@ -89,14 +94,7 @@ NOMINAL_CAPACITY = "1Gi"
 _DRIVER_OWNED_OPTIONS = ("accesspoint", "crossaccount")
 # What a store with iam_authorization needs before deploy; the rest of the install is checked
 # by parse_driver_install.
-_INSTALL_FIELDS = (
-    "driver_install",
-    "driver_namespace",
-    "eks_addon_version",
-    "eks_addon_configuration",
-    "cluster_name",
-    "node_service_account",
-)
+_INSTALL_FIELDS = (*DRIVER_INSTALL_FIELDS, "cluster_name", "node_service_account")
 
 
 class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
@@ -643,10 +641,7 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
                     p.check(lambda: driver_supports_pod_identity(p.store, p["identity"], install))
         p.field_rule(subnets_known_before_deploy, "subnet_ids")
         p.field_rule(aws_v.kms_key_arn, "kms_key_arn", "the provider refuses a key id or an alias")
-        p.field_rule(aws_v.resource_ids, "subnet_ids", "subnet")
-        p.field_rule(aws_v.resource_id, "security_group_id", "sg")
-        if p["security_group_id"] is None and p.ok(STORE_NAME):  # its group is named after it
-            p.check(lambda: names.store_name_fits_security_group(p.store))
+        file_system_network_rules(p)
 
     # ---- 2. preflight --------------------------------------------------------------------------
 

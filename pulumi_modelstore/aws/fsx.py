@@ -17,13 +17,17 @@ from .. import validation as v
 from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
-from ..store import STORE_NAME, Binding, Spec
-from . import names
+from ..store import Binding, Spec
 from . import validation as aws_v
 from .cluster import EksCluster
-from .drivers import FSX_CSI, DriverInstall, parse_driver_install
+from .drivers import DRIVER_INSTALL_FIELDS, FSX_CSI, DriverInstall, parse_driver_install
 from .network import peers, ports_text, security_group, tcp_rule
-from .store import FILE_SYSTEM_RENAMES, AwsModelStore, AwsModelStoreArgs
+from .store import (
+    FILE_SYSTEM_RENAMES,
+    AwsModelStore,
+    AwsModelStoreArgs,
+    file_system_network_rules,
+)
 
 # LNET: TCP 988, and 1018-1023 (clients connect from these privileged ports; file servers talk
 # to each other on them). Creation fails without them ("do not permit Lustre LNET network
@@ -284,14 +288,7 @@ def one_subnet(store: str, field: str, subnet_ids: Any) -> None:
         )
 
 
-_INSTALL_FIELDS = (
-    "driver_install",
-    "driver_namespace",
-    "eks_addon_version",
-    "eks_addon_configuration",
-    "cluster_name",
-    "cluster",
-)
+_INSTALL_FIELDS = (*DRIVER_INSTALL_FIELDS, "cluster_name", "cluster")
 
 
 def driver_install_is_known(store: str, *values: Any) -> DriverInstall:
@@ -409,10 +406,7 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
         )
         p.derived["install"] = p.rule(driver_install_is_known, *_INSTALL_FIELDS)
         p.field_rule(one_subnet, "subnet_ids")
-        p.field_rule(aws_v.resource_ids, "subnet_ids", "subnet")
-        p.field_rule(aws_v.resource_id, "security_group_id", "sg")
-        if p["security_group_id"] is None and p.ok(STORE_NAME):  # its group is named after it
-            p.check(lambda: names.store_name_fits_security_group(p.store))
+        file_system_network_rules(p)
 
     def preflight(
         self,

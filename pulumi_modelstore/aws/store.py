@@ -12,7 +12,8 @@ import pulumi
 from ..cluster import ClusterScope
 from ..fields import Parser
 from ..kube.drivers import CsiDriverChart
-from ..store import ModelStore, ModelStoreArgs, Spec
+from ..store import STORE_NAME, ModelStore, ModelStoreArgs, Spec
+from . import names
 from . import validation as aws_v
 from .cluster import EksCluster, EksClusterArgs, _check_given_facts, cluster_named
 from .drivers import DriverInstall, DriverInstallArgs, describe_install, install_driver
@@ -157,3 +158,12 @@ FILE_SYSTEM_RENAMES = MappingProxyType(
 """The renames of the AWS file system stores (FSx, EFS), made together: ``kms_key_id`` became
 ``kms_key_arn`` (the provider takes an ARN) and ``mount_options`` ``extra_mount_options`` (they
 add to the store's own)."""
+
+
+def file_system_network_rules(p: Parser) -> None:
+    """The FSx and EFS stores' network fields: ``subnet_ids`` and ``security_group_id`` are ids,
+    and without a ``security_group_id`` the store makes a group named after itself."""
+    p.field_rule(aws_v.resource_ids, "subnet_ids", "subnet")
+    p.field_rule(aws_v.resource_id, "security_group_id", "sg")
+    if p["security_group_id"] is None and p.ok(STORE_NAME):
+        p.check(lambda: names.store_name_fits_security_group(p.store))

@@ -8,14 +8,13 @@ botocore's service model (``botocore/data/<service>/<date>/service-2.json``, who
 ``max`` and ``pattern`` are what the service validates).
 """
 
-import ipaddress
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ModelStoreInputError
-from ..validation import is_output
+from ..validation import is_ip_address, is_output, valid_name
 
 # S3 general purpose bucket names ("Bucket naming rules", docs.aws.amazon.com/AmazonS3/latest/
 # userguide/bucketnamingrules.html): 3-63 lowercase letters, digits, '.' and '-', starting and
@@ -39,18 +38,11 @@ def is_bucket_name(value: Any) -> bool:
         return False
     if value.startswith(RESERVED_BUCKET_PREFIXES) or value.endswith(RESERVED_BUCKET_SUFFIXES):
         return False
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return True
-    return False
+    return not is_ip_address(value)
 
 
 def bucket_name(store: str, field: str, value: Any) -> None:
-    if is_output(value):
-        return
-    if not is_bucket_name(value):
-        raise ModelStoreInputError(store, field, value, BUCKET_NAME_RULE)
+    valid_name(store, field, value, is_bucket_name, BUCKET_NAME_RULE)
 
 
 # FSx CreateDataRepositoryAssociation DataRepositoryPath: shape ArchivePath, 3-4357 characters

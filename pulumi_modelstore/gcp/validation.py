@@ -1,12 +1,11 @@
 """GCP value rules shared by the GCP stores. Like ``validation.py``'s, each skips Outputs."""
 
-import ipaddress
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ModelStoreInputError
-from ..validation import is_output
+from ..validation import is_ip_address, is_output, valid_name
 
 # Resource Manager labels (cloud.google.com/resource-manager/docs/labels-overview, also the
 # Cloud Storage bucket label rules): at most 64 labels; keys 1-63 characters of lowercase
@@ -64,18 +63,11 @@ def is_bucket_name(name: str) -> bool:
     parts = name.split(".")
     if not (len(name) <= 63 or len(parts) > 1) or not all(0 < len(p) <= 63 for p in parts):
         return False
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return True
-    return False
+    return not is_ip_address(name)
 
 
 def bucket_name(store: str, field: str, value: Any) -> None:
-    if is_output(value):
-        return
-    if not isinstance(value, str) or not is_bucket_name(value):
-        raise ModelStoreInputError(store, field, value, BUCKET_NAME_RULE)
+    valid_name(store, field, value, is_bucket_name, BUCKET_NAME_RULE)
 
 
 # Project ids (cloud.google.com/resource-manager/docs/creating-managing-projects; the Resource
