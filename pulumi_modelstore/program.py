@@ -93,13 +93,11 @@ FIELDS_ALLOWED = "a mapping of field names to values"  # the words the Parser us
 
 
 def cluster_kinds(store_class: type[ModelStore]) -> tuple[str, ...]:
-    """The kinds of cluster (``modelstore:clusters.<key>.kind``) a backend serves: a cloud's
-    stores their cloud's clusters; NFS and local stores any cluster."""
-    module = store_class.__module__.split(".")
-    for room, kind in (("aws", "eks"), ("gcp", "gke"), ("azure", "aks")):
-        if room in module:
-            return (kind,)
-    return cc.KINDS
+    """The kinds of cluster (``modelstore:clusters.<key>.kind``) a backend serves: the kind of
+    the scope its class joins (``cluster_type``: a cloud's stores their cloud's clusters); NFS
+    and local stores, joining any, every kind."""
+    scope = store_class.cluster_type
+    return (scope.kind,) if scope is not None else cc.KINDS
 
 
 class _EntryRefused(Exception):
@@ -208,10 +206,9 @@ def _named_cluster(
             f"a cluster of kind {' or '.join(kinds)} for backend {backend} "
             f"(modelstore:clusters.{key}.kind is {entry.kind})",
         )
-    for field in cc.STORE_FIELDS[entry.kind]:
-        if field in ("cluster_name", "location", "project", "cluster_resource_group_name") and (
-            args.get(field) is not None
-        ):
+    scope = cc.scope_class(entry.kind)
+    for field in scope.entry.store_fields:
+        if field in scope.naming_store_fields() and args.get(field) is not None:
             raise ModelStoreInputError(
                 name,
                 field,
@@ -304,7 +301,7 @@ def _key_path(error: ModelStoreInputError, stores: Any, clusters: Any) -> ModelS
     ):
         entries, _ = cc.parse_clusters({cluster_key: clusters[cluster_key]})
         entry = entries.get(cluster_key)
-        field = cc.STORE_FIELDS[entry.kind].get(head) if entry is not None else None
+        field = cc.store_fields(entry.kind).get(head) if entry is not None else None
         if entry is not None and field is not None:
             source = entry.sources.get(field) or f"{entry.path}.{field}"
             return ModelStoreInputError(None, f"{source}{rest}", error.value, error.allowed)

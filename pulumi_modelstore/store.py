@@ -83,6 +83,7 @@ class ModelStoreArgs(TypedDict, total=False):
 
 
 A = TypeVar("A", bound=Mapping[str, Any])
+_ANY_CLUSTER: type[ClusterScope] | None = None
 # Backend name (the config program's `backend`) -> store class; filled as backends are defined.
 _BACKENDS: dict[str, type["ModelStore"]] = {}
 
@@ -305,6 +306,9 @@ class ModelStore(pulumi.ComponentResource):
     # component as its outputs.
     args_type = ModelStoreArgs
     backend_name = ""
+    # The scope class the store joins (its kind is the config program's cluster kind); None:
+    # any cluster (the NFS and local stores).
+    cluster_type = _ANY_CLUSTER
     # Old spelling -> new, accepted with a deprecation warning for one release.
     renamed_fields = MappingProxyType[str, str]({})
 

@@ -74,3 +74,35 @@ def test_the_core_installs_no_cloud_sdk_and_each_extra_installs_its_own():
         assert [d.split(">")[0] for d in extras[spec.extra]] == [spec.distribution]
     assert extras["all"] == ["pulumi-modelstore[aws,gcp,azure]"]
     assert "pulumi-modelstore[all]" in extras["test"]
+
+
+@pytest.mark.parametrize("room", sorted(CLOUD_ROOMS))
+def test_each_rooms_cluster_kinds_are_the_ones_its_modules_register(room):
+    from pulumi_modelstore.cluster import ClusterScope
+
+    registered = {
+        kind
+        for kind, cls in ClusterScope.kinds().items()
+        if cls.__module__.startswith(f"pulumi_modelstore.{room}.")
+    }
+    assert registered == set(CLOUD_ROOMS[room].kinds)
+
+
+def test_the_config_programs_kinds_are_the_registered_scopes():
+    from pulumi_modelstore import config_clusters as cc
+    from pulumi_modelstore.cluster import ClusterScope
+
+    assert tuple(sorted(ClusterScope.kinds())) == cc.KINDS
+    for kind in cc.KINDS:
+        assert cc.scope_class(kind).kind == kind
+
+
+def test_a_backend_serves_the_kind_of_the_scope_its_class_joins():
+    from pulumi_modelstore import config_clusters as cc
+    from pulumi_modelstore.program import cluster_kinds
+
+    served = {name: cluster_kinds(cls) for name, cls in BACKENDS.items()}
+    for spec in CLOUD_ROOMS.values():
+        for backend in spec.backends:
+            assert served[backend] == spec.kinds, backend
+    assert served["nfs"] == served["local"] == cc.KINDS

@@ -36,6 +36,7 @@ class AwsModelStore(ModelStore):
     ``cluster``) names, and installs its CSI driver once per cluster through it."""
 
     args_type = AwsModelStoreArgs
+    cluster_type = EksCluster
     renamed_fields = MappingProxyType({"driver": "driver_install"})
     # The backend's CSI driver chart (private: annotations on a component are its outputs).
     _csi_chart: ClassVar[CsiDriverChart | None] = None

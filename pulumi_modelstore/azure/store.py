@@ -46,6 +46,7 @@ class AzureModelStore(ModelStore):
     ``cluster_resource_group_name`` (or ``cluster``) name."""
 
     args_type = AzureModelStoreArgs
+    cluster_type = AksCluster
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:

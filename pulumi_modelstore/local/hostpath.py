@@ -77,9 +77,7 @@ class LocalModelStore(ModelStore, backend="local"):
         p.field_rule(v.dns_label, "cluster_name")
 
     def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> ClusterScope:
-        return spec.args.get("cluster") or KubernetesCluster.join(
-            spec.common.name, spec.args["cluster_name"], opts
-        )
+        return spec.args.get("cluster") or KubernetesCluster.join(spec.common.name, spec.args, opts)
 
     def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: Any) -> Binding:
         host_path, node_name = spec.args["host_path"], spec.args.get("node_name")

@@ -283,9 +283,7 @@ class NfsModelStore(ModelStore, backend="nfs"):
         p.field_rule(v.dns_label, "cluster_name")
 
     def join(self, spec: Spec[Any], opts: pulumi.ResourceOptions | None) -> ClusterScope:
-        return spec.args.get("cluster") or KubernetesCluster.join(
-            spec.common.name, spec.args["cluster_name"], opts
-        )
+        return spec.args.get("cluster") or KubernetesCluster.join(spec.common.name, spec.args, opts)
 
     def provision(self, spec: Spec[Any], cluster: ClusterScope, facts: Any) -> Binding:
         a = spec.args
