@@ -307,6 +307,14 @@ class ClusterScope(pulumi.ComponentResource):
         found.agree_facts(store, args)
         return found
 
+    def declared(self) -> "DeclaredCluster":
+        """What the program declared about this cluster (the facts it or its stores gave, as
+        plain strings; facts still Outputs are left out), so the offline plan's placeholder
+        answers agree with it."""
+        facts = {k: v for k, v in self._given.items() if isinstance(v, str)}
+        name = facts.pop("cluster_name", None)
+        return DeclaredCluster(type(self).kind, name, facts, frozenset())
+
     def ensure_registered(self) -> None:
         """Register the scope (once): before the first store that joins it registers, and
         before any of its own children."""
@@ -441,6 +449,28 @@ class ClusterScope(pulumi.ComponentResource):
         if key not in self._shared:
             self._shared[key] = make()
         return self._shared[key]
+
+
+@dataclass(frozen=True)
+class DeclaredCluster:
+    """What a program declared about one cluster (:meth:`ClusterScope.declared`)."""
+
+    kind: str
+    name: str | None
+    """The cluster's name as given; None when only its facts were."""
+    facts: Mapping[str, str]
+    """The other facts given (``vpc_id``, ``region``...), plain strings only."""
+    subnets: frozenset[str]
+    """The subnets the program listed for the cluster (an EKS cluster's
+    ``cluster_subnet_ids``, its stores' ``subnet_ids``)."""
+
+
+def declared_clusters(kind: str) -> list[DeclaredCluster]:
+    """What this program run declared about each of its clusters of ``kind``. Empty when no
+    program is running (the last run's scopes stay on its monitor)."""
+    if settings.get_root_resource() is None:
+        return []
+    return [s.declared() for s in list(_registry().values()) if type(s).kind == kind]
 
 
 class NameBook:

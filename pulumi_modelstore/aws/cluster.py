@@ -3,44 +3,20 @@
 Lookups are data-source calls (invokes) made before any resource registers, so a wrong fact
 fails the preview with a message instead of failing a pod mount later."""
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
-from ..cluster import ClusterScope, EntryRules, _registry
+from ..cluster import ClusterScope, DeclaredCluster, EntryRules
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output, string_list
 from . import validation as aws_v
-
-
-@dataclass(frozen=True)
-class EksClusterFacts:
-    name: str | None
-    vpc_id: pulumi.Input[str]
-    subnet_ids: tuple[pulumi.Input[str], ...]
-    node_security_group_ids: tuple[pulumi.Input[str], ...]
-    region: pulumi.Input[str]
-    oidc_issuer: str | None = None
-    """The cluster's OIDC issuer URL (``https://oidc.eks...``), for IRSA; None when unknown."""
-
-
-def invoke_options(opts: pulumi.ResourceOptions | None) -> pulumi.InvokeOptions | None:
-    """Invokes go through the same AWS provider the store's resources will use."""
-    if opts is None:
-        return None
-    provider = opts.provider
-    providers = opts.providers
-    if provider is None and isinstance(providers, Mapping):
-        provider = providers.get("aws")
-    elif provider is None and isinstance(providers, Sequence):
-        provider = next((p for p in providers if getattr(p, "package", None) == "aws"), None)
-    if provider is not None and getattr(provider, "package", "aws") != "aws":
-        provider = None
-    return pulumi.InvokeOptions(provider=provider) if provider is not None else None
+from .facts import EksClusterFacts, invoke_options
+from .identity import resolve_identity
 
 
 def resolve_cluster(
@@ -211,7 +187,7 @@ class EksCluster(ClusterScope, kind="eks"):
         super().__init__(resource_name, args, opts, store=store)
         self._listed: dict[str, str] = {}
         """Subnet id -> the field a store listed it in (``subnet_ids``), for the offline
-        plan's answers (:func:`declared_clusters`)."""
+        plan's answers (:meth:`declared`)."""
 
     @classmethod
     def rules(cls, p: Parser) -> None:
@@ -397,62 +373,26 @@ class EksCluster(ClusterScope, kind="eks"):
 
         return self.lookup("node-group-subnets", fetch)
 
+    def declared(self) -> DeclaredCluster:
+        """As every scope's, with the subnets the program listed: ``cluster_subnet_ids`` and
+        the stores' ``subnet_ids``."""
+        found = super().declared()
+        given = self._given.get("cluster_subnet_ids") or ()
+        listed = {s for s in given if isinstance(s, str)} | set(self._listed)
+        return dataclasses.replace(found, subnets=frozenset(listed))
+
     def partition(self) -> str:
         return self.lookup("partition", lambda: aws.get_partition(opts=self._invoke_opts).partition)
 
     def identity(self, store: str, kind: str, field: str = "identity") -> Any:
         """The facts a role's trust needs for ``kind`` (irsa: the OIDC provider, looked up once
         per cluster), checked before deploy. See ``identity.resolve_identity``."""
-        from .identity import resolve_identity
-
         facts = self.facts(store) if kind == "irsa" else None
         cluster = facts if facts is not None else _name_only(self.name)
         return self.lookup(
             ("identity", kind, field),
             lambda: resolve_identity(store, kind, cluster, None, field, self._invoke_opts),
         )
-
-
-@dataclass(frozen=True)
-class DeclaredCluster:
-    """What a program declared about one EKS cluster: the facts its stores gave, and the
-    subnets they listed."""
-
-    name: str | None
-    vpc_id: str | None
-    region: str | None
-    subnets: frozenset[str]
-    """The subnets the program listed (``cluster_subnet_ids``, stores' ``subnet_ids``)."""
-
-
-def declared_clusters() -> list[DeclaredCluster]:
-    """The EKS clusters of this program run and what it declared about each, so the offline
-    plan's placeholder answers agree with it (a subnet the program listed is in the VPC it
-    gave). Only plain strings; facts still Outputs are left out. Empty when no program is
-    running (the last run's scopes stay on its monitor)."""
-    from pulumi.runtime.settings import get_root_resource
-
-    if get_root_resource() is None:
-        return []
-
-    def plain(value: Any) -> str | None:
-        return value if isinstance(value, str) else None
-
-    found: list[DeclaredCluster] = []
-    for scope in list(_registry().values()):
-        if not isinstance(scope, EksCluster):
-            continue
-        given = scope._given
-        listed = {s for s in given.get("cluster_subnet_ids") or () if isinstance(s, str)}
-        found.append(
-            DeclaredCluster(
-                name=plain(given.get("cluster_name")),
-                vpc_id=plain(given.get("vpc_id")),
-                region=plain(given.get("region")),
-                subnets=frozenset(listed | set(scope._listed)),
-            )
-        )
-    return found
 
 
 def _name_only(name: Any) -> EksClusterFacts:
