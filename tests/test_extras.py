@@ -3,6 +3,7 @@ extra fails in one line naming it, and the config program still plans the other 
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 import tomllib
@@ -106,3 +107,34 @@ def test_a_backend_serves_the_kind_of_the_scope_its_class_joins():
         for backend in spec.backends:
             assert served[backend] == spec.kinds, backend
     assert served["nfs"] == served["local"] == cc.KINDS
+
+
+def test_the_backend_rooms_table_is_the_registry():
+    """``program.BACKEND_ROOMS`` (what the config program imports for a backend) names every
+    registered backend of the package and the room that registers it."""
+    from pulumi_modelstore.program import BACKEND_ROOMS
+    from pulumi_modelstore.store import ModelStore
+
+    for room in ("aws", "azure", "gcp", "local", "nfs"):
+        importlib.import_module(f"pulumi_modelstore.{room}")
+    registered = {
+        name: cls.__module__.split(".")[1]
+        for name, cls in ModelStore.backends().items()
+        if cls.__module__.startswith("pulumi_modelstore.")
+    }
+    assert registered == BACKEND_ROOMS
+
+
+def test_a_stack_imports_only_the_cloud_sdks_of_its_backends():
+    code = (
+        "import sys\n"
+        "from pulumi_modelstore.plan.engine import plan_directory\n"
+        "sdks = ('pulumi_aws', 'pulumi_azure_native', 'pulumi_gcp')\n"
+        "for stack in ('local', 'onprem-nfs', 'aws-dev'):\n"
+        "    plan_directory('.', stack)\n"
+        "    print(stack, *[m for m in sdks if m in sys.modules])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert out.stdout.splitlines() == ["local", "onprem-nfs", "aws-dev pulumi_aws"]
