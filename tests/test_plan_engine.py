@@ -120,8 +120,8 @@ def test_yaml_is_every_kubernetes_object(capsys):
     assert "# Helm release kube-system/aws-fsx-csi-driver: chart aws-fsx-csi-driver 1.17.0" in out
 
 
-def test_fill_outputs_renders_whole_persistent_volumes():
-    plan = plan_directory(ROOT, "aws-prod", fill_outputs=True)
+def test_fill_outputs_renders_whole_persistent_volumes(filled_plans):
+    plan = filled_plans["stacks/aws-prod"]
     fs = plan.by_name("llama-fs")
     assert fs["id"].startswith("fs-") and len(fs["id"]) == 20
     assert fs["outputs"]["dnsName"] == f"{fs['id']}.fsx.us-west-2.amazonaws.com"

@@ -468,13 +468,16 @@ def _fewer_collections() -> Iterator[None]:
 
 
 def _quiet_unretrieved(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """A failed plan leaves the runtime's other RPC futures failed and unread; the plan's own
-    error already says why. Their "exception was never retrieved" report would otherwise be
-    logged, with a formatted traceback, whenever the garbage collector finds them (in any
-    thread, during a later plan or test): dropped here. Anything else goes to asyncio's
-    default handler."""
-    if str(context.get("message", "")).startswith(
-        ("Future exception was never retrieved", "Task exception was never retrieved")
+    """A failed plan leaves the runtime's other RPC futures failed and unread, and tasks
+    waiting on them pending; the plan's own error already says why. Their "exception was
+    never retrieved" (or "destroyed but pending") report would otherwise be logged, with a
+    formatted traceback, whenever the garbage collector finds them (in any thread, during a
+    later plan or test, or at exit): dropped here. Anything else goes to asyncio's default
+    handler."""
+    message = str(context.get("message", ""))
+    # Futures and tasks of any class (a _GatheringFuture says so by its class name).
+    if message.endswith(" exception was never retrieved") or message.startswith(
+        "Task was destroyed but it is pending"
     ):
         return
     loop.default_exception_handler(context)
