@@ -26,6 +26,13 @@ AWS_CONFIG = {"aws:region": "us-west-2"}
 gc.set_threshold(5_000, 20, 100)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Freeze the heap as collection leaves it (every module imported): no collection scans
+    it again; what the tests allocate is collected as usual."""
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _collect_before_the_session_ends() -> Any:
     """What the thresholds above left uncollected is collected while pytest still reports an

@@ -453,18 +453,23 @@ def _fewer_collections() -> Iterator[None]:
     SDK's machinery) is frozen, so no collection scans it again, and young collections come
     every ``YOUNG_THRESHOLD`` allocations. A plan allocates Outputs and futures by the hundred
     thousand, and full collections over them were 40-46% of a large plan's CPU; what the plan
-    computes does not depend on when the collector runs. Both are undone afterwards."""
+    computes does not depend on when the collector runs. Both are undone afterwards; a heap
+    frozen before the plan (by its host) stays as it was."""
     if os.environ.get(GC_ENV) == "default":
         yield
         return
     thresholds = gc.get_threshold()
-    gc.freeze()
+    # A host that froze its heap itself (a test session) keeps it frozen, and only that.
+    freezing = gc.get_freeze_count() == 0
+    if freezing:
+        gc.freeze()
     gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])
     try:
         yield
     finally:
         gc.set_threshold(*thresholds)
-        gc.unfreeze()
+        if freezing:
+            gc.unfreeze()
 
 
 def _quiet_unretrieved(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
