@@ -17,7 +17,10 @@ identity through an alias naming the store and its old name, so ``pulumi up`` mo
 the scope instead of replacing it.
 """
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+import dataclasses
+import typing
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypedDict, TypeVar
 
 import pulumi
@@ -29,6 +32,32 @@ from .fields import Parser
 
 T = TypeVar("T")
 _REGISTRY_ATTRIBUTE = "_modelstore_cluster_scopes"
+# Kind (the config program's `kind`) -> scope class; filled as scope classes are defined.
+_KINDS: dict[str, type["ClusterScope"]] = {}
+_ANY: Any = None
+_NO_PACKAGE: str | None = None
+
+
+@dataclass(frozen=True)
+class EntryRules:
+    """What an entry of one kind in the config program's ``modelstore:clusters`` takes, besides
+    ``kind``, ``name`` and the provider fields (``config_clusters``)."""
+
+    naming: tuple[str, ...] = ()
+    """The entry's fields naming the cluster, besides ``name`` (gke: ``location``,
+    ``project``)."""
+    needed: Mapping[str, str] = field(default_factory=dict)
+    """Naming fields the entry needs -> what the error says is allowed."""
+    store_fields: Mapping[str, str] = field(default_factory=lambda: {"cluster_name": "name"})
+    """A store's cluster fields -> the entry field they come from (for errors' key paths)."""
+    facts_type: Any = None
+    """The dataclass of the facts an entry may give as ``attributes`` (its fields but
+    ``from_entry``); None: the scope's :meth:`ClusterScope.attribute_types` says."""
+    from_entry: frozenset[str] = frozenset()
+    """Fields of ``facts_type`` the entry's naming fields give (not attributes)."""
+    with_attributes: tuple[str, ...] = ()
+    """Naming fields an entry needs once it gives attributes (gke: ``project``, which a
+    lookup would otherwise find)."""
 
 
 def _registry() -> dict[Hashable, "ClusterScope"]:
@@ -75,35 +104,216 @@ def providers_only(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOption
 
 class ClusterScope(pulumi.ComponentResource):
     """Base of every cluster scope (see the module docstring). Backends reach theirs with
-    :meth:`join`; a program may also make one and pass it to its stores as ``cluster``."""
+    :meth:`join`; a program may also make one and pass it to its stores as ``cluster``.
+
+    A scope class registers under its kind (``class EksCluster(ClusterScope, kind="eks")``, as
+    a store registers under its backend) and declares what the config program's
+    ``modelstore:clusters`` entries of that kind take (``entry`` and the classmethods below;
+    :mod:`.config_clusters` looks them up by kind)."""
+
+    # Class attributes without annotations: the component analyzer treats annotations on a
+    # component as its outputs.
+    kind = ""
+    """The config program's ``modelstore:clusters.<key>.kind`` of this scope."""
+    args_type = _ANY
+    """The scope's args (a TypedDict), parsed with the stores' field machinery (:meth:`rules`)."""
+    cloud_provider_package = _NO_PACKAGE
+    """The package of the provider the scope's lookups use (``aws``); None: no lookups."""
+    entry = EntryRules()
+    """What an entry of this kind in the config program's ``modelstore:clusters`` takes."""
+
+    def __init_subclass__(cls, kind: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if kind is not None:
+            cls.kind = kind
+            _KINDS[kind] = cls
+
+    @staticmethod
+    def kinds() -> dict[str, type["ClusterScope"]]:
+        """Kind (the config program's ``kind``) -> scope class, of the rooms imported."""
+        return dict(_KINDS)
 
     def __init__(
         self,
-        type_token: str,
         resource_name: str,
-        opts: pulumi.ResourceOptions | None,
+        args: Any,
+        opts: pulumi.ResourceOptions | None = None,
         *,
-        key: Hashable,
         store: str | None = None,
+        facts: Any = None,
     ) -> None:
         """``store``: the store making the scope as it joins (None when a program makes it).
         Such a scope registers only when that store is about to (:meth:`ensure_registered`),
-        so a store whose preflight fails leaves no empty scope in the plan."""
+        so a store whose preflight fails leaves no empty scope in the plan. ``facts``: the
+        cluster's facts as a platform stack knows them (the config program's
+        ``modelstore:clusters.<key>.attributes``); given, nothing is looked up."""
+        cls = type(self)
+        p = Parser(store or resource_name, cls.args_type, args)
+        cls.rules(p)
+        given = p.finish()
         registry = _registry()
+        key = (cls.kind, resource_name)
         self._key = key
         self._kubernetes = provider_of(opts, "kubernetes")
         _check_provider(registry, key, self._kubernetes, store or resource_name, resource_name)
         registry[key] = self
         self.scope_name = resource_name
+        self._given: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+        package = cls.cloud_provider_package
+        self.cloud_provider = provider_of(opts, package) if package is not None else None
+        """The scope's cloud provider (None: the default one); its lookups use it."""
+        self._invoke_opts = (
+            pulumi.InvokeOptions(provider=self.cloud_provider) if self.cloud_provider else None
+        )
+        self._facts: Any = facts
         self._names = NameBook(resource_name)
         self._namespaces: dict[str, k8s.core.v1.Namespace] = {}
         self._installs: dict[str, tuple[str, Hashable, pulumi.Resource | None]] = {}
         self._shared: dict[Hashable, Any] = {}
         self._lookups: dict[Hashable, Any] = {}
         self._agreed: dict[Hashable, tuple[str, Any]] = {}
+        type_token = f"modelstore:index:{cls.__name__}"
         self._registration: tuple[str, pulumi.ResourceOptions | None] | None = (type_token, opts)
         if store is None:
             self.ensure_registered()
+
+    # ---- what each kind declares -----------------------------------------------------------
+
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        """The scope's named rules on its args (none by default)."""
+
+    @classmethod
+    def name_for(cls, args: Mapping[str, Any]) -> str:
+        """The name of the scope a store with ``args`` joins: its ``cluster_name``, else the
+        kind."""
+        return str(args.get("cluster_name") or cls.kind)
+
+    @classmethod
+    def naming_store_fields(cls) -> list[str]:
+        """A store's fields naming the cluster (from an entry's ``name`` and naming fields):
+        a store on a config entry leaves them to the entry."""
+        e = cls.entry
+        return [f for f, source in e.store_fields.items() if source in ("name", *e.naming)]
+
+    @classmethod
+    def check_named(cls, store: str, args: Mapping[str, Any]) -> None:
+        """Refuse a store that names no cluster of this kind (nothing by default)."""
+
+    def agree_facts(self, store: str, args: Mapping[str, Any]) -> None:
+        """Refuse a store joining with a fact of the cluster other than the scope's (nothing
+        by default)."""
+
+    @classmethod
+    def attribute_types(cls) -> dict[str, Any]:
+        """The facts a config entry of this kind gives as ``attributes`` -> their types: the
+        fields of ``facts_type`` not in ``from_entry`` (none without a facts type)."""
+        if cls.entry.facts_type is None:
+            return {}
+        hints = typing.get_type_hints(cls.entry.facts_type)
+        return {
+            f.name: _plain(hints[f.name])
+            for f in dataclasses.fields(cls.entry.facts_type)
+            if f.name not in cls.entry.from_entry
+        }
+
+    @classmethod
+    def required_attributes(cls) -> list[str]:
+        """The attributes an entry gives all of once it gives any (those without defaults)."""
+        if cls.entry.facts_type is None:
+            return []
+        return [
+            f.name
+            for f in dataclasses.fields(cls.entry.facts_type)
+            if f.name not in cls.entry.from_entry
+            and f.default is dataclasses.MISSING
+            and f.default_factory is dataclasses.MISSING
+        ]
+
+    @classmethod
+    def entry_problems(
+        cls,
+        path: str,
+        key: str,
+        fields: Mapping[str, Any],
+        attributes: Mapping[str, Any],
+        sources: Mapping[str, str] | None = None,
+        only: Collection[str] | None = None,
+    ) -> list[ModelStoreInputError]:
+        """What the cloud would refuse in a config entry of this kind (``path``): its values
+        (``fields`` and ``attributes``; ``sources`` names each one's key path, ``only`` checks
+        just those names). Nothing by default."""
+        return []
+
+    @classmethod
+    def name_problems(cls, name: Any, where: str, note: str = "") -> list[ModelStoreInputError]:
+        """What the cloud would refuse in an entry's cluster name (at ``where``; ``note``
+        ends each message). Nothing by default."""
+        return []
+
+    @classmethod
+    def attribute_problems(
+        cls, path: str, facts: Mapping[str, Any], sources: Mapping[str, str] | None = None
+    ) -> list[ModelStoreInputError]:
+        """What the cloud would refuse in the facts an entry gives (``path.<fact>``, or its
+        ``sources`` entry), beyond :meth:`fact_problem`. Nothing by default."""
+        return []
+
+    @classmethod
+    def fact_problem(cls, name: str, value: Any) -> tuple[Any, str] | None:
+        """What is wrong with the fact ``name`` given as ``value`` (of the right type): the
+        offending value and what is allowed, or None (the default)."""
+        return None
+
+    @classmethod
+    def from_entry_values(
+        cls,
+        name: str,
+        fields: Mapping[str, Any],
+        attributes: Mapping[str, Any],
+        opts: pulumi.ResourceOptions | None,
+        store: str,
+    ) -> "ClusterScope":
+        """The scope of a config entry named ``name`` with its naming ``fields`` and
+        ``attributes``: by default the cluster's name only."""
+        return cls(name, {}, opts, store=store)
+
+    # ---- joining -------------------------------------------------------------------------------
+
+    @classmethod
+    def join(cls, store: str, args: Mapping[str, Any], opts: pulumi.ResourceOptions | None) -> Any:
+        """The scope of the cluster ``args`` name (``cluster``, else what :meth:`name_for`
+        reads), made on first use with the providers of ``opts``. A store naming it with
+        another fact than the scope's is refused (:meth:`agree_facts`)."""
+        given_scope = args.get("cluster")
+        if given_scope is not None:
+            if not isinstance(given_scope, cls):
+                article = "an" if cls.__name__[0] in "AEIOU" else "a"
+                raise ModelStoreInputError(
+                    store, "cluster", type(given_scope).__name__, f"{article} {cls.__name__}"
+                )
+            given_scope.check_joins(store, opts)
+            given_scope.agree_facts(store, args)
+            return given_scope
+        cls.check_named(store, args)
+        name = cls.name_for(args)
+        found = cls.find((cls.kind, name))
+        if found is None:
+            fields = [] if cls.args_type is None else list(cls.args_type.__annotations__)
+            facts = {k: args[k] for k in fields if args.get(k) is not None}
+            return cls(name, facts, providers_only(opts), store=store)
+        assert isinstance(found, cls)
+        found.check_joins(store, opts)
+        found.agree_facts(store, args)
+        return found
+
+    def declared(self) -> "DeclaredCluster":
+        """What the program declared about this cluster (the facts it or its stores gave, as
+        plain strings; facts still Outputs are left out), so the offline plan's placeholder
+        answers agree with it."""
+        facts = {k: v for k, v in self._given.items() if isinstance(v, str)}
+        name = facts.pop("cluster_name", None)
+        return DeclaredCluster(type(self).kind, name, facts, frozenset())
 
     def ensure_registered(self) -> None:
         """Register the scope (once): before the first store that joins it registers, and
@@ -241,6 +451,28 @@ class ClusterScope(pulumi.ComponentResource):
         return self._shared[key]
 
 
+@dataclass(frozen=True)
+class DeclaredCluster:
+    """What a program declared about one cluster (:meth:`ClusterScope.declared`)."""
+
+    kind: str
+    name: str | None
+    """The cluster's name as given; None when only its facts were."""
+    facts: Mapping[str, str]
+    """The other facts given (``vpc_id``, ``region``...), plain strings only."""
+    subnets: frozenset[str]
+    """The subnets the program listed for the cluster (an EKS cluster's
+    ``cluster_subnet_ids``, its stores' ``subnet_ids``)."""
+
+
+def declared_clusters(kind: str) -> list[DeclaredCluster]:
+    """What this program run declared about each of its clusters of ``kind``. Empty when no
+    program is running (the last run's scopes stay on its monitor)."""
+    if settings.get_root_resource() is None:
+        return []
+    return [s.declared() for s in list(_registry().values()) if type(s).kind == kind]
+
+
 class NameBook:
     """The PV names and claims the stores of one cluster use. A PV name or a claim another
     store already uses is refused, naming both stores; every name is checked before any is
@@ -277,6 +509,21 @@ class NameBook:
             self._owners[key] = store
 
 
+def as_facts(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """Config values as a facts dataclass holds them: lists as tuples, mappings as dicts."""
+    return {
+        k: tuple(v) if isinstance(v, list) else dict(v) if isinstance(v, Mapping) else v
+        for k, v in attributes.items()
+    }
+
+
+def _plain(annotation: Any) -> Any:
+    """A facts annotation as config writes it: a tuple of strings is a list."""
+    if typing.get_origin(annotation) is tuple:
+        return list[str]
+    return annotation
+
+
 def _shown(how: Hashable) -> Any:
     return how[0] if isinstance(how, tuple) and len(how) == 1 else how
 
@@ -311,9 +558,11 @@ class KubernetesClusterArgs(TypedDict, total=False):
     ``opts``) is the cluster."""
 
 
-class KubernetesCluster(ClusterScope):
+class KubernetesCluster(ClusterScope, kind="kubernetes"):
     """The scope of a cluster known only through its Kubernetes provider (a laptop cluster, an
     on-prem cluster serving NFS): namespaces, names and driver installs, no cloud facts."""
+
+    args_type = KubernetesClusterArgs
 
     def __init__(
         self,
@@ -323,22 +572,9 @@ class KubernetesCluster(ClusterScope):
         *,
         store: str | None = None,
     ) -> None:
-        Parser(store or resource_name, KubernetesClusterArgs, args).finish()  # it takes none
-        super().__init__(
-            "modelstore:index:KubernetesCluster",
-            resource_name,
-            opts,
-            key=("kubernetes", resource_name),
-            store=store,
-        )
+        super().__init__(resource_name, args, opts, store=store)
 
     @classmethod
-    def join(
-        cls, store: str, name: str, opts: pulumi.ResourceOptions | None
-    ) -> "KubernetesCluster":
-        found = cls.find(("kubernetes", name))
-        if found is not None:
-            found.check_joins(store, opts)
-            assert isinstance(found, KubernetesCluster)
-            return found
-        return cls(name, {}, providers_only(opts), store=store)
+    def name_for(cls, args: Mapping[str, Any]) -> str:
+        """A local or NFS store's ``cluster_name`` (``kubernetes`` when unset)."""
+        return str(args.get("cluster_name") or "kubernetes")

@@ -23,91 +23,52 @@ Every problem is one line naming its key path (``modelstore:clusters.prod.kind``
 
 from __future__ import annotations
 
-import dataclasses
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import import_module
 from typing import Any
 
 import pulumi
 
+from .cluster import ClusterScope
 from .errors import ModelStoreInputError
+from .extras import CLOUD_ROOMS, MissingExtraError, room_of_kind
 from .fields import describe, has_type
 
 ROOT = "modelstore:clusters"
-KINDS = ("aks", "eks", "gke", "kubernetes")
+KINDS = tuple(sorted(("kubernetes", *(k for room in CLOUD_ROOMS.values() for k in room.kinds))))
+"""Every kind of cluster entry, whether or not its room's extra is installed."""
 COMMON = ("kind", "name", "context", "kubeconfig", "stack_reference", "outputs")
-# The fields naming the cluster, by kind (besides `name`).
-NAMING: dict[str, tuple[str, ...]] = {
-    "eks": (),
-    "gke": ("location", "project"),
-    "aks": ("resource_group",),
-    "kubernetes": (),
-}
-EKS_ATTRIBUTES: dict[str, Any] = {
-    "vpc_id": str,
-    "cluster_subnet_ids": list[str],
-    "node_security_group_ids": list[str],
-    "region": str,
-    "oidc_issuer": str,
-}
-# Facts fields the entry's naming fields give (not attributes), by kind.
-_FROM_ENTRY = {
-    "gke": {"name", "project", "location", "region"},
-    "aks": {"name", "resource_group_name"},
-}
-STRING_FIELDS = ("name", "context", "kubeconfig", "stack_reference", "location", "project")
+PROVIDER_FIELDS = ("name", "context", "kubeconfig", "stack_reference")
+"""The string fields every entry may give (a kind's naming fields are strings too)."""
 
 
 def _error(path: str, value: Any, allowed: str) -> ModelStoreInputError:
     return ModelStoreInputError(None, path, value, allowed)
 
 
-def _facts_class(kind: str) -> Any:
-    if kind == "gke":
-        from .gcp.cluster import GkeClusterFacts
-
-        return GkeClusterFacts
-    if kind == "aks":
-        from .azure.cluster import AksClusterFacts
-
-        return AksClusterFacts
-    return None
+def scope_class(kind: str) -> type[ClusterScope]:
+    """The scope class of ``kind`` (``ClusterScope.__init_subclass__(kind=...)``), its room
+    imported first. Without the room's extra, the base (an entry of that kind then takes no
+    attributes or naming fields; its stores are refused, naming the extra)."""
+    room = room_of_kind(kind)
+    if room is not None:
+        try:
+            import_module(f"{__package__}.{room}")
+        except MissingExtraError:
+            return ClusterScope
+    return ClusterScope.kinds().get(kind, ClusterScope)
 
 
 def attribute_types(kind: str) -> dict[str, Any]:
     """The attributes a ``kind`` of cluster takes explicitly -> their types."""
-    if kind == "eks":
-        return dict(EKS_ATTRIBUTES)
-    facts = _facts_class(kind)
-    if facts is None:
-        return {}
-    hints = typing.get_type_hints(facts)
-    return {
-        f.name: _plain(hints[f.name])
-        for f in dataclasses.fields(facts)
-        if f.name not in _FROM_ENTRY[kind]
-    }
+    return scope_class(kind).attribute_types()
 
 
-def required_attributes(kind: str) -> list[str]:
-    facts = _facts_class(kind)
-    if facts is None:
-        return []
-    return [
-        f.name
-        for f in dataclasses.fields(facts)
-        if f.name not in _FROM_ENTRY[kind]
-        and f.default is dataclasses.MISSING
-        and f.default_factory is dataclasses.MISSING
-    ]
-
-
-def _plain(annotation: Any) -> Any:
-    """A facts annotation as config writes it: a tuple of strings is a list."""
-    if typing.get_origin(annotation) is tuple:
-        return list[str]
-    return annotation
+def store_fields(kind: str) -> Mapping[str, str]:
+    """A store's cluster fields -> the entry field they come from, for a ``kind`` of entry."""
+    return scope_class(kind).entry.store_fields
 
 
 @dataclass
@@ -200,46 +161,6 @@ def _one_entry_per_context(entries: Mapping[str, ClusterEntry]) -> list[ModelSto
     return errors
 
 
-def _eks_fact_errors(
-    path: str, facts: Mapping[str, Any], sources: Mapping[str, str] | None = None
-) -> list[ModelStoreInputError]:
-    """The values of an EKS cluster's facts as AWS writes them (the rules a store's own fact
-    fields get, ``aws.cluster._check_given_facts``), each error naming ``path.<fact>`` (or its
-    ``sources`` entry): checked before any provider or store registers."""
-    try:
-        from .aws.cluster import _check_given_facts
-    except ImportError:  # no AWS extra: the eks stores are refused, naming it
-        return []
-    errors: list[ModelStoreInputError] = []
-    for name in EKS_ATTRIBUTES:
-        if name not in facts:
-            continue
-        one = {fact: facts[name] if fact == name else None for fact in EKS_ATTRIBUTES}
-        try:
-            _check_given_facts("", *one.values())
-        except ModelStoreInputError as error:
-            where = (sources or {}).get(name) or f"{path}.{name}"
-            errors.extend(_error(where, e.value, e.allowed) for e in error.errors)
-    return errors
-
-
-def _name_errors(kind: str, name: Any, where: str, note: str = "") -> list[ModelStoreInputError]:
-    """An eks entry's cluster name as every EKS API takes it (``aws.validation
-    .eks_cluster_name``), checked before any provider registers (the scope would refuse it only
-    once made, after the entry's provider)."""
-    if kind != "eks":
-        return []
-    try:
-        from .aws.validation import eks_cluster_name
-    except ImportError:  # no AWS extra: the eks stores are refused, naming it
-        return []
-    try:
-        eks_cluster_name("", where, name)
-    except ModelStoreInputError as error:
-        return [_error(where, e.value, f"{e.allowed}{note}") for e in error.errors]
-    return []
-
-
 def _entry(key: str, raw: Any) -> ClusterEntry:
     path = f"{ROOT}.{key}"
     if not isinstance(raw, Mapping):
@@ -248,8 +169,9 @@ def _entry(key: str, raw: Any) -> ClusterEntry:
     if kind not in KINDS:
         raise _error(f"{path}.kind", kind, f"one of {', '.join(KINDS)}")
     errors: list[ModelStoreInputError] = []
-    attributes_allowed = attribute_types(kind)
-    allowed = [*COMMON, *NAMING[kind], *(["attributes"] if attributes_allowed else [])]
+    scope = scope_class(kind)
+    attributes_allowed = scope.attribute_types()
+    allowed = [*COMMON, *scope.entry.naming, *(["attributes"] if attributes_allowed else [])]
     fields: dict[str, Any] = {}
     for name, value in raw.items():
         if name == "kind":
@@ -262,19 +184,18 @@ def _entry(key: str, raw: Any) -> ClusterEntry:
                     f"a field of a {kind} cluster: one of {', '.join(sorted(allowed))}",
                 )
             )
-        elif name in STRING_FIELDS or name == "resource_group":
+        elif name in PROVIDER_FIELDS or name in scope.entry.naming:
             if not isinstance(value, str) or not value:
                 errors.append(_error(f"{path}.{name}", value, "a non-empty string"))
             else:
                 fields[name] = value
     if "name" in fields:
-        errors.extend(_name_errors(kind, fields["name"], f"{path}.name"))
+        errors.extend(scope.name_problems(fields["name"], f"{path}.name"))
     elif "name" not in raw:
         note = " (the entry's key names the cluster when name is unset)"
-        errors.extend(_name_errors(kind, key, path, note))
+        errors.extend(scope.name_problems(key, path, note))
     attributes = _attributes(path, kind, raw.get("attributes"), attributes_allowed, errors)
-    if kind == "eks":
-        errors.extend(_eks_fact_errors(f"{path}.attributes", attributes))
+    errors.extend(scope.attribute_problems(f"{path}.attributes", attributes))
     reference = fields.pop("stack_reference", None)
     if reference is not None and raw.get("outputs") is None:
         # Refused, not read as "look the cluster up by its key": a reference that reads
@@ -313,10 +234,8 @@ def _entry(key: str, raw: Any) -> ClusterEntry:
     named = raw.get("attributes")
     given = set(named) if isinstance(named, Mapping) else set()
     errors.extend(_complete(entry, given=set(outputs) | given))
-    if kind == "gke":  # what GCP would refuse, before anything registers
-        from .gcp.cluster import entry_problems
-
-        errors.extend(entry_problems(path, key, fields, attributes, sources))
+    # What the cloud would refuse, before anything registers.
+    errors.extend(scope.entry_problems(path, key, fields, attributes, sources))
     if errors:
         raise ModelStoreInputError.combine(errors)
     return entry
@@ -341,20 +260,11 @@ def _attributes(
             )
         elif not _typed(value, types[name]):
             errors.append(_error(where, value, describe(types[name])))
-        elif (problem := _fact_problem(kind, name, value)) is not None:
+        elif (problem := scope_class(kind).fact_problem(name, value)) is not None:
             errors.append(_error(where, *problem))
         else:
             found[name] = value
     return found
-
-
-def _fact_problem(kind: str, name: str, value: Any) -> tuple[Any, str] | None:
-    """A fact's value rules beyond its type (the offending value and what is allowed)."""
-    if kind == "aks":
-        from .azure.cluster import fact_problem
-
-        return fact_problem(name, value)
-    return None
 
 
 def _typed(value: Any, annotation: Any) -> bool:
@@ -403,40 +313,35 @@ def _outputs(
 
 def _readable(kind: str, attributes: Mapping[str, Any]) -> list[str]:
     """What a ``kind`` of cluster entry may read from a stack's outputs."""
-    return sorted({"kubeconfig", "name", *NAMING[kind], *attributes})
+    return sorted({"kubeconfig", "name", *scope_class(kind).entry.naming, *attributes})
 
 
 def _complete(entry: ClusterEntry, given: set[str]) -> list[ModelStoreInputError]:
     """What a kind needs (a GKE location, an AKS resource group, every required fact when
     attributes are given), unless a stack output gives it."""
+    scope = scope_class(entry.kind)
     have = set(entry.fields) | set(entry.attributes) | given
-    needed = {"gke": ["location"], "aks": ["resource_group"]}.get(entry.kind, [])
     errors = [
-        _error(f"{entry.path}.{name}", None, _NEEDS[name]) for name in needed if name not in have
+        _error(f"{entry.path}.{name}", None, allowed)
+        for name, allowed in scope.entry.needed.items()
+        if name not in have
     ]
-    if entry.kind in ("gke", "aks") and (
-        entry.attributes or given & set(attribute_types(entry.kind))
+    if scope.entry.facts_type is not None and (
+        entry.attributes or given & set(scope.attribute_types())
     ):
-        missing = [a for a in required_attributes(entry.kind) if a not in have]
-        if entry.kind == "gke" and "project" not in have:
-            missing.insert(0, "project")
+        missing = [f for f in scope.entry.with_attributes if f not in have]
+        missing += [a for a in scope.required_attributes() if a not in have]
         errors += [
             _error(
-                f"{entry.path}.attributes.{name}" if name != "project" else f"{entry.path}.project",
+                f"{entry.path}.{name}"
+                if name in scope.entry.with_attributes
+                else f"{entry.path}.attributes.{name}",
                 None,
                 "given with the cluster's other attributes (nothing is looked up when they are)",
             )
             for name in missing
         ]
     return errors
-
-
-_NEEDS = {
-    "location": "the GKE cluster's region or zone (a cluster name is unique only within its "
-    "location)",
-    "resource_group": "the AKS cluster's resource group (a cluster name is unique only within "
-    "its resource group)",
-}
 
 
 # ---- reading a platform stack -------------------------------------------------------------------
@@ -458,8 +363,9 @@ def read_references(entries: Mapping[str, ClusterEntry]) -> list[ModelStoreInput
             ref = references[entry.reference] = pulumi.StackReference(entry.reference)
         outputs: Any = _sync_await(ref.outputs.future())
         names = sorted(outputs or {})
-        types = {"name": str, "location": str, "project": str, "resource_group": str}
-        types.update(attribute_types(entry.kind))
+        scope = scope_class(entry.kind)
+        types: dict[str, Any] = {"name": str, **{n: str for n in scope.entry.naming}}
+        types.update(scope.attribute_types())
         for name, output in entry.outputs.items():
             where = f"{entry.path}.outputs.{name}"
             if output not in names:
@@ -486,7 +392,7 @@ def read_references(entries: Mapping[str, ClusterEntry]) -> list[ModelStoreInput
                         f"{entry.reference})",
                     )
                 )
-            elif (problem := _fact_problem(entry.kind, name, value)) is not None:
+            elif (problem := scope.fact_problem(name, value)) is not None:
                 bad, allowed = problem
                 errors.append(
                     _error(
@@ -495,26 +401,23 @@ def read_references(entries: Mapping[str, ClusterEntry]) -> list[ModelStoreInput
                         f"{allowed} (the value of output {output!r} of stack {entry.reference})",
                     )
                 )
-            elif name in attribute_types(entry.kind):
+            elif name in scope.attribute_types():
                 entry.attributes[name] = value
             else:
                 entry.fields[name] = value
         if "name" in entry.outputs and "name" in entry.fields:
             where = f"{entry.path}.outputs.name"
-            errors.extend(_name_errors(entry.kind, entry.fields["name"], where))
-        if entry.kind == "eks":
-            read = {n: entry.attributes[n] for n in entry.outputs if n in entry.attributes}
-            sources = {n: f"{entry.path}.outputs.{n}" for n in read}
-            errors.extend(_eks_fact_errors(entry.path, read, sources))
-        if entry.kind == "gke":  # what the stack gave, checked as the entry's own values are
-            from .gcp.cluster import entry_problems
-
-            given = set(entry.outputs) & (set(entry.fields) | set(entry.attributes))
-            errors.extend(
-                entry_problems(
-                    entry.path, entry.key, entry.fields, entry.attributes, entry.sources, given
-                )
+            errors.extend(scope.name_problems(entry.fields["name"], where))
+        read = {n: entry.attributes[n] for n in entry.outputs if n in entry.attributes}
+        sources = {n: f"{entry.path}.outputs.{n}" for n in read}
+        errors.extend(scope.attribute_problems(entry.path, read, sources))
+        # What the stack gave, checked as the entry's own values are.
+        given = set(entry.outputs) & (set(entry.fields) | set(entry.attributes))
+        errors.extend(
+            scope.entry_problems(
+                entry.path, entry.key, entry.fields, entry.attributes, entry.sources, given
             )
+        )
     return errors
 
 
@@ -541,58 +444,5 @@ def make_scope(entry: ClusterEntry, store: str) -> tuple[Any, pulumi.ResourceOpt
         )
         opts = pulumi.ResourceOptions(providers=[provider])
     name = scope_name(entry)
-    a = entry.attributes
-    if entry.kind == "eks":
-        from .aws.cluster import EksCluster
-
-        return EksCluster(name, {"cluster_name": name, **a}, opts, store=store), opts  # type: ignore[typeddict-item]
-    if entry.kind == "gke":
-        from .gcp.cluster import GkeCluster, GkeClusterFacts, region_of
-
-        f = entry.fields
-        args = {"cluster_name": name, "location": f["location"]}
-        if f.get("project"):
-            args["project"] = f["project"]
-        facts = None
-        if a:
-            facts = GkeClusterFacts(
-                name=name,
-                project=f["project"],
-                location=f["location"],
-                region=region_of(f["location"]),
-                **_as_facts(a),
-            )
-        return GkeCluster(name, args, opts, store=store, facts=facts), opts  # type: ignore[arg-type]
-    if entry.kind == "aks":
-        from .azure.cluster import AksCluster, AksClusterFacts
-
-        group = entry.fields["resource_group"]
-        facts_aks = None
-        if a:
-            facts_aks = AksClusterFacts(
-                name=name,
-                resource_group_name=group,
-                **_as_facts(a),
-            )
-        args_aks = {"cluster_name": name, "cluster_resource_group_name": group}
-        return AksCluster(name, args_aks, opts, store=store, facts=facts_aks), opts  # type: ignore[arg-type]
-    from .cluster import KubernetesCluster
-
-    return KubernetesCluster(name, {}, opts, store=store), opts
-
-
-def _as_facts(attributes: Mapping[str, Any]) -> dict[str, Any]:
-    """Config values as a facts dataclass holds them: lists as tuples, mappings as dicts."""
-    return {
-        k: tuple(v) if isinstance(v, list) else dict(v) if isinstance(v, Mapping) else v
-        for k, v in attributes.items()
-    }
-
-
-# A store's cluster fields -> the entry field they come from, by kind (for errors' key paths).
-STORE_FIELDS: dict[str, dict[str, str]] = {
-    "eks": {"cluster_name": "name", **{a: a for a in EKS_ATTRIBUTES}},
-    "gke": {"cluster_name": "name", "location": "location", "project": "project"},
-    "aks": {"cluster_name": "name", "cluster_resource_group_name": "resource_group"},
-    "kubernetes": {"cluster_name": "name"},
-}
+    scope = scope_class(entry.kind)
+    return scope.from_entry_values(name, entry.fields, entry.attributes, opts, store), opts

@@ -17,13 +17,21 @@ class CloudRoom:
     """The provider SDK's import name."""
     backends: tuple[str, ...]
     """The config program's ``backend`` names of the room's stores."""
+    kinds: tuple[str, ...]
+    """The config program's cluster ``kind`` of the room's cluster scopes."""
 
 
 CLOUD_ROOMS: dict[str, CloudRoom] = {
-    "aws": CloudRoom("aws", "pulumi-aws", "pulumi_aws", ("efs", "fsx-lustre", "mountpoint-s3")),
-    "gcp": CloudRoom("gcp", "pulumi-gcp", "pulumi_gcp", ("gcs-fuse", "hyperdisk-ml")),
+    "aws": CloudRoom(
+        "aws", "pulumi-aws", "pulumi_aws", ("efs", "fsx-lustre", "mountpoint-s3"), ("eks",)
+    ),
+    "gcp": CloudRoom("gcp", "pulumi-gcp", "pulumi_gcp", ("gcs-fuse", "hyperdisk-ml"), ("gke",)),
     "azure": CloudRoom(
-        "azure", "pulumi-azure-native", "pulumi_azure_native", ("azure-blob", "azure-files-nfs")
+        "azure",
+        "pulumi-azure-native",
+        "pulumi_azure_native",
+        ("azure-blob", "azure-files-nfs"),
+        ("aks",),
     ),
 }
 
@@ -51,3 +59,8 @@ def require(room: str) -> None:
 def room_of_backend(backend: str) -> str | None:
     """The cloud room whose store ``backend`` names, if any."""
     return next((room for room, spec in CLOUD_ROOMS.items() if backend in spec.backends), None)
+
+
+def room_of_kind(kind: str) -> str | None:
+    """The cloud room whose cluster scope ``kind`` names, if any."""
+    return next((room for room, spec in CLOUD_ROOMS.items() if kind in spec.kinds), None)

@@ -23,7 +23,6 @@ Every problem is one line naming its key path (``modelstore:stores.llama.backend
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from collections.abc import Mapping
@@ -33,22 +32,48 @@ from typing import Any
 import pulumi
 
 from . import config_clusters as cc
-from . import local, nfs  # noqa: F401  (importing a backend registers it: `backend=`)
 from .cluster import NameBook
 from .errors import ModelStoreInputError
 from .extras import CLOUD_ROOMS, MissingExtraError, install_hint, room_of_backend
 from .fields import camel_case, fields_of
 from .store import ModelStore
 
-# The cloud rooms whose extra is installed (pulumi-modelstore[aws], ...); a config naming a
-# backend of another is refused in one line naming its extra.
-for _room in CLOUD_ROOMS:
-    with contextlib.suppress(MissingExtraError):
-        import_module(f".{_room}", __package__)
+BACKEND_ROOMS: dict[str, str] = {
+    **{backend: room for room, spec in CLOUD_ROOMS.items() for backend in spec.backends},
+    "local": "local",
+    "nfs": "nfs",
+}
+"""Backend name -> the room (``pulumi_modelstore.<room>``) whose import registers it
+(``backend=``): a stack imports only the rooms of the backends it names, so a local or AWS-only
+stack loads no other cloud's SDK. The tests check it against the registry."""
 
-# Backend name -> store class: every backend registers itself (`backend=`) when its module is
-# imported (the imports above).
-BACKENDS: dict[str, type[ModelStore]] = dict(sorted(ModelStore.backends().items()))
+
+def backend_class(backend: str) -> type[ModelStore] | None:
+    """The store class of ``backend``, its room imported first; None for a name no room
+    registers, or one whose room's extra is not installed."""
+    room = BACKEND_ROOMS.get(backend)
+    if room is None:
+        return None
+    try:
+        import_module(f".{room}", __package__)
+    except MissingExtraError:
+        return None
+    return ModelStore.backends().get(backend)
+
+
+def installed_backends() -> dict[str, type[ModelStore]]:
+    """Backend name -> store class, for every backend whose room's extra is installed (every
+    room imported)."""
+    found = {name: backend_class(name) for name in sorted(BACKEND_ROOMS)}
+    return {name: cls for name, cls in found.items() if cls is not None}
+
+
+def __getattr__(name: str) -> Any:
+    """``BACKENDS``: :func:`installed_backends`, made when first asked for (it imports every
+    installed cloud's room)."""
+    if name == "BACKENDS":
+        return installed_backends()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def snake_case(key: str) -> str:
@@ -93,13 +118,11 @@ FIELDS_ALLOWED = "a mapping of field names to values"  # the words the Parser us
 
 
 def cluster_kinds(store_class: type[ModelStore]) -> tuple[str, ...]:
-    """The kinds of cluster (``modelstore:clusters.<key>.kind``) a backend serves: a cloud's
-    stores their cloud's clusters; NFS and local stores any cluster."""
-    module = store_class.__module__.split(".")
-    for room, kind in (("aws", "eks"), ("gcp", "gke"), ("azure", "aks")):
-        if room in module:
-            return (kind,)
-    return cc.KINDS
+    """The kinds of cluster (``modelstore:clusters.<key>.kind``) a backend serves: the kind of
+    the scope its class joins (``cluster_type``: a cloud's stores their cloud's clusters); NFS
+    and local stores, joining any, every kind."""
+    scope = store_class.cluster_type
+    return (scope.kind,) if scope is not None else cc.KINDS
 
 
 class _EntryRefused(Exception):
@@ -133,24 +156,25 @@ def build_stores(
                 raise ModelStoreInputError(name, "fields", fields, FIELDS_ALLOWED)
             backend = fields.get("backend")
             room = room_of_backend(backend) if isinstance(backend, str) else None
-            if room is not None and backend not in BACKENDS:
+            store_class = backend_class(backend) if isinstance(backend, str) else None
+            if room is not None and store_class is None:
                 raise ModelStoreInputError(
                     name,
                     "backend",
                     backend,
                     f"a backend whose cloud SDK is installed ({install_hint(room)})",
                 )
-            if not isinstance(backend, str) or backend not in BACKENDS:
+            if not isinstance(backend, str) or store_class is None:
                 raise ModelStoreInputError(
-                    name, "backend", backend, f"one of {', '.join(sorted(BACKENDS))}"
+                    name, "backend", backend, f"one of {', '.join(installed_backends())}"
                 )
-            args = store_args(name, BACKENDS[backend], fields)
+            args = store_args(name, store_class, fields)
             cluster_key = _named_cluster(name, backend, args, entries, clusters)
             if cluster_key is not None:
                 args["cluster"] = _ClusterToCome()
             # The constructor warns of old spellings: the check here does not, so each warns once.
-            common = BACKENDS[backend].parse(name, args, warn=False).common
-            plans.append((name, BACKENDS[backend], args, cluster_key, common.volumes))
+            common = store_class.parse(name, args, warn=False).common
+            plans.append((name, store_class, args, cluster_key, common.volumes))
         except ModelStoreInputError as error:
             errors.append(error)
         except _EntryRefused:
@@ -199,7 +223,9 @@ def _named_cluster(
     if key not in entries:  # its entry was refused, with its own message
         raise _EntryRefused()
     entry = entries[key]
-    kinds = cluster_kinds(BACKENDS[backend])
+    store_class = backend_class(backend)
+    assert store_class is not None  # build_stores checked the backend
+    kinds = cluster_kinds(store_class)
     if entry.kind not in kinds:
         raise ModelStoreInputError(
             name,
@@ -208,10 +234,9 @@ def _named_cluster(
             f"a cluster of kind {' or '.join(kinds)} for backend {backend} "
             f"(modelstore:clusters.{key}.kind is {entry.kind})",
         )
-    for field in cc.STORE_FIELDS[entry.kind]:
-        if field in ("cluster_name", "location", "project", "cluster_resource_group_name") and (
-            args.get(field) is not None
-        ):
+    scope = cc.scope_class(entry.kind)
+    for field in scope.entry.store_fields:
+        if field in scope.naming_store_fields() and args.get(field) is not None:
             raise ModelStoreInputError(
                 name,
                 field,
@@ -304,7 +329,7 @@ def _key_path(error: ModelStoreInputError, stores: Any, clusters: Any) -> ModelS
     ):
         entries, _ = cc.parse_clusters({cluster_key: clusters[cluster_key]})
         entry = entries.get(cluster_key)
-        field = cc.STORE_FIELDS[entry.kind].get(head) if entry is not None else None
+        field = cc.store_fields(entry.kind).get(head) if entry is not None else None
         if entry is not None and field is not None:
             source = entry.sources.get(field) or f"{entry.path}.{field}"
             return ModelStoreInputError(None, f"{source}{rest}", error.value, error.allowed)
@@ -321,7 +346,8 @@ def _split(field: str) -> tuple[str, str]:
 
 def _written(fields: Mapping[Any, Any], field: str, backend: Any) -> str:
     """The key the stack file spells ``field`` with (``claimName`` for ``claim_name``)."""
-    if field in fields or backend not in BACKENDS:
+    store_class = backend_class(backend) if isinstance(backend, str) else None
+    if field in fields or store_class is None:
         return field
-    names = spellings(BACKENDS[backend])
+    names = spellings(store_class)
     return next((k for k in fields if names.get(k) == field), field)

@@ -90,6 +90,7 @@ class ModelStoreArgs(TypedDict, total=False):
 # A store's args type (a TypedDict of ModelStoreArgs' fields and its own): what its hooks read,
 # so mypy checks every key they read against the declared fields.
 A = TypeVar("A", bound=Mapping[str, Any])
+_ANY_CLUSTER: type[ClusterScope] | None = None
 # A Spec is read-only: a Spec of a backend's args is a Spec of its cloud base's args.
 A_co = TypeVar("A_co", bound=Mapping[str, Any], covariant=True)
 # Backend name (the config program's `backend`) -> store class; filled as backends are defined.
@@ -306,6 +307,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
     # component as its outputs.
     args_type = ModelStoreArgs
     backend_name = ""
+    # The scope class the store joins (its kind is the config program's cluster kind); None:
+    # any cluster (the NFS and local stores).
+    cluster_type = _ANY_CLUSTER
     # Old spelling -> new, accepted with a deprecation warning for one release.
     renamed_fields = MappingProxyType[str, str]({})
     # The least args a plan of this backend needs besides its consumers (``readers``,

@@ -13,7 +13,14 @@ the invokes (data-source lookups) made, all and distinct.
 Targets: planning 50 stores costs at most 2.2x planning 25 (growth stays linear), and the
 50-store plan takes under 8 s CPU on 2 cores.
 
-    python scripts/bench_plan.py [--sizes 1,10,25,50] [--repeat 3]
+    python scripts/bench_plan.py [--sizes 1,10,25,50] [--repeat 3] [--compare-gc]
+
+``--startup`` instead measures the CPU of planning the ``local`` stack with the CLI against
+``python -c "import pulumi"`` (target: at most 3x), each the median of ``--repeat`` runs.
+
+``--compare-gc`` plans each size also with the garbage collector as Python sets it
+(``MODELSTORE_PLAN_GC=default``, which only this benchmark sets) and prints the ratio of the
+two, measured in the same run.
 
 It plans the checkout it sits in, so a copy in an older checkout measures that code the same
 way (there, a second store of one backend on one cluster says ``driver: none``, as that code
@@ -24,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -41,18 +49,26 @@ EXTRA_FIELDS: dict[str, dict[str, Any]] = {
     "nfs": {"server": "nas01.example.internal", "share": "/exports/models"},
 }
 GROWTH_TARGET, CPU_TARGET_S = 2.2, 8.0
+STARTUP_TARGET = 3.0
 
 
-def store_specs(n: int) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """(store name, backend, cluster, args) for ``n`` stores, each with its own claim name and
-    reader namespace."""
+AWS_BACKENDS = ("efs", "fsx-lustre", "mountpoint-s3")
+BACKENDS = (*AWS_BACKENDS, "local", "nfs")
+"""The backends the benchmark knows how to configure (``--backends`` picks among them)."""
+
+
+def store_specs(
+    n: int, chosen: tuple[str, ...] = BACKENDS
+) -> list[tuple[str, str, str, dict[str, Any]]]:
+    """(store name, backend, cluster, args) for ``n`` stores of the ``chosen`` backends, each
+    with its own claim name and reader namespace."""
     from pulumi_modelstore import program
 
     scoped = hasattr(program, "NameBook")  # the cluster scope installs each driver once
-    backends, installs, specs = sorted(program.BACKENDS), set(), []
+    backends, installs, specs = sorted(chosen), set(), []
     for i in range(n):
         backend = backends[i % len(backends)]
-        aws = backend in ("fsx-lustre", "efs", "mountpoint-s3")
+        aws = backend in AWS_BACKENDS
         cluster = f"bench-eks-{i % CLUSTERS}" if aws else "onprem"
         args: dict[str, Any] = {"claim_name": f"m{i}", "readers": [f"inference-{i}"]}
         if aws:
@@ -66,7 +82,7 @@ def store_specs(n: int) -> list[tuple[str, str, str, dict[str, Any]]]:
     return specs
 
 
-def child(n: int) -> None:
+def child(n: int, chosen: tuple[str, ...]) -> None:
     """Plan an ``n``-store program once and print one JSON line of measurements."""
     import pulumi
     import pulumi_kubernetes as k8s
@@ -74,7 +90,9 @@ def child(n: int) -> None:
     from pulumi_modelstore import program
     from pulumi_modelstore.plan.engine import plan_program
 
-    specs = store_specs(n)
+    specs = store_specs(n, chosen)
+    # Only the rooms of the chosen backends are imported, as the config program does.
+    lookup = getattr(program, "backend_class", None) or program.BACKENDS.get
 
     def build() -> None:
         providers: dict[str, Any] = {}
@@ -82,7 +100,7 @@ def child(n: int) -> None:
             if cluster not in providers:
                 providers[cluster] = k8s.Provider(cluster, context=cluster)
             opts = pulumi.ResourceOptions(providers={"kubernetes": providers[cluster]})
-            program.BACKENDS[backend](name, args, opts)
+            lookup(backend)(name, args, opts)
 
     start = time.process_time()
     plan = plan_program(build, config={"aws:region": "us-west-2"})
@@ -92,11 +110,18 @@ def child(n: int) -> None:
     print(json.dumps(result | {"distinct": len(distinct), "plan_cpu": plan_cpu}))
 
 
-def run_child(n: int) -> tuple[float, dict[str, Any]]:
-    """Plan in a fresh process; return its CPU seconds (user + sys) and its JSON line."""
-    cmd = [sys.executable, __file__, "--child", str(n)]
+def run_child(
+    n: int, chosen: tuple[str, ...], default_gc: bool = False
+) -> tuple[float, dict[str, Any]]:
+    """Plan in a fresh process; return its CPU seconds (user + sys) and its JSON line.
+    ``default_gc``: with the collector as Python sets it (the engine's tuning off)."""
+    cmd = [sys.executable, __file__, "--child", str(n), "--backends", ",".join(chosen)]
+    env = dict(os.environ)
+    env.pop("MODELSTORE_PLAN_GC", None)
+    if default_gc:
+        env["MODELSTORE_PLAN_GC"] = "default"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode:
         sys.exit(f"plan of {n} stores failed:\n{proc.stdout}{proc.stderr}")
@@ -104,14 +129,51 @@ def run_child(n: int) -> tuple[float, dict[str, Any]]:
     return cpu, json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def cpu_of(cmd: list[str]) -> float:
+    """The CPU seconds (user + sys) of running ``cmd`` in this checkout."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=ROOT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode:
+        sys.exit(f"{' '.join(cmd)} failed:\n{proc.stdout}{proc.stderr}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def startup(repeat: int) -> None:
+    """The local stack's plan against importing pulumi, alternated so both see the same load."""
+    plan = [sys.executable, "-m", "pulumi_modelstore.cli", "plan", "--stack", "local"]
+    plan += ["--out", "/dev/null"]
+    bare = [sys.executable, "-c", "import pulumi"]
+    planned, imported = [], []
+    for _ in range(repeat):
+        planned.append(cpu_of(plan))
+        imported.append(cpu_of(bare))
+    p, i = statistics.median(planned), statistics.median(imported)
+    ok = "within" if p / i <= STARTUP_TARGET else "OVER"
+    print(f"local plan {p:.2f} s CPU, import pulumi {i:.2f} s CPU: {p / i:.2f}x, {ok} the ", end="")
+    print(f"{STARTUP_TARGET:.0f}x target")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1,10,25,50", help="store counts, comma-separated")
     parser.add_argument("--repeat", type=int, default=3, help="plans per size (median taken)")
+    parser.add_argument(
+        "--backends", default=",".join(BACKENDS), help=f"among {', '.join(BACKENDS)}"
+    )
+    parser.add_argument(
+        "--compare-gc", action="store_true", help="also plan with Python's default collector"
+    )
+    parser.add_argument(
+        "--startup", action="store_true", help="the local stack's plan vs importing pulumi"
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    chosen = tuple(args.backends.split(","))
     if args.child is not None:
-        return child(args.child)
+        return child(args.child, chosen)
+    if args.startup:
+        return startup(args.repeat)
 
     medians: dict[int, float] = {}
     plan_medians: dict[int, float] = {}
@@ -120,7 +182,7 @@ def main() -> None:
         f"{'resources':>10} {'invokes':>8} {'distinct':>9}"
     )
     for n in (int(s) for s in args.sizes.split(",")):
-        runs = [run_child(n) for _ in range(args.repeat)]
+        runs = [run_child(n, chosen) for _ in range(args.repeat)]
         cpu = medians[n] = statistics.median(c for c, _ in runs)
         plan_cpu = plan_medians[n] = statistics.median(r["plan_cpu"] for _, r in runs)
         last = runs[-1][1]
@@ -129,6 +191,17 @@ def main() -> None:
             f"{last['resources']:>10} {last['invokes']:>8} {last['distinct']:>9}",
             flush=True,
         )
+        if args.compare_gc:
+            plain = [run_child(n, chosen, default_gc=True) for _ in range(args.repeat)]
+            plain_cpu = statistics.median(c for c, _ in plain)
+            plain_call = statistics.median(r["plan_cpu"] for _, r in plain)
+            same = plain[-1][1]["resources"] == last["resources"]
+            print(
+                f"     default gc: {plain_cpu:.2f} s/plan, plan call {plain_call:.2f} s; tuned "
+                f"costs {cpu / plain_cpu:.2f}x of it (plan call {plan_cpu / plain_call:.2f}x)"
+                f"{'' if same else ' (RESOURCE COUNTS DIFFER)'}",
+                flush=True,
+            )
     if 25 in medians and 50 in medians:
         ratio = medians[50] / medians[25]
         ok = "within" if ratio <= GROWTH_TARGET else "OVER"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pulumi_modelstore.plan.engine import Plan, plan_directory
+from pulumi_modelstore.plan.engine import Plan
 from tests.conftest import ROOT, all_programs
 from tests.validators.kube_schema import KUBERNETES_MINORS, validator
 
@@ -88,12 +88,12 @@ def _sources(directory: Path) -> str:
     _programs_with_inference_services(),
     ids=[p[0] for p in _programs_with_inference_services()],
 )
-def test_every_inference_service_keeps_to_kserves_api(pid, directory, stack):
+def test_every_inference_service_keeps_to_kserves_api(filled_plans, pid, directory, stack):
     """The whole InferenceService validates against KServe's CRD (tests/test_programs.py);
     here the KServe-only fields are also checked against KServe's API types, and the
     predictor's PodSpec and the model's Container fields are validated strictly as the
     Kubernetes PodSpec and Container they are, with the enums KServe's CRD does not carry."""
-    planned = plan_directory(directory, stack, fill_outputs=True)
+    planned = filled_plans[pid]  # plan_directory(directory, stack, fill_outputs=True), shared
     services = [o for o in planned.kubernetes_objects() if o["kind"] == "InferenceService"]
     assert services
     for isvc in services:
@@ -127,8 +127,8 @@ def test_every_inference_service_keeps_to_kserves_api(pid, directory, stack):
 
 
 @pytest.fixture(scope="module")
-def kserve() -> Plan:
-    return plan_directory(ROOT / "examples" / "gke-gcsfuse-kserve", "dev", fill_outputs=True)
+def kserve(filled_plans: dict[str, Plan]) -> Plan:
+    return filled_plans["examples/gke-gcsfuse-kserve/dev"]
 
 
 def _claim(p: Plan, namespace: str, name: str) -> dict[str, Any]:
@@ -217,8 +217,8 @@ def test_inference_service_runs_as_plain_deployments(kserve):
 
 
 @pytest.fixture(scope="module")
-def seeded() -> Plan:
-    return plan_directory(ROOT / "examples" / "local-kind-seeded", "dev", fill_outputs=True)
+def seeded(filled_plans: dict[str, Plan]) -> Plan:
+    return filled_plans["examples/local-kind-seeded/dev"]
 
 
 def _model_volume(pod_spec: dict[str, Any]) -> tuple[dict[str, Any], str]:

@@ -3,6 +3,7 @@ extra fails in one line naming it, and the config program still plans the other 
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 import tomllib
@@ -73,3 +74,66 @@ def test_the_core_installs_no_cloud_sdk_and_each_extra_installs_its_own():
         assert [d.split(">")[0] for d in extras[spec.extra]] == [spec.distribution]
     assert extras["all"] == ["pulumi-modelstore[aws,gcp,azure]"]
     assert "pulumi-modelstore[all]" in extras["test"]
+
+
+@pytest.mark.parametrize("room", sorted(CLOUD_ROOMS))
+def test_each_rooms_cluster_kinds_are_the_ones_its_modules_register(room):
+    from pulumi_modelstore.cluster import ClusterScope
+
+    registered = {
+        kind
+        for kind, cls in ClusterScope.kinds().items()
+        if cls.__module__.startswith(f"pulumi_modelstore.{room}.")
+    }
+    assert registered == set(CLOUD_ROOMS[room].kinds)
+
+
+def test_the_config_programs_kinds_are_the_registered_scopes():
+    from pulumi_modelstore import config_clusters as cc
+    from pulumi_modelstore.cluster import ClusterScope
+
+    assert tuple(sorted(ClusterScope.kinds())) == cc.KINDS
+    for kind in cc.KINDS:
+        assert cc.scope_class(kind).kind == kind
+
+
+def test_a_backend_serves_the_kind_of_the_scope_its_class_joins():
+    from pulumi_modelstore import config_clusters as cc
+    from pulumi_modelstore.program import cluster_kinds
+
+    served = {name: cluster_kinds(cls) for name, cls in BACKENDS.items()}
+    for spec in CLOUD_ROOMS.values():
+        for backend in spec.backends:
+            assert served[backend] == spec.kinds, backend
+    assert served["nfs"] == served["local"] == cc.KINDS
+
+
+def test_the_backend_rooms_table_is_the_registry():
+    """``program.BACKEND_ROOMS`` (what the config program imports for a backend) names every
+    registered backend of the package and the room that registers it."""
+    from pulumi_modelstore.program import BACKEND_ROOMS
+    from pulumi_modelstore.store import ModelStore
+
+    for room in ("aws", "azure", "gcp", "local", "nfs"):
+        importlib.import_module(f"pulumi_modelstore.{room}")
+    registered = {
+        name: cls.__module__.split(".")[1]
+        for name, cls in ModelStore.backends().items()
+        if cls.__module__.startswith("pulumi_modelstore.")
+    }
+    assert registered == BACKEND_ROOMS
+
+
+def test_a_stack_imports_only_the_cloud_sdks_of_its_backends():
+    code = (
+        "import sys\n"
+        "from pulumi_modelstore.plan.engine import plan_directory\n"
+        "sdks = ('pulumi_aws', 'pulumi_azure_native', 'pulumi_gcp')\n"
+        "for stack in ('local', 'onprem-nfs', 'aws-dev'):\n"
+        "    plan_directory('.', stack)\n"
+        "    print(stack, *[m for m in sdks if m in sys.modules])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert out.stdout.splitlines() == ["local", "onprem-nfs", "aws-dev pulumi_aws"]

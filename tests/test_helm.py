@@ -248,17 +248,27 @@ def unread_leaves(release: Release) -> tuple[list[str], int]:
     base = render(release)
     values = json.loads(release.values)
     found = list(leaves(values))
-    tries = {
+    pending = {
         path: [with_values(release, perturbed(values, path, new)) for new in other_values(value)]
         for path, value in found
     }
-    render_all([r for rs in tries.values() for r in rs])
-    unread = [
-        show(path)
-        for path, rs in tries.items()
-        if all(render(r).ok and render(r).output == base.output for r in rs)
-    ]
-    return unread, len(found)
+    unread: list[KeyPath] = []
+    # A leaf is read as soon as one of its perturbations renders otherwise than the base (or
+    # fails): its other perturbations are not rendered. Each round renders the next
+    # perturbation of every leaf still undecided, concurrently.
+    while pending:
+        render_all([tries[0] for tries in pending.values()])
+        undecided: dict[KeyPath, list[Release]] = {}
+        for path, tries in pending.items():
+            first = render(tries[0])
+            if first.ok and first.output == base.output:
+                if tries[1:]:
+                    undecided[path] = tries[1:]
+                else:
+                    unread.append(path)
+        pending = undecided
+    order = {path: i for i, (path, _) in enumerate(found)}
+    return [show(path) for path in sorted(unread, key=order.__getitem__)], len(found)
 
 
 # ---- the checks ---------------------------------------------------------------------------------

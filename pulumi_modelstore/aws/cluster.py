@@ -3,43 +3,20 @@
 Lookups are data-source calls (invokes) made before any resource registers, so a wrong fact
 fails the preview with a message instead of failing a pod mount later."""
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypedDict
 
 import pulumi
 import pulumi_aws as aws
 
-from ..cluster import ClusterScope, _registry
+from ..cluster import ClusterScope, DeclaredCluster, EntryRules
 from ..errors import ModelStoreInputError
+from ..fields import Parser
 from ..validation import is_output, string_list
 from . import validation as aws_v
-
-
-@dataclass(frozen=True)
-class EksClusterFacts:
-    name: str | None
-    vpc_id: pulumi.Input[str]
-    subnet_ids: tuple[pulumi.Input[str], ...]
-    node_security_group_ids: tuple[pulumi.Input[str], ...]
-    region: pulumi.Input[str]
-    oidc_issuer: str | None = None
-    """The cluster's OIDC issuer URL (``https://oidc.eks...``), for IRSA; None when unknown."""
-
-
-def invoke_options(opts: pulumi.ResourceOptions | None) -> pulumi.InvokeOptions | None:
-    """Invokes go through the same AWS provider the store's resources will use."""
-    if opts is None:
-        return None
-    provider = opts.provider
-    providers = opts.providers
-    if provider is None and isinstance(providers, Mapping):
-        provider = providers.get("aws")
-    elif provider is None and isinstance(providers, Sequence):
-        provider = next((p for p in providers if getattr(p, "package", None) == "aws"), None)
-    if provider is not None and getattr(provider, "package", "aws") != "aws":
-        provider = None
-    return pulumi.InvokeOptions(provider=provider) if provider is not None else None
+from .facts import EksClusterFacts, invoke_options
+from .identity import resolve_identity
 
 
 def resolve_cluster(
@@ -206,11 +183,25 @@ class EksClusterArgs(TypedDict, total=False):
     cluster."""
 
 
-class EksCluster(ClusterScope):
+# The facts a config entry of kind eks gives as `attributes` (the store fields of the same names).
+EKS_ATTRIBUTES: dict[str, Any] = {
+    "vpc_id": str,
+    "cluster_subnet_ids": list[str],
+    "node_security_group_ids": list[str],
+    "region": str,
+    "oidc_issuer": str,
+}
+
+
+class EksCluster(ClusterScope, kind="eks"):
     """What belongs to one EKS cluster, shared by the model stores on it: its facts (looked up
     once), each CSI driver install, the node-level roles drivers share, namespaces, and the
     PV and claim names in use. Stores make it on first use from ``cluster_name``; a program
     may make it itself and pass it to stores as ``cluster``."""
+
+    args_type = EksClusterArgs
+    cloud_provider_package = "aws"
+    entry = EntryRules(store_fields={"cluster_name": "name", **{a: a for a in EKS_ATTRIBUTES}})
 
     def __init__(
         self,
@@ -220,9 +211,13 @@ class EksCluster(ClusterScope):
         *,
         store: str | None = None,
     ) -> None:
-        from ..fields import Parser  # the scope parses with the stores' field machinery
+        super().__init__(resource_name, args, opts, store=store)
+        self._listed: dict[str, str] = {}
+        """Subnet id -> the field a store listed it in (``subnet_ids``), for the offline
+        plan's answers (:meth:`declared`)."""
 
-        p = Parser(store or resource_name, EksClusterArgs, args)
+    @classmethod
+    def rules(cls, p: Parser) -> None:
         p.field_rule(aws_v.eks_cluster_name, "cluster_name")
         p.check(
             lambda: _check_given_facts(
@@ -234,23 +229,9 @@ class EksCluster(ClusterScope):
                 p["oidc_issuer"],
             )
         )
-        given = {k: v for k, v in p.finish().items() if v is not None}
-        super().__init__(
-            "modelstore:index:EksCluster",
-            resource_name,
-            opts,
-            key=("eks", resource_name),
-            store=store,
-        )
-        self._given: dict[str, Any] = given
-        self._invoke_opts = invoke_options(opts)
-        self._facts: EksClusterFacts | None = None
-        self._listed: dict[str, str] = {}
-        """Subnet id -> the field a store listed it in (``subnet_ids``), for the offline
-        plan's answers (:func:`declared_clusters`)."""
 
-    @staticmethod
-    def name_for(args: Mapping[str, Any]) -> str:
+    @classmethod
+    def name_for(cls, args: Mapping[str, Any]) -> str:
         """A scope's name: the cluster's, else (explicit facts only) after its VPC."""
         name = args.get("cluster_name")
         if isinstance(name, str) and name:
@@ -259,31 +240,58 @@ class EksCluster(ClusterScope):
         return f"eks-{vpc}" if isinstance(vpc, str) else "eks"
 
     @classmethod
-    def join(
-        cls, store: str, args: Mapping[str, Any], opts: pulumi.ResourceOptions | None
-    ) -> "EksCluster":
-        """The scope of the cluster ``args`` name (``cluster``, else ``cluster_name`` or the
-        explicit facts), made on first use. A fact a store gives must match what the scope has."""
-        given_scope = args.get("cluster")
-        if given_scope is not None:
-            if not isinstance(given_scope, EksCluster):
-                raise ModelStoreInputError(
-                    store, "cluster", type(given_scope).__name__, "an EksCluster"
-                )
-            scope = given_scope
-        else:
-            name = cls.name_for(args)
-            found = cls.find(("eks", name))
-            if found is None:
-                facts = {k: args[k] for k in FACT_FIELDS if args.get(k) is not None}
-                return cls(name, facts, _scope_options(opts), store=store)  # type: ignore[arg-type]
-            assert isinstance(found, EksCluster)
-            scope = found
-        scope.check_joins(store, opts)
-        scope._agree(store, {k: args[k] for k in FACT_FIELDS if args.get(k) is not None})
-        return scope
+    def attribute_types(cls) -> dict[str, Any]:
+        return dict(EKS_ATTRIBUTES)
 
-    def _agree(self, store: str, facts: Mapping[str, Any]) -> None:
+    @classmethod
+    def name_problems(cls, name: Any, where: str, note: str = "") -> list[ModelStoreInputError]:
+        """An entry's cluster name as every EKS API takes it (``aws.validation
+        .eks_cluster_name``), checked before any provider registers (the scope would refuse it
+        only once made, after the entry's provider)."""
+        try:
+            aws_v.eks_cluster_name("", where, name)
+        except ModelStoreInputError as error:
+            return [
+                ModelStoreInputError(None, where, e.value, f"{e.allowed}{note}")
+                for e in error.errors
+            ]
+        return []
+
+    @classmethod
+    def attribute_problems(
+        cls, path: str, facts: Mapping[str, Any], sources: Mapping[str, str] | None = None
+    ) -> list[ModelStoreInputError]:
+        """The values of the cluster's facts as AWS writes them (the rules a store's own fact
+        fields get, :func:`_check_given_facts`), each error naming ``path.<fact>`` (or its
+        ``sources`` entry): checked before any provider or store registers."""
+        errors: list[ModelStoreInputError] = []
+        for name in EKS_ATTRIBUTES:
+            if name not in facts:
+                continue
+            one = {fact: facts[name] if fact == name else None for fact in EKS_ATTRIBUTES}
+            try:
+                _check_given_facts("", *one.values())
+            except ModelStoreInputError as error:
+                where = (sources or {}).get(name) or f"{path}.{name}"
+                errors.extend(
+                    ModelStoreInputError(None, where, e.value, e.allowed) for e in error.errors
+                )
+        return errors
+
+    @classmethod
+    def from_entry_values(
+        cls,
+        name: str,
+        fields: Mapping[str, Any],
+        attributes: Mapping[str, Any],
+        opts: pulumi.ResourceOptions | None,
+        store: str,
+    ) -> "EksCluster":
+        return cls(name, {"cluster_name": name, **attributes}, opts, store=store)  # type: ignore[typeddict-item]
+
+    def agree_facts(self, store: str, args: Mapping[str, Any]) -> None:
+        """A fact a store gives must match what the scope has."""
+        facts = {k: args[k] for k in FACT_FIELDS if args.get(k) is not None}
         for field, value in facts.items():
             if is_output(value) or field == "cluster_name":
                 continue
@@ -309,7 +317,8 @@ class EksCluster(ClusterScope):
         """The cluster's facts, looked up once (``store`` is named if a lookup fails)."""
         if self._facts is None:
             self._facts = resolve_cluster(store, self._given, None, self._invoke_opts)
-        return self._facts
+        facts: EksClusterFacts = self._facts
+        return facts
 
     def region(self, store: str) -> Any:
         """The cluster's region without looking up the cluster (the provider's, else given)."""
@@ -391,14 +400,20 @@ class EksCluster(ClusterScope):
 
         return self.lookup("node-group-subnets", fetch)
 
+    def declared(self) -> DeclaredCluster:
+        """As every scope's, with the subnets the program listed: ``cluster_subnet_ids`` and
+        the stores' ``subnet_ids``."""
+        found = super().declared()
+        given = self._given.get("cluster_subnet_ids") or ()
+        listed = {s for s in given if isinstance(s, str)} | set(self._listed)
+        return dataclasses.replace(found, subnets=frozenset(listed))
+
     def partition(self) -> str:
         return self.lookup("partition", lambda: aws.get_partition(opts=self._invoke_opts).partition)
 
     def identity(self, store: str, kind: str, field: str = "identity") -> Any:
         """The facts a role's trust needs for ``kind`` (irsa: the OIDC provider, looked up once
         per cluster), checked before deploy. See ``identity.resolve_identity``."""
-        from .identity import resolve_identity
-
         facts = self.facts(store) if kind == "irsa" else None
         cluster = facts if facts is not None else _name_only(self.name)
         return self.lookup(
@@ -407,55 +422,7 @@ class EksCluster(ClusterScope):
         )
 
 
-@dataclass(frozen=True)
-class DeclaredCluster:
-    """What a program declared about one EKS cluster: the facts its stores gave, and the
-    subnets they listed."""
-
-    name: str | None
-    vpc_id: str | None
-    region: str | None
-    subnets: frozenset[str]
-    """The subnets the program listed (``cluster_subnet_ids``, stores' ``subnet_ids``)."""
-
-
-def declared_clusters() -> list[DeclaredCluster]:
-    """The EKS clusters of this program run and what it declared about each, so the offline
-    plan's placeholder answers agree with it (a subnet the program listed is in the VPC it
-    gave). Only plain strings; facts still Outputs are left out. Empty when no program is
-    running (the last run's scopes stay on its monitor)."""
-    from pulumi.runtime.settings import get_root_resource
-
-    if get_root_resource() is None:
-        return []
-
-    def plain(value: Any) -> str | None:
-        return value if isinstance(value, str) else None
-
-    found: list[DeclaredCluster] = []
-    for scope in list(_registry().values()):
-        if not isinstance(scope, EksCluster):
-            continue
-        given = scope._given
-        listed = {s for s in given.get("cluster_subnet_ids") or () if isinstance(s, str)}
-        found.append(
-            DeclaredCluster(
-                name=plain(given.get("cluster_name")),
-                vpc_id=plain(given.get("vpc_id")),
-                region=plain(given.get("region")),
-                subnets=frozenset(listed | set(scope._listed)),
-            )
-        )
-    return found
-
-
 def _name_only(name: Any) -> EksClusterFacts:
     return EksClusterFacts(
         name=name, vpc_id="", subnet_ids=(), node_security_group_ids=(), region=""
     )
-
-
-def _scope_options(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOptions:
-    from ..cluster import providers_only
-
-    return providers_only(opts)

@@ -18,7 +18,7 @@ import pulumi_aws as aws
 
 from ..access import Consumer, Grant
 from ..errors import ModelStoreInputError
-from .cluster import EksClusterFacts, invoke_options
+from .facts import EksClusterFacts, invoke_options
 from .names import POLICY_NAME_MAX, ROLE_DESCRIPTION_MAX, ROLE_NAME_MAX, physical_name, shortened
 
 IDENTITIES = ("irsa", "pod-identity")

@@ -41,6 +41,7 @@ class AwsModelStore(ModelStore[AwsArgs]):
     ``cluster``) names, and installs its CSI driver once per cluster through it."""
 
     args_type = AwsModelStoreArgs
+    cluster_type = EksCluster
     renamed_fields = MappingProxyType({"driver": "driver_install"})
     # The store reads the cluster's network (VPC, subnets, node security groups): its cluster
     # is named or those facts are given (`cluster_named`). A store that needs only the name,

@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 
 import pulumi
 
-from ..cluster import ClusterScope, provider_of, providers_only
+from ..cluster import ClusterScope, EntryRules, as_facts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output
@@ -96,11 +96,24 @@ def _switch(profile: Any, name: str, camel: str, default: bool) -> bool:
     return default if enabled is None else bool(enabled)
 
 
-class AksCluster(ClusterScope):
+class AksCluster(ClusterScope, kind="aks"):
     """What belongs to one AKS cluster, shared by the model stores on it: its facts (looked up
     once), namespaces, the PV and claim names in use. Stores make it on first use from
     ``cluster_name`` and ``cluster_resource_group_name``; a program may make it itself and pass
     it as ``cluster``."""
+
+    args_type = AksClusterArgs
+    cloud_provider_package = "azure-native"
+    entry = EntryRules(
+        naming=("resource_group",),
+        needed={
+            "resource_group": "the AKS cluster's resource group (a cluster name is unique only "
+            "within its resource group)"
+        },
+        store_fields={"cluster_name": "name", "cluster_resource_group_name": "resource_group"},
+        facts_type=AksClusterFacts,
+        from_entry=frozenset({"name", "resource_group_name"}),
+    )
 
     def __init__(
         self,
@@ -114,51 +127,54 @@ class AksCluster(ClusterScope):
         """``facts``: the cluster's facts as a platform stack knows them (the config program's
         ``modelstore:clusters.<key>.attributes``); given, nothing is looked up and the
         preflight checks run on them."""
-        p = Parser(store or resource_name, AksClusterArgs, args)
-        p.check(lambda: cluster_named(p.store, p["cluster_name"], p["cluster_resource_group_name"]))
-        given = p.finish()
-        super().__init__(
-            "modelstore:index:AksCluster",
-            resource_name,
-            opts,
-            key=("aks", resource_name),
-            store=store,
-        )
-        self._given: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-        provider = provider_of(opts, "azure-native")
-        self.azure_provider = provider
+        super().__init__(resource_name, args, opts, store=store, facts=facts)
+
+    @property
+    def azure_provider(self) -> pulumi.ProviderResource | None:
         """The scope's azure-native provider (None: the default one); the scope's own Azure
         resources use it."""
-        self._invoke_opts = pulumi.InvokeOptions(provider=provider) if provider else None
-        self._facts: AksClusterFacts | None = facts
+        return self.cloud_provider
 
     @classmethod
-    def join(
-        cls, store: str, args: Mapping[str, Any], opts: pulumi.ResourceOptions | None
-    ) -> "AksCluster":
-        """The scope of the cluster ``args`` name (``cluster``, else ``cluster_name``), made on
-        first use; a store naming it with another resource group is refused."""
-        given_scope = args.get("cluster")
-        if given_scope is not None:
-            if not isinstance(given_scope, AksCluster):
-                raise ModelStoreInputError(
-                    store, "cluster", type(given_scope).__name__, "an AksCluster"
-                )
-            given_scope.check_joins(store, opts)
-            return given_scope
+    def rules(cls, p: Parser) -> None:
+        p.check(lambda: cluster_named(p.store, p["cluster_name"], p["cluster_resource_group_name"]))
+
+    @classmethod
+    def check_named(cls, store: str, args: Mapping[str, Any]) -> None:
         cluster_named(store, args.get("cluster_name"), args.get("cluster_resource_group_name"))
-        name = str(args["cluster_name"])
-        found = cls.find(("aks", name))
-        if found is None:
-            facts = {k: args[k] for k in AksClusterArgs.__annotations__ if args.get(k) is not None}
-            return cls(name, facts, providers_only(opts), store=store)  # type: ignore[arg-type]
-        assert isinstance(found, AksCluster)
-        found.check_joins(store, opts)
+
+    @classmethod
+    def name_for(cls, args: Mapping[str, Any]) -> str:
+        return str(args["cluster_name"])
+
+    def agree_facts(self, store: str, args: Mapping[str, Any]) -> None:
+        """A store naming the cluster with another resource group is refused."""
+        if args.get("cluster") is not None:
+            return  # the store joins the scope it was given, as given
         field = "cluster_resource_group_name"
-        value, have = args.get(field), found._given.get(field)
+        value, have = args.get(field), self._given.get(field)
         if value is not None and have is not None and value != have:
-            found.agree(("aks", field), store, field, value, "the cluster's resource group:")
-        return found
+            self.agree(("aks", field), store, field, value, "the cluster's resource group:")
+
+    @classmethod
+    def fact_problem(cls, name: str, value: Any) -> tuple[Any, str] | None:
+        return fact_problem(name, value)
+
+    @classmethod
+    def from_entry_values(
+        cls,
+        name: str,
+        fields: Mapping[str, Any],
+        attributes: Mapping[str, Any],
+        opts: pulumi.ResourceOptions | None,
+        store: str,
+    ) -> "AksCluster":
+        group = fields["resource_group"]
+        facts = None
+        if attributes:
+            facts = AksClusterFacts(name=name, resource_group_name=group, **as_facts(attributes))
+        args: AksClusterArgs = {"cluster_name": name, "cluster_resource_group_name": group}
+        return cls(name, args, opts, store=store, facts=facts)
 
     @property
     def name(self) -> str:
@@ -172,7 +188,8 @@ class AksCluster(ClusterScope):
         """The cluster's facts, looked up once (``store`` is named if a lookup fails)."""
         if self._facts is None:
             self._facts = self._look_up(store)
-        return self._facts
+        facts: AksClusterFacts = self._facts
+        return facts
 
     def _look_up(self, store: str) -> AksClusterFacts:
         import pulumi_azure_native as azure_native

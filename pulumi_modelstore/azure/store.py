@@ -53,6 +53,7 @@ class AzureModelStore(ModelStore[AzureArgs]):
 
     args_type = AzureModelStoreArgs
     renamed_fields = MappingProxyType({"location": "region"})
+    cluster_type = AksCluster
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:

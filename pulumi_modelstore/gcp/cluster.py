@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
-from ..cluster import ClusterScope, provider_of, providers_only
+from ..cluster import ClusterScope, EntryRules, as_facts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output
@@ -113,10 +113,24 @@ def _enabled(addons: Any, attribute: str) -> bool:
     return bool(getattr(config, "enabled", False))
 
 
-class GkeCluster(ClusterScope):
+class GkeCluster(ClusterScope, kind="gke"):
     """What belongs to one GKE cluster, shared by the model stores on it: its facts (looked up
     once), namespaces, the PV and claim names in use. Stores make it on first use from
     ``cluster_name`` and ``location``; a program may make it itself and pass it as ``cluster``."""
+
+    args_type = GkeClusterArgs
+    cloud_provider_package = "gcp"
+    entry = EntryRules(
+        naming=("location", "project"),
+        needed={
+            "location": "the GKE cluster's region or zone (a cluster name is unique only "
+            "within its location)"
+        },
+        store_fields={"cluster_name": "name", "location": "location", "project": "project"},
+        facts_type=GkeClusterFacts,
+        from_entry=frozenset({"name", "project", "location", "region"}),
+        with_attributes=("project",),
+    )
 
     def __init__(
         self,
@@ -130,49 +144,64 @@ class GkeCluster(ClusterScope):
         """``facts``: the cluster's facts as a platform stack knows them (the config program's
         ``modelstore:clusters.<key>.attributes``); given, nothing is looked up and the
         preflight checks run on them."""
-        p = Parser(store or resource_name, GkeClusterArgs, args)
-        p.check(lambda: cluster_named(p.store, p["cluster_name"], p["location"]))
-        p.field_rule(gcp_v.project_id, "project")
-        given = p.finish()
-        super().__init__(
-            "modelstore:index:GkeCluster",
-            resource_name,
-            opts,
-            key=("gke", resource_name),
-            store=store,
-        )
-        self._given: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-        provider = provider_of(opts, "gcp")
-        self._invoke_opts = pulumi.InvokeOptions(provider=provider) if provider else None
-        self._facts: GkeClusterFacts | None = facts
+        super().__init__(resource_name, args, opts, store=store, facts=facts)
 
     @classmethod
-    def join(
-        cls, store: str, args: Mapping[str, Any], opts: pulumi.ResourceOptions | None
-    ) -> "GkeCluster":
-        """The scope of the cluster ``args`` name (``cluster``, else ``cluster_name``), made on
-        first use; a store naming it with another location or project is refused."""
-        given_scope = args.get("cluster")
-        if given_scope is not None:
-            if not isinstance(given_scope, GkeCluster):
-                raise ModelStoreInputError(
-                    store, "cluster", type(given_scope).__name__, "a GkeCluster"
-                )
-            given_scope.check_joins(store, opts)
-            return given_scope
+    def rules(cls, p: Parser) -> None:
+        p.check(lambda: cluster_named(p.store, p["cluster_name"], p["location"]))
+        p.field_rule(gcp_v.project_id, "project")
+
+    @classmethod
+    def check_named(cls, store: str, args: Mapping[str, Any]) -> None:
         cluster_named(store, args.get("cluster_name"), args.get("location"))
-        name = str(args["cluster_name"])
-        found = cls.find(("gke", name))
-        if found is None:
-            facts = {k: args[k] for k in GkeClusterArgs.__annotations__ if args.get(k) is not None}
-            return cls(name, facts, providers_only(opts), store=store)  # type: ignore[arg-type]
-        assert isinstance(found, GkeCluster)
-        found.check_joins(store, opts)
+
+    @classmethod
+    def name_for(cls, args: Mapping[str, Any]) -> str:
+        return str(args["cluster_name"])
+
+    def agree_facts(self, store: str, args: Mapping[str, Any]) -> None:
+        """A store naming the cluster with another location or project is refused."""
+        if args.get("cluster") is not None:
+            return  # the store joins the scope it was given, as given
         for field in ("location", "project"):
-            value, have = args.get(field), found._given.get(field)
+            value, have = args.get(field), self._given.get(field)
             if value is not None and have is not None and value != have:
-                found.agree(("gke", field), store, field, value, f"the cluster's {field}:")
-        return found
+                self.agree(("gke", field), store, field, value, f"the cluster's {field}:")
+
+    @classmethod
+    def entry_problems(
+        cls,
+        path: str,
+        key: str,
+        fields: Mapping[str, Any],
+        attributes: Mapping[str, Any],
+        sources: Mapping[str, str] | None = None,
+        only: Collection[str] | None = None,
+    ) -> list[ModelStoreInputError]:
+        return entry_problems(path, key, fields, attributes, sources, only)
+
+    @classmethod
+    def from_entry_values(
+        cls,
+        name: str,
+        fields: Mapping[str, Any],
+        attributes: Mapping[str, Any],
+        opts: pulumi.ResourceOptions | None,
+        store: str,
+    ) -> "GkeCluster":
+        args: GkeClusterArgs = {"cluster_name": name, "location": fields["location"]}
+        if fields.get("project"):
+            args["project"] = fields["project"]
+        facts = None
+        if attributes:
+            facts = GkeClusterFacts(
+                name=name,
+                project=fields["project"],
+                location=fields["location"],
+                region=region_of(fields["location"]),
+                **as_facts(attributes),
+            )
+        return cls(name, args, opts, store=store, facts=facts)
 
     @property
     def name(self) -> str:
@@ -182,7 +211,8 @@ class GkeCluster(ClusterScope):
         """The cluster's facts, looked up once (``store`` is named if a lookup fails)."""
         if self._facts is None:
             self._facts = self._look_up(store)
-        return self._facts
+        facts: GkeClusterFacts = self._facts
+        return facts
 
     def _look_up(self, store: str) -> GkeClusterFacts:
         o = self._invoke_opts

@@ -35,6 +35,7 @@ class GcpModelStore(ModelStore[GcpArgs]):
     ``location`` (or ``cluster``) name."""
 
     args_type = GcpModelStoreArgs
+    cluster_type = GkeCluster
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:

@@ -79,9 +79,7 @@ class LocalModelStore(ModelStore[LocalModelStoreArgs], backend="local"):
     def join(
         self, spec: Spec[LocalModelStoreArgs], opts: pulumi.ResourceOptions | None
     ) -> ClusterScope:
-        return spec.args.get("cluster") or KubernetesCluster.join(
-            spec.common.name, spec.args["cluster_name"], opts
-        )
+        return spec.args.get("cluster") or KubernetesCluster.join(spec.common.name, spec.args, opts)
 
     def provision_storage(
         self, spec: Spec[LocalModelStoreArgs], cluster: ClusterScope, facts: Any

@@ -291,9 +291,7 @@ class NfsModelStore(ModelStore[NfsModelStoreArgs], backend="nfs"):
     def join(
         self, spec: Spec[NfsModelStoreArgs], opts: pulumi.ResourceOptions | None
     ) -> ClusterScope:
-        return spec.args.get("cluster") or KubernetesCluster.join(
-            spec.common.name, spec.args["cluster_name"], opts
-        )
+        return spec.args.get("cluster") or KubernetesCluster.join(spec.common.name, spec.args, opts)
 
     def provision_storage(
         self, spec: Spec[NfsModelStoreArgs], cluster: ClusterScope, facts: Any

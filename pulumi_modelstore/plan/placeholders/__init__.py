@@ -6,106 +6,37 @@ cluster still plans; a data source with no answer here fails the plan, naming it
 names). Every value is derived from a hash of the resource's URN or the invoke's arguments,
 never from a counter, so two plans of one stack are byte-identical.
 
-This module holds the registries and what is Kubernetes' (the core); each cloud's answers live
-in a module of their own (``aws.py``), which registers them on import.
+``registry.py`` holds the registries and what is Kubernetes' (the core); each cloud's answers
+live in a module of their own (``aws.py``), which registers them in ``registry`` on import.
 """
 
-from __future__ import annotations
+from . import aws, azure, gcp  # noqa: F401  (each registers its answers on import)
+from .registry import (
+    ID_FROM_INPUT,
+    ID_MAKERS,
+    ID_PREFIXES,
+    INVOKES,
+    OUTPUTS,
+    Created,
+    InvokeHandler,
+    OutputsFn,
+    digest,
+    outputs_of,
+    resource_id,
+    resource_outputs,
+)
 
-import hashlib
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
-
-InvokeHandler = Callable[[Mapping[str, Any], Mapping[str, str]], dict[str, Any]]
-INVOKES: dict[str, InvokeHandler] = {}
-"""Data source token -> its placeholder answer, filled by each cloud's module."""
-
-
-def digest(*parts: str, length: int = 17) -> str:
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:length]
-
-
-@dataclass(frozen=True)
-class Created:
-    """A resource being created, as the placeholder functions see it."""
-
-    type: str
-    urn: str
-    id: str
-    inputs: Mapping[str, Any]
-    config: Mapping[str, str]
-
-    @property
-    def name(self) -> str:
-        return self.urn.rsplit("::", 1)[-1]
-
-    def autoname(self, given: Any = None) -> str:
-        """Pulumi's auto-naming: the resource name and a random-looking suffix."""
-        return str(given) if given else f"{self.name}-{digest('name', self.urn, length=7)}"
-
-    def hexid(self, kind: str, length: int = 17) -> str:
-        return digest(kind, self.urn, length=length)
-
-
-# Ids shaped like the cloud's own, by resource type (each cloud adds its own). Types not listed
-# get `<name>-<hash>`.
-ID_PREFIXES: dict[str, str] = {}
-# Resources whose id is one of their inputs.
-ID_FROM_INPUT: dict[str, str] = {}
-# Resources whose id is made from the resource some other way (auto-named, composite).
-ID_MAKERS: dict[str, Callable[[Created], str]] = {}
-
-OutputsFn = Callable[[Created], dict[str, Any]]
-OUTPUTS: dict[str, OutputsFn] = {}
-
-
-def outputs_of(*types: str) -> Callable[[OutputsFn], OutputsFn]:
-    def register(fn: OutputsFn) -> OutputsFn:
-        for type_ in types:
-            OUTPUTS[type_] = fn
-        return fn
-
-    return register
-
-
-def resource_id(type_: str, urn: str, inputs: Mapping[str, Any]) -> str:
-    """A placeholder physical id shaped like the cloud's own."""
-    h = digest("id", urn)
-    if type_ in ID_PREFIXES:
-        return ID_PREFIXES[type_] + h
-    if type_ in ID_FROM_INPUT and inputs.get(ID_FROM_INPUT[type_]):
-        return str(inputs[ID_FROM_INPUT[type_]])
-    if type_.startswith("kubernetes:"):
-        meta = inputs.get("metadata") or {}
-        name = meta.get("name") or urn.rsplit("::", 1)[-1]
-        return f"{meta['namespace']}/{name}" if meta.get("namespace") else str(name)
-    if type_ in ID_MAKERS:
-        return ID_MAKERS[type_](Created(type_, urn, "", inputs, {}))
-    return f"{urn.rsplit('::', 1)[-1]}-{h[:8]}"
-
-
-def resource_outputs(
-    type_: str, urn: str, id_: str, inputs: Mapping[str, Any], config: Mapping[str, str]
-) -> dict[str, Any]:
-    """Computed outputs a created resource would report, on top of its inputs."""
-    fn = OUTPUTS.get(type_)
-    return fn(Created(type_, urn, id_, inputs, config)) if fn else {}
-
-
-@outputs_of("kubernetes:helm.sh/v3:Release")
-def _release(r: Created) -> dict[str, Any]:
-    i = r.inputs
-    return {
-        "status": {
-            "name": i.get("name"),
-            "namespace": i.get("namespace"),
-            "status": "deployed",
-            "version": i.get("version"),
-            "chart": i.get("chart"),
-        }
-    }
-
-
-# Each cloud's answers register themselves on import.
-from . import aws, azure, gcp  # noqa: E402, F401
+__all__ = [
+    "ID_FROM_INPUT",
+    "ID_MAKERS",
+    "ID_PREFIXES",
+    "INVOKES",
+    "OUTPUTS",
+    "Created",
+    "InvokeHandler",
+    "OutputsFn",
+    "digest",
+    "outputs_of",
+    "resource_id",
+    "resource_outputs",
+]

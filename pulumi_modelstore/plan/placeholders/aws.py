@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import (
+from ...cluster import DeclaredCluster, declared_clusters
+from .registry import (
     ID_FROM_INPUT,
     ID_MAKERS,
     ID_PREFIXES,
@@ -38,13 +39,11 @@ def _cluster_subnets(name: str) -> list[str]:
     return [f"subnet-{digest('subnet', name, str(i))}" for i in range(3)]
 
 
-def _declared() -> list[Any]:
-    """What the program declared about its EKS clusters (``aws.cluster.declared_clusters``):
+def _declared() -> list[DeclaredCluster]:
+    """What the program declared about its EKS clusters (each scope's ``declared()``):
     explicit facts plan offline, so the answers agree with them. Empty outside a program."""
     try:
-        from ...aws.cluster import declared_clusters
-
-        return declared_clusters()
+        return declared_clusters("eks")
     except Exception:  # no program running (a handler called directly): nothing declared
         return []
 
@@ -57,7 +56,7 @@ def _declared_for_subnet(subnet_id: str) -> Any:
     """The declared cluster a subnet belongs to: one the program listed it for, or one whose
     lookup (by name) answers it; only those that gave their VPC matter."""
     for declared in _declared():
-        if declared.vpc_id is None:
+        if declared.facts.get("vpc_id") is None:
             continue
         if subnet_id in declared.subnets or (
             declared.name is not None and subnet_id in _cluster_subnets(declared.name)
@@ -71,7 +70,7 @@ def _eks_cluster(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str
     program gave for it: what a lookup fills in agrees with what was given."""
     name = str(args.get("name", "cluster"))
     declared = _declared_for_cluster(name)
-    region = (declared and declared.region) or aws_region(config, args)
+    region = (declared and declared.facts.get("region")) or aws_region(config, args)
     oidc = digest("oidc", name, length=32).upper()
     return {
         "id": name,
@@ -86,7 +85,7 @@ def _eks_cluster(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str
             {"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{oidc}"}]}
         ],
         "vpcConfig": {
-            "vpcId": (declared and declared.vpc_id) or plan_vpc_id(config),
+            "vpcId": (declared and declared.facts.get("vpc_id")) or plan_vpc_id(config),
             "subnetIds": _cluster_subnets(name),
             "securityGroupIds": [],
             "clusterSecurityGroupId": f"sg-{digest('cluster-sg', name)}",
@@ -103,12 +102,12 @@ def _subnet(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any
     region) it gave is in that VPC (and region)."""
     subnet_id = str(args.get("id", "subnet-unknown"))
     declared = _declared_for_subnet(subnet_id)
-    region = (declared and declared.region) or aws_region(config, args)
+    region = (declared and declared.facts.get("region")) or aws_region(config, args)
     zone = "abc"[int(digest("az", subnet_id, length=2), 16) % 3]
     return {
         "id": subnet_id,
         "arn": f"arn:aws:ec2:{region}:{ACCOUNT_ID}:subnet/{subnet_id}",
-        "vpcId": (declared and declared.vpc_id) or plan_vpc_id(config),
+        "vpcId": (declared and declared.facts.get("vpc_id")) or plan_vpc_id(config),
         "availabilityZone": f"{region}{zone}",
         "cidrBlock": "10.0.0.0/19",
         "state": "available",

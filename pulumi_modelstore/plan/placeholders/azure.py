@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from . import ID_MAKERS, INVOKES, Created, digest, outputs_of
+from .registry import ID_MAKERS, INVOKES, Created, digest, outputs_of
 
 DEFAULT_AZURE_LOCATION = "eastus"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import INVOKES, Created, digest, outputs_of
+from .registry import INVOKES, Created, digest, outputs_of
 
 DEFAULT_GCP_PROJECT = "acme-ml"
 
