@@ -418,6 +418,23 @@ def test_verify_catches_permission_denied(world_readable_store: Path) -> None:
     assert out.stderr == f"FAILED: permission denied reading {SHARD}\n"
 
 
+def test_verify_hashes_a_budget_of_random_files_above_the_whole_model_size(
+    seeded: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pulumi_modelstore.model import verify as verify_mod
+
+    monkeypatch.setattr(verify_mod, "WHOLE_MODEL_BYTES", 250_000)
+    manifest = json.loads((seeded / ".modelstore/v1/manifest.json").read_text())
+    for _ in range(20):
+        chosen = verify_mod.choose(manifest["files"], None)
+        total = sum(e["size"] for e in chosen)
+        # Files are added until the budget is reached: never short of it, never one too many.
+        assert total >= 250_000
+        assert total - chosen[-1]["size"] < 250_000
+    monkeypatch.setattr(verify_mod, "WHOLE_MODEL_BYTES", manifest["total_bytes"])
+    assert verify(seeded, "v1").hashed == 5  # at the threshold: the whole model
+
+
 def test_verify_samples_when_asked(seeded: Path) -> None:
     result = verify(seeded, "v1", sample=2)
     assert (result.files, result.hashed) == (5, 2)
