@@ -29,7 +29,7 @@ from pulumi_modelstore.model.sources import (
     open_source,
     parse_source,
 )
-from pulumi_modelstore.model.verify import verify
+from pulumi_modelstore.model.verify import VerifyError, verify
 from tests.conftest import ROOT
 
 SHA = "0e9e39f249a16976918f6564b8830bc894c89659"
@@ -223,6 +223,37 @@ def test_seed_and_verify_run_as_programs(tmp_path: Path) -> None:
     assert log.read_text() == verified.stdout
 
 
+def test_verify_reads_the_revision_and_manifest_where_a_reader_pod_mounts_them(
+    seeded: Path, tmp_path: Path
+) -> None:
+    # A reader pod sees revisions/<rev> at its mount path (a subPath), not the store root.
+    files = tmp_path / "mnt-models"
+    manifest = tmp_path / "mnt-manifest" / "manifest.json"
+    shutil.copytree(seeded / "revisions/v1", files)
+    shutil.copytree(seeded / ".modelstore/v1", manifest.parent)
+    out = run(
+        "verify",
+        "--files",
+        str(files),
+        "--manifest",
+        str(manifest),
+        "--revision",
+        "v1",
+        "--termination-log",
+        "",
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ok: 5 files, 0.0 GiB, sha256 all, read ")
+    (files / "config.json").unlink()
+    with pytest.raises(VerifyError, match=r"^missing file config.json$"):
+        verify(None, "v1", files_dir=files, manifest_path=manifest)
+    out = run("verify", "--files", str(files), "--revision", "v1", "--termination-log", "")
+    assert out.returncode == 2
+    assert out.stderr.endswith(
+        "error: --root is required unless both --files and --manifest are given\n"
+    )
+
+
 def test_a_rerun_of_seed_finds_the_manifest_and_does_nothing(seeded: Path, tmp_path: Path):
     before = (seeded / "revisions/v1" / SHARD).stat()
     manifest = (seeded / ".modelstore/v1/manifest.json").read_bytes()
@@ -367,11 +398,11 @@ def test_verify_catches_a_size_mismatch(seeded: Path) -> None:
 
 
 def test_verify_refuses_an_unpublished_or_torn_manifest(seeded: Path) -> None:
-    with pytest.raises(Exception, match=r"^revision v2 is not published: no "):
+    with pytest.raises(VerifyError, match=r"^revision v2 is not published: no "):
         verify(seeded, "v2")
     path = seeded / ".modelstore/v1/manifest.json"
     path.write_text(path.read_text().replace('"size": 300000', '"size": 3'))
-    with pytest.raises(Exception, match=r"does not match its own digest$"):
+    with pytest.raises(VerifyError, match=r"does not match its own digest$"):
         verify(seeded, "v1")
 
 

@@ -5,6 +5,9 @@
     python -m pulumi_modelstore.model.verify --root /store --revision <rev> \\
         [--all | --sample N] [--label <store>/<namespace>] [--termination-log PATH]
 
+``--files <dir> --manifest <path>`` replace ``--root`` for a pod that mounts the revision's
+``subPath`` exactly as readers do (and the manifest's directory beside it).
+
 Reads only (readers' mounts are read-only). In order:
 
 1. Reads ``.modelstore/<revision>/manifest.json`` and checks it is whole (its digest) and for
@@ -89,9 +92,8 @@ class VerifyResult:
         )
 
 
-def load_manifest(layout: Layout, revision: str) -> dict[str, Any]:
-    """The revision's manifest, checked whole and for this revision."""
-    path = layout.manifest(revision)
+def load_manifest(path: Path, revision: str) -> dict[str, Any]:
+    """The revision's manifest at ``path``, checked whole and for this revision."""
     try:
         manifest: dict[str, Any] = json.loads(path.read_text())
     except PermissionError:
@@ -177,18 +179,25 @@ def check_sha256(base: Path, entries: list[dict[str, Any]]) -> None:
 
 
 def verify(
-    root: Path,
+    root: Path | None,
     revision: str,
     *,
     sample: int | None = None,
     read_bytes: int = DEFAULT_READ_BYTES,
+    files_dir: Path | None = None,
+    manifest_path: Path | None = None,
 ) -> VerifyResult:
     """Verify ``revision`` under the store root ``root`` (see the module docstring).
-    ``sample``: None for the default rule, 0 for every file, N for N random files."""
-    layout = Layout(root)
-    manifest = load_manifest(layout, revision)
+    ``sample``: None for the default rule, 0 for every file, N for N random files.
+    ``files_dir`` and ``manifest_path`` replace the paths under ``root`` (default
+    ``revisions/<revision>`` and ``.modelstore/<revision>/manifest.json``): for a pod that
+    mounts the revision's ``subPath`` as readers do, and the manifest's directory beside it."""
+    if root is None and (files_dir is None or manifest_path is None):
+        raise ValueError("verify needs root, or both files_dir and manifest_path")
+    layout = Layout(root or Path("/"))
+    manifest = load_manifest(manifest_path or layout.manifest(revision), revision)
     entries: list[dict[str, Any]] = manifest["files"]
-    base = layout.revision_dir(revision)
+    base = files_dir or layout.revision_dir(revision)
     check_present(base, entries)
     mb_s = read_throughput(base, entries, read_bytes)
     hashed = choose(entries, sample)
@@ -201,7 +210,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m pulumi_modelstore.model.verify", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--root", required=True, type=Path, help="the store's root (mounted)")
+    parser.add_argument("--root", type=Path, help="the store's root (mounted)")
+    parser.add_argument("--files", type=Path, help="the revision's directory (else under root)")
+    parser.add_argument("--manifest", type=Path, help="its manifest.json (else under root)")
     parser.add_argument("--revision", required=True)
     how = parser.add_mutually_exclusive_group()
     how.add_argument("--all", action="store_true", help="sha256 of every file")
@@ -210,6 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--label", default="", help="<store>/<namespace>, named on failure")
     parser.add_argument("--termination-log", default="/dev/termination-log")
     args = parser.parse_args(argv)
+    if args.root is None and (args.files is None or args.manifest is None):
+        parser.error("--root is required unless both --files and --manifest are given")
     if args.sample is not None and args.sample < 1:
         parser.error(f"--sample must be 1 or more, got {args.sample}")
     try:
@@ -218,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.revision,
             sample=0 if args.all else args.sample,
             read_bytes=args.read_bytes,
+            files_dir=args.files,
+            manifest_path=args.manifest,
         )
     except VerifyError as error:
         label = f"{args.label}: " if args.label else ""
