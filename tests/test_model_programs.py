@@ -305,7 +305,9 @@ def test_keep_revisions_removes_only_old_revisions_no_reader_mounts(tmp_path: Pa
     assert Layout(store).published() == ["r4", "r5"]
 
 
-def test_manifest_last_publish_writes_in_place_and_publishes_with_the_manifest(tmp_path):
+def test_manifest_last_publish_writes_in_place_and_publishes_with_the_manifest(
+    tmp_path: Path,
+) -> None:
     # Object-store mounts cannot rename a directory: files go straight to revisions/<rev>/.
     src = make_model(tmp_path / "src")
     store = tmp_path / "store"
@@ -329,6 +331,36 @@ def test_manifest_last_publish_writes_in_place_and_publishes_with_the_manifest(t
     with pytest.raises(seed_mod.SeedError) as caught:
         seed_mod.seed(source, store, publish="copy")
     assert str(caught.value) == "publish must be one of rename, manifest-last, got 'copy'"
+
+
+def test_a_revision_label_seeded_again_from_another_source_is_replaced_unless_in_use(
+    seeded: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "model.safetensors").write_bytes(b"new")
+    source = open_source(f"file://{other}", "v1")
+    with pytest.raises(seed_mod.SeedError) as caught:
+        seed_mod.seed(source, seeded, in_use=["v1"])
+    assert str(caught.value) == (
+        f"revision v1 is published from file://{tmp_path / 'src'} and readers mount it; seed "
+        f"file://{other} as a new revision instead of replacing it under them"
+    )
+    assert (seeded / "revisions/v1" / SHARD).exists()
+    real_open = source.open
+
+    def spy(file: Any) -> Any:
+        # The old manifest is gone before anything is replaced: no reader's gate opens on it.
+        assert not (seeded / ".modelstore/v1/manifest.json").exists()
+        return real_open(file)
+
+    source.open = spy  # type: ignore[method-assign]
+    result = seed_mod.seed(source, seeded)
+    assert result.seeded
+    assert sorted(p.name for p in (seeded / "revisions/v1").iterdir()) == ["model.safetensors"]
+    assert json.loads((seeded / ".modelstore/v1/manifest.json").read_text())["source"] == (
+        f"file://{other}"
+    )
 
 
 def test_keep_revisions_must_be_one_or_more(tmp_path: Path) -> None:
@@ -589,7 +621,7 @@ class HubStub(http.server.BaseHTTPRequestHandler):
             self.reply(json.dumps(entries[3:]).encode())
         elif self.path == f"{resolve}{SHARD}":
             # The Hub sends LFS bytes from its CDN: another host, which must not get the token.
-            port = self.server.server_address[1]
+            port = self.headers["Host"].rsplit(":", 1)[1]
             self.send_response(302)
             self.send_header("Location", f"http://localhost:{port}/cdn/{SHARD}")
             self.send_header("Content-Length", "0")
@@ -691,6 +723,16 @@ def test_seed_refuses_a_hub_file_whose_bytes_do_not_match_its_lfs_sha256(hub: st
     # Nothing published: the partial download never appears under revisions/.
     assert not (store / "revisions").exists()
     assert not (store / f".modelstore/{SHA}/manifest.json").exists()
+
+
+def test_a_hub_error_names_the_url_and_the_likely_cause(hub: str, tmp_path: Path) -> None:
+    source = open_source("hf://org/missing", SHA, hf_endpoint=hub)
+    with pytest.raises(SourceError) as caught:
+        source.files()
+    assert str(caught.value) == (
+        f"source hf://org/missing: GET {hub}/api/models/org/missing/tree/{SHA}?recursive=true "
+        "answered 404 Not Found: no such repository, revision or file"
+    )
 
 
 def test_seed_refuses_a_hub_file_whose_git_blob_id_does_not_match(hub: str, tmp_path: Path):

@@ -119,6 +119,12 @@ def seed(
             existing["digest"],
             removed,
         )
+    other = read_manifest(layout, revision)
+    if other is not None and other.get("source") != source.uri and revision in in_use:
+        raise SeedError(
+            f"revision {revision} is published from {other.get('source')} and readers mount "
+            f"it; seed {source.uri} as a new revision instead of replacing it under them"
+        )
     wanted = [f for f in source.files() if included(f.path, include)]
     if not wanted:
         patterns = ", ".join(include) or "(none)"
@@ -127,6 +133,10 @@ def seed(
             f"{patterns}"
         )
     target = layout.revision_dir(revision)
+    # Unpublish first (a manifest of another source, or one whose files are not all there),
+    # so no reader's gate opens on the directory while it is replaced.
+    if layout.manifest(revision).exists():
+        layout.manifest(revision).unlink()
     # A revision directory without a complete manifest was never published: a run that died
     # after the rename (or, on object stores, while writing); start it again.
     if target.exists():

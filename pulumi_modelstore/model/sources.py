@@ -15,6 +15,7 @@ import fnmatch
 import json
 import os
 import re
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
@@ -231,7 +232,17 @@ class HuggingFaceSource:
 
     def _open(self, url: str, timeout: float) -> Any:
         opener = urllib.request.build_opener(_SameHostAuthRedirect())
-        return opener.open(self._request(url), timeout=timeout)
+        try:
+            return opener.open(self._request(url), timeout=timeout)
+        except urllib.error.HTTPError as error:
+            hint = {
+                401: ": the repository is private or gated; give a token with read access",
+                403: ": the token may not read this repository (gated: accept its terms)",
+                404: ": no such repository, revision or file",
+            }.get(error.code, "")
+            raise SourceError(
+                f"source {self.uri}: GET {url} answered {error.code} {error.reason}{hint}"
+            ) from None
 
     def _request(self, url: str) -> urllib.request.Request:
         headers = {"User-Agent": "pulumi-modelstore-seed"}
