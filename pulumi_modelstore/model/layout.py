@@ -1,0 +1,106 @@
+"""Where a store keeps its revisions, and the manifest that publishes one.
+
+Under the store's root::
+
+    revisions/<revision>/...                 the published files, what readers mount (subPath)
+    .modelstore/<revision>/manifest.json     written last: its presence publishes the revision
+    .modelstore/partial/<revision>/...       a download in progress, never read by readers
+
+The manifest holds the source, the revision, every file's path, size and sha256, and
+``digest``: the sha256 of the manifest's canonical JSON without that key (sorted keys, no
+spaces), so a consumer can pin the exact manifest and a reader can tell a torn one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+STATE = ".modelstore"
+REVISIONS = "revisions"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The paths of one store root."""
+
+    root: Path
+
+    def revision_dir(self, revision: str) -> Path:
+        return self.root / REVISIONS / revision
+
+    def manifest(self, revision: str) -> Path:
+        return self.root / STATE / revision / "manifest.json"
+
+    def partial(self, revision: str) -> Path:
+        return self.root / STATE / "partial" / revision
+
+    def published(self) -> list[str]:
+        """Revisions with a directory under ``revisions/``, published or not."""
+        base = self.root / REVISIONS
+        return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
+
+
+def canonical(body: dict[str, Any]) -> bytes:
+    """The bytes the manifest digest is taken over."""
+    return json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+
+
+def manifest_digest(manifest: dict[str, Any]) -> str:
+    """``sha256:<hex>`` of the manifest without its ``digest`` key."""
+    body = {k: v for k, v in manifest.items() if k != "digest"}
+    return "sha256:" + hashlib.sha256(canonical(body)).hexdigest()
+
+
+def make_manifest(
+    source: str, revision: str, files: list[dict[str, Any]], published_at: str
+) -> dict[str, Any]:
+    """A manifest for ``files`` (each ``{"path", "size", "sha256"}``), its digest included."""
+    body: dict[str, Any] = {
+        "format": FORMAT,
+        "source": source,
+        "revision": revision,
+        "published_at": published_at,
+        "total_bytes": sum(f["size"] for f in files),
+        "files": sorted(files, key=lambda f: f["path"]),
+    }
+    return {**body, "digest": manifest_digest(body)}
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``path`` so that a reader sees the old file or the whole new one, never a part:
+    a temporary file beside it, flushed to disk, then renamed over it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
+    tmp.replace(path)
+    fsync_dir(path.parent)
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a directory's entries (a rename is durable only once its directory is)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some network file systems refuse fsync on a directory; the rename stands
+    finally:
+        os.close(fd)
+
+
+def write_termination(path: str | None, line: str) -> None:
+    """Write the one-line result to the termination message file Kubernetes reads
+    (``/dev/termination-log`` in a Job), ignoring a path that cannot be written outside a pod."""
+    if not path:
+        return
+    with contextlib.suppress(OSError):
+        Path(path).write_text(line + "\n")

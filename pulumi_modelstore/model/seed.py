@@ -1,0 +1,305 @@
+"""Seed a model revision into a store: ``python -m pulumi_modelstore.model.seed``.
+
+::
+
+    python -m pulumi_modelstore.model.seed --source hf://org/repo --revision <sha> \\
+        --dest /store [--include '*.safetensors' ...] [--keep-revisions 2] [--in-use <rev> ...]
+
+What it does, in order:
+
+1. If ``.modelstore/<revision>/manifest.json`` exists, is whole (its digest matches), names the
+   same source and revision, and every file it lists is under ``revisions/<revision>/`` with
+   its size, it does nothing and says so (exit 0): a rerun of the Job is free.
+2. Lists the source's files at the revision (keeping those matching ``--include``), and streams
+   each into ``.modelstore/partial/<revision>/`` (a leftover partial directory is removed
+   first), taking its size and sha256 on the way and checking them against what the source
+   publishes (Hugging Face: the LFS sha256, or the Git blob id for a small file; S3: a
+   whole-object ``ChecksumSHA256``). A mismatch stops the seed with the file named; nothing
+   is published.
+3. Publishes in one step: renames the partial directory to ``revisions/<revision>/``, then
+   writes the manifest (atomically, last): a revision without a manifest is never published.
+   With ``--publish manifest-last`` (object-store mounts: Mountpoint for S3 cannot rename, and
+   Cloud Storage FUSE and blobfuse2 rename a directory object by object) the files are written
+   straight into ``revisions/<revision>/`` and the manifest, written last, is what publishes.
+4. Removes published revisions beyond ``--keep-revisions`` (the oldest first, by publish time),
+   never the one just seeded and never one named by ``--in-use`` (what readers mount).
+
+It writes one line to the termination message file (``--termination-log``, default
+``/dev/termination-log``) and to stdout: ``ok: seeded <revision>: 12 files, 15.2 GiB, manifest
+sha256:...``, or ``FAILED: <cause>`` with exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from .layout import Layout, fsync_dir, make_manifest, manifest_digest, write_atomically
+from .layout import write_termination as _write_termination
+from .sources import (
+    CHUNK,
+    Source,
+    SourceError,
+    SourceFile,
+    included,
+    open_source,
+    read_token,
+    safe_relative,
+)
+
+GIB = 1 << 30
+# How a revision is published: a rename of the finished directory (file systems: EFS, FSx,
+# NFS, Azure Files, local, a block volume), or files written in place with the manifest last
+# (object stores behind FUSE). Mountpoint for S3 does not emulate rename (awslabs/mountpoint-s3
+# doc/SEMANTICS.md, "Semantics tenets"); Cloud Storage FUSE renames a directory only in a
+# hierarchical-namespace bucket, else refuses or copies object by object (gcsfuse
+# docs/semantics.md, "Renaming directories is only supported in Hierarchical Namespace").
+PUBLISH = ("rename", "manifest-last")
+
+
+class SeedError(Exception):
+    """A seed that cannot finish; its message is the one line the Job reports."""
+
+
+@dataclass(frozen=True)
+class SeedResult:
+    """What a seed did: ``seeded`` False when a complete manifest was already there."""
+
+    seeded: bool
+    revision: str
+    files: int
+    total_bytes: int
+    digest: str
+    removed: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        size = f"{self.total_bytes / GIB:.1f} GiB"
+        verb = "seeded" if self.seeded else "already seeded, nothing to do:"
+        removed = f", removed old revisions {', '.join(self.removed)}" if self.removed else ""
+        return (
+            f"ok: {verb} {self.revision}: {self.files} files, {size}, manifest {self.digest}"
+            f"{removed}"
+        )
+
+
+def seed(
+    source: Source,
+    dest: Path,
+    *,
+    include: Sequence[str] = (),
+    keep_revisions: int = 2,
+    in_use: Sequence[str] = (),
+    publish: str = "rename",
+) -> SeedResult:
+    """Seed ``source``'s revision into the store at ``dest`` (see the module docstring).
+    ``publish``: ``rename`` (default; file systems) or ``manifest-last`` (object-store
+    mounts). Raises :class:`SeedError` or :class:`SourceError` with a one-line message."""
+    if keep_revisions < 1:
+        raise SeedError(f"keep_revisions must be 1 or more, got {keep_revisions}")
+    if publish not in PUBLISH:
+        raise SeedError(f"publish must be one of {', '.join(PUBLISH)}, got {publish!r}")
+    layout = Layout(dest)
+    revision = source.revision
+    existing = complete_manifest(layout, source.uri, revision)
+    if existing is not None:
+        removed = collect(layout, keep_revisions, {revision, *in_use})
+        return SeedResult(
+            False,
+            revision,
+            len(existing["files"]),
+            existing["total_bytes"],
+            existing["digest"],
+            removed,
+        )
+    other = read_manifest(layout, revision)
+    if other is not None and other.get("source") != source.uri and revision in in_use:
+        raise SeedError(
+            f"revision {revision} is published from {other.get('source')} and readers mount "
+            f"it; seed {source.uri} as a new revision instead of replacing it under them"
+        )
+    wanted = [f for f in source.files() if included(f.path, include)]
+    if not wanted:
+        patterns = ", ".join(include) or "(none)"
+        raise SeedError(
+            f"source {source.uri} at {revision} has no file matching the include patterns "
+            f"{patterns}"
+        )
+    target = layout.revision_dir(revision)
+    # Unpublish first (a manifest of another source, or one whose files are not all there),
+    # so no reader's gate opens on the directory while it is replaced.
+    if layout.manifest(revision).exists():
+        layout.manifest(revision).unlink()
+    # A revision directory without a complete manifest was never published: a run that died
+    # after the rename (or, on object stores, while writing); start it again.
+    if target.exists():
+        shutil.rmtree(target)
+    if publish == "rename":
+        partial = layout.partial(revision)
+        if partial.exists():
+            shutil.rmtree(partial)  # a crashed run's leftovers: start clean
+        partial.mkdir(parents=True)
+        entries = [download(source, f, partial) for f in wanted]
+        fsync_dir(partial)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial.rename(target)
+        fsync_dir(target.parent)
+    else:
+        target.mkdir(parents=True)
+        entries = [download(source, f, target) for f in wanted]
+    manifest = make_manifest(source.uri, revision, entries, datetime.now(UTC).isoformat())
+    data = json.dumps(manifest, indent=1).encode()
+    if publish == "rename":
+        write_atomically(layout.manifest(revision), data)
+    else:
+        # An object is visible whole or not at all once written: no rename needed (and
+        # Mountpoint for S3 cannot rename).
+        layout.manifest(revision).parent.mkdir(parents=True, exist_ok=True)
+        layout.manifest(revision).write_bytes(data)
+    removed = collect(layout, keep_revisions, {revision, *in_use})
+    return SeedResult(
+        True, revision, len(entries), manifest["total_bytes"], manifest["digest"], removed
+    )
+
+
+def download(source: Source, file: SourceFile, partial: Path) -> dict[str, Any]:
+    """Stream one file into the partial directory, checking its size and digest."""
+    rel = safe_relative(file.path, source.uri)
+    out_path = partial / rel
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    sha256 = hashlib.sha256()
+    # A Git blob id is the sha1 of "blob <size>\0" and the bytes.
+    git = hashlib.sha1(f"blob {file.size}\0".encode()) if file.git_sha1 else None
+    size = 0
+    with source.open(file) as stream, out_path.open("wb") as out:
+        while chunk := stream.read(CHUNK):
+            sha256.update(chunk)
+            if git is not None:
+                git.update(chunk)
+            out.write(chunk)
+            size += len(chunk)
+        out.flush()
+    digest = sha256.hexdigest()
+    if size != file.size:
+        raise SeedError(
+            f"size mismatch in {rel}: the source lists {file.size} bytes, {size} arrived"
+        )
+    if file.sha256 is not None and digest != file.sha256:
+        raise SeedError(
+            f"sha256 mismatch in {rel}: the source publishes {file.sha256}, "
+            f"the bytes that arrived hash to {digest}"
+        )
+    if git is not None and git.hexdigest() != file.git_sha1:
+        raise SeedError(
+            f"git blob id mismatch in {rel}: the source publishes {file.git_sha1}, "
+            f"the bytes that arrived give {git.hexdigest()}"
+        )
+    return {"path": rel, "size": size, "sha256": digest}
+
+
+def read_manifest(layout: Layout, revision: str) -> dict[str, Any] | None:
+    """The revision's manifest if it is there and whole (its digest matches), else None."""
+    path = layout.manifest(revision)
+    try:
+        manifest: dict[str, Any] = json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    if manifest.get("digest") != manifest_digest(manifest):
+        return None
+    return manifest
+
+
+def complete_manifest(layout: Layout, uri: str, revision: str) -> dict[str, Any] | None:
+    """The manifest when the revision is published from this source with every file at its
+    size (a full re-hash is the verification Job's part), else None."""
+    manifest = read_manifest(layout, revision)
+    if manifest is None or manifest.get("source") != uri or manifest.get("revision") != revision:
+        return None
+    base = layout.revision_dir(revision)
+    for entry in manifest["files"]:
+        path = base / entry["path"]
+        if not path.is_file() or path.stat().st_size != entry["size"]:
+            return None
+    return manifest
+
+
+def collect(layout: Layout, keep: int, protected: set[str]) -> tuple[str, ...]:
+    """Remove published revisions beyond the newest ``keep`` (by publish time), never one in
+    ``protected``. The manifest goes first, so a reader's gate sees the revision unpublished
+    before its files go."""
+    dated = []
+    for revision in layout.published():
+        manifest = read_manifest(layout, revision)
+        if manifest is not None:
+            dated.append((manifest.get("published_at", ""), revision))
+    newest_first = [r for _, r in sorted(dated, reverse=True)]
+    kept = [r for r in newest_first if r in protected]
+    removed = []
+    for revision in newest_first:
+        if revision in kept:
+            continue
+        if len(kept) < keep:
+            kept.append(revision)
+            continue
+        layout.manifest(revision).unlink()
+        shutil.rmtree(layout.manifest(revision).parent)
+        shutil.rmtree(layout.revision_dir(revision))
+        removed.append(revision)
+    return tuple(removed)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The command line; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m pulumi_modelstore.model.seed", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--source", required=True, help="hf://, s3://, gs://, az:// or file://")
+    parser.add_argument("--revision", required=True, help="hf: a commit SHA; else a label")
+    parser.add_argument("--dest", required=True, type=Path, help="the store's root (mounted)")
+    parser.add_argument("--include", action="append", default=[], help="fnmatch pattern")
+    parser.add_argument("--keep-revisions", type=int, default=2)
+    parser.add_argument("--in-use", action="append", default=[], help="a revision readers mount")
+    parser.add_argument("--token-file", help="a file holding the source's token (a Secret)")
+    parser.add_argument("--token-env", default="HF_TOKEN", help="else this variable's value")
+    parser.add_argument("--hf-endpoint", help="default: $HF_ENDPOINT, else huggingface.co")
+    parser.add_argument("--publish", choices=PUBLISH, default="rename")
+    parser.add_argument("--termination-log", default="/dev/termination-log")
+    args = parser.parse_args(argv)
+    try:
+        source = open_source(
+            args.source,
+            args.revision,
+            token=read_token(args.token_file, args.token_env),
+            hf_endpoint=args.hf_endpoint,
+        )
+        result = seed(
+            source,
+            args.dest,
+            include=args.include,
+            keep_revisions=args.keep_revisions,
+            in_use=args.in_use,
+            publish=args.publish,
+        )
+    except (SeedError, SourceError) as error:
+        line = f"FAILED: {error}"
+    except Exception as error:  # a network or client error: still one line for the Job
+        line = f"FAILED: {type(error).__name__}: {error}"
+    else:
+        line = result.line()
+        print(line)
+        _write_termination(args.termination_log, line)
+        return 0
+    print(line, file=sys.stderr)
+    _write_termination(args.termination_log, line)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,347 @@
+"""Model sources: one parser for the source URI, and per scheme a source that lists the files of
+a revision (with the sha256 the source publishes, where it publishes one) and streams them.
+
+Schemes: ``hf://<org>/<repo>`` (a revision is a commit SHA), ``s3://<bucket>/<prefix>``,
+``gs://<bucket>/<prefix>``, ``az://<account>/<container>/<prefix>`` and ``file:///<path>`` (a
+local directory: tests and air-gapped copies). ``gs://`` and ``az://`` parse, but their
+download is not written yet (no client library is a dependency of the package): seeding from
+them fails with :class:`SourceError` saying so.
+"""
+
+from __future__ import annotations
+
+import base64
+import fnmatch
+import json
+import os
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol
+
+SCHEMES = ("hf", "s3", "gs", "az", "file")
+FORMS = (
+    "hf://<org>/<repo>, s3://<bucket>/<prefix>, gs://<bucket>/<prefix>, "
+    "az://<account>/<container>/<prefix> or file:///<absolute path>"
+)
+COMMIT_SHA = re.compile(r"[0-9a-f]{40}")
+# A revision becomes a directory name (revisions/<revision>/): one safe path component.
+REVISION_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+# .modelstore/partial/ holds downloads in progress, so no revision may be called that.
+RESERVED_REVISION = "partial"
+DEFAULT_HF_ENDPOINT = "https://huggingface.co"
+CHUNK = 8 << 20  # 8 MiB reads: large enough that per-call overhead vanishes next to hashing
+
+
+class SourceError(ValueError):
+    """A source URI, revision or file that cannot be used, with a one-line message naming the
+    value given and what is allowed (``source must be ..., got '...'``)."""
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file of a revision: its path relative to the revision's root, its size, and what the
+    source publishes to check its bytes against (``sha256``: hex; ``git_sha1``: the Git blob id
+    of a Hugging Face file not stored with LFS). None where the source publishes nothing."""
+
+    path: str
+    size: int
+    sha256: str | None = None
+    git_sha1: str | None = None
+
+
+class Source(Protocol):
+    """What seed needs of a source: the files of its revision, and each file's bytes."""
+
+    uri: str
+    revision: str
+
+    def files(self) -> list[SourceFile]:
+        """Every file of the revision (before include patterns), sorted by path."""
+        ...
+
+    def open(self, file: SourceFile) -> Any:
+        """A context manager yielding a binary stream of the file's bytes."""
+        ...
+
+
+@dataclass(frozen=True)
+class SourceURI:
+    """A parsed source URI. ``location`` is the scheme's first part (the Hugging Face org/repo,
+    the bucket, the storage account, or the local directory); ``container`` is Azure's only;
+    ``prefix`` is the path inside the bucket or container (no leading or trailing ``/``)."""
+
+    uri: str
+    scheme: str
+    location: str
+    container: str = ""
+    prefix: str = ""
+
+
+def parse_source(uri: str) -> SourceURI:
+    """Parse a model source URI, or raise :class:`SourceError` naming what is wrong."""
+    scheme, sep, rest = uri.partition("://")
+    if not sep or scheme not in SCHEMES:
+        raise SourceError(f"source must be {FORMS}, got {uri!r}")
+    if scheme == "file":
+        if not rest.startswith("/"):
+            raise SourceError(f"source must be file:///<absolute path>, got {uri!r}")
+        return SourceURI(uri, scheme, os.path.normpath(rest))
+    parts = [p for p in rest.split("/")]
+    if scheme == "hf":
+        if len(parts) != 2 or not all(parts):
+            raise SourceError(
+                f"source must be hf://<org>/<repo> (the organisation and the repository, "
+                f"nothing after them), got {uri!r}"
+            )
+        return SourceURI(uri, scheme, f"{parts[0]}/{parts[1]}")
+    if scheme == "az":
+        if len(parts) < 2 or not parts[0] or not parts[1]:
+            raise SourceError(
+                f"source must be az://<account>/<container>/<prefix> (the storage account "
+                f"and the container at least), got {uri!r}"
+            )
+        return SourceURI(uri, scheme, parts[0], parts[1], "/".join(parts[2:]).strip("/"))
+    if not parts[0]:
+        raise SourceError(f"source must be {scheme}://<bucket>/<prefix> (a bucket), got {uri!r}")
+    return SourceURI(uri, scheme, parts[0], prefix="/".join(parts[1:]).strip("/"))
+
+
+def check_revision(scheme: str, revision: str) -> str:
+    """The revision, if it suits the scheme: a commit SHA for Hugging Face (a branch or a tag
+    moves, so the bytes behind it are not one revision), else a label that is one safe path
+    component (it names the directory ``revisions/<revision>/``)."""
+    if scheme == "hf" and not COMMIT_SHA.fullmatch(revision):
+        raise SourceError(
+            "revision must be a commit SHA (40 lowercase hexadecimal characters) for a "
+            "Hugging Face source: a branch or tag moves; pin the commit it points to "
+            f"(the repository's commit history shows it), got {revision!r}"
+        )
+    if not REVISION_LABEL.fullmatch(revision) or revision == RESERVED_REVISION:
+        raise SourceError(
+            "revision must be 1-128 letters, digits, '.', '_' or '-', starting with a letter "
+            "or digit, other than 'partial' (it names the directories revisions/<revision>/ "
+            f"and .modelstore/<revision>/, beside .modelstore/partial/), got {revision!r}"
+        )
+    return revision
+
+
+def included(path: str, include: Sequence[str]) -> bool:
+    """Whether a relative path matches one of the include patterns (fnmatch on the whole
+    relative path, so ``*`` also crosses ``/``); no patterns include every file."""
+    return not include or any(fnmatch.fnmatchcase(path, pattern) for pattern in include)
+
+
+def safe_relative(path: str, uri: str) -> str:
+    """A source file's path, refused when it could escape the revision's directory."""
+    parts = path.split("/")
+    if not path or path.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise SourceError(
+            f"source {uri} lists a file path that is not a plain relative path: {path!r}"
+        )
+    return path
+
+
+def read_token(token_file: str | None, token_env: str | None) -> str | None:
+    """A token from a file (a mounted Secret) or an environment variable (a Secret's key set as
+    env); never from a literal argument, so it never lands in a Job spec or a process list."""
+    if token_file:
+        return Path(token_file).read_text().strip() or None
+    if token_env:
+        return os.environ.get(token_env) or None
+    return None
+
+
+def open_source(
+    uri: str,
+    revision: str,
+    *,
+    token: str | None = None,
+    hf_endpoint: str | None = None,
+) -> Source:
+    """The source for a URI and revision. ``hf_endpoint`` defaults to ``$HF_ENDPOINT``, else
+    ``https://huggingface.co`` (the same variable huggingface_hub reads)."""
+    parsed = parse_source(uri)
+    check_revision(parsed.scheme, revision)
+    if parsed.scheme == "file":
+        return LocalSource(uri, revision, Path(parsed.location))
+    if parsed.scheme == "hf":
+        endpoint = hf_endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_HF_ENDPOINT
+        return HuggingFaceSource(uri, revision, parsed.location, endpoint.rstrip("/"), token)
+    if parsed.scheme == "s3":
+        return S3Source(uri, revision, parsed.location, parsed.prefix)
+    raise SourceError(
+        f"source {uri}: seeding from {parsed.scheme}:// is not written yet (no "
+        f"{'Cloud Storage' if parsed.scheme == 'gs' else 'Azure Blob'} client ships with the "
+        "package); stage the model in an s3:// bucket or a Hugging Face repository"
+    )
+
+
+class LocalSource:
+    """A local directory: every regular file under it (symlinks followed), no published
+    digests."""
+
+    def __init__(self, uri: str, revision: str, root: Path) -> None:
+        self.uri = uri
+        self.revision = revision
+        self.root = root
+
+    def files(self) -> list[SourceFile]:
+        if not self.root.is_dir():
+            raise SourceError(f"source {self.uri}: {self.root} is not a directory")
+        found = []
+        for dirpath, _dirs, names in os.walk(self.root, followlinks=True):
+            for name in names:
+                full = Path(dirpath, name)
+                rel = full.relative_to(self.root).as_posix()
+                found.append(SourceFile(rel, full.stat().st_size))
+        return sorted(found, key=lambda f: f.path)
+
+    def open(self, file: SourceFile) -> Any:
+        return (self.root / file.path).open("rb")
+
+
+class HuggingFaceSource:
+    """A Hugging Face model repository at a commit, over the Hub's HTTP API (urllib only).
+
+    Files come from the tree endpoint, ``GET {endpoint}/api/models/{repo}/tree/{revision}
+    ?recursive=true``, paginated by ``Link: <...>; rel="next"`` headers: the request
+    huggingface_hub's ``HfApi.list_repo_tree`` makes (``src/huggingface_hub/hf_api.py``; pages
+    followed by ``utils/_pagination.py``). Each entry has ``type``, ``path``, ``size``, ``oid``
+    (the Git blob id) and, for LFS files, ``lfs: {oid, size, pointerSize}`` whose ``oid`` is
+    the file's sha256 (``RepoFile.__init__``: ``BlobLfsInfo(size=lfs["size"],
+    sha256=lfs["oid"], ...)``). ``expand=true`` is not asked for: per ``RepoFile``'s
+    docstring only ``last_commit`` and ``security`` need it, and it costs a lookup per file.
+    Bytes come from ``{endpoint}/{repo}/resolve/{revision}/{path}``
+    (``hf_hub_url``), following the Hub's redirect to its CDN.
+    """
+
+    def __init__(
+        self, uri: str, revision: str, repo: str, endpoint: str, token: str | None
+    ) -> None:
+        self.uri = uri
+        self.revision = revision
+        self.repo = repo
+        self.endpoint = endpoint
+        self.token = token
+
+    def _open(self, url: str, timeout: float) -> Any:
+        opener = urllib.request.build_opener(_SameHostAuthRedirect())
+        try:
+            return opener.open(self._request(url), timeout=timeout)
+        except urllib.error.HTTPError as error:
+            hint = {
+                401: ": the repository is private or gated; give a token with read access",
+                403: ": the token may not read this repository (gated: accept its terms)",
+                404: ": no such repository, revision or file",
+            }.get(error.code, "")
+            raise SourceError(
+                f"source {self.uri}: GET {url} answered {error.code} {error.reason}{hint}"
+            ) from None
+
+    def _request(self, url: str) -> urllib.request.Request:
+        headers = {"User-Agent": "pulumi-modelstore-seed"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        return urllib.request.Request(url, headers=headers)
+
+    def files(self) -> list[SourceFile]:
+        url: str | None = (
+            f"{self.endpoint}/api/models/{self.repo}/tree/{self.revision}?recursive=true"
+        )
+        found: list[SourceFile] = []
+        while url:
+            with self._open(url, timeout=60) as response:
+                entries = json.load(response)
+                url = _next_link(response.headers.get("Link"))
+            for entry in entries:
+                if entry.get("type") != "file":
+                    continue
+                lfs = entry.get("lfs")
+                size = int(entry["size"])
+                if lfs:
+                    found.append(SourceFile(entry["path"], size, sha256=lfs["oid"]))
+                else:
+                    found.append(SourceFile(entry["path"], size, git_sha1=entry.get("oid")))
+        return sorted(found, key=lambda f: f.path)
+
+    def open(self, file: SourceFile) -> Any:
+        quoted = urllib.parse.quote(file.path)
+        url = f"{self.endpoint}/{self.repo}/resolve/{self.revision}/{quoted}"
+        return self._open(url, timeout=300)
+
+
+class _SameHostAuthRedirect(urllib.request.HTTPRedirectHandler):
+    """Follows redirects, but drops the token when one leaves the host (the Hub sends file
+    bytes from its CDN, which needs no token); urllib would forward every header."""
+
+    def redirect_request(
+        self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None:
+            old_host = urllib.parse.urlsplit(req.full_url).netloc
+            if urllib.parse.urlsplit(newurl).netloc != old_host:
+                new.remove_header("Authorization")
+        return new
+
+
+def _next_link(header: str | None) -> str | None:
+    """The ``rel="next"`` URL of an RFC 8288 Link header, if any."""
+    for part in (header or "").split(","):
+        url, _, params = part.partition(";")
+        if 'rel="next"' in params.replace(" ", ""):
+            return url.strip().strip("<>")
+    return None
+
+
+class S3Source:
+    """Objects under ``s3://<bucket>/<prefix>/`` through boto3 (imported here, when used; the
+    endpoint comes from boto3's own settings, e.g. ``AWS_ENDPOINT_URL``). An object's published
+    sha256 is its ``ChecksumSHA256`` when it is a whole-object checksum (objects uploaded with
+    a SHA-256 checksum; a multipart upload's composite value ends in ``-<parts>`` and is not a
+    digest of the bytes, so it is not used)."""
+
+    def __init__(self, uri: str, revision: str, bucket: str, prefix: str) -> None:
+        self.uri = uri
+        self.revision = revision
+        self.bucket = bucket
+        self.prefix = f"{prefix}/" if prefix else ""
+        import boto3  # only the s3:// source needs it
+
+        self.client = boto3.client("s3")
+
+    def files(self) -> list[SourceFile]:
+        found = []
+        for page in self.client.get_paginator("list_objects_v2").paginate(
+            Bucket=self.bucket, Prefix=self.prefix
+        ):
+            for obj in page.get("Contents", []):
+                key = obj["Key"]
+                if key.endswith("/"):
+                    continue  # a folder placeholder, not a file
+                head = self.client.head_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED")
+                found.append(
+                    SourceFile(key[len(self.prefix) :], obj["Size"], sha256=_s3_sha256(head))
+                )
+        return sorted(found, key=lambda f: f.path)
+
+    @contextmanager
+    def open(self, file: SourceFile) -> Iterator[BinaryIO]:
+        body = self.client.get_object(Bucket=self.bucket, Key=self.prefix + file.path)["Body"]
+        try:
+            yield body
+        finally:
+            body.close()
+
+
+def _s3_sha256(head: dict[str, Any]) -> str | None:
+    value = head.get("ChecksumSHA256")
+    if not value or "-" in value or head.get("ChecksumType", "FULL_OBJECT") != "FULL_OBJECT":
+        return None
+    return base64.b64decode(value).hex()
