@@ -36,7 +36,6 @@ import pulumi_aws as aws
 
 from .. import validation as v
 from ..access import Consumer, ConsumerAccess, Grant
-from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
 from ..kube.drivers import CsiDriverChart
@@ -715,10 +714,9 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     def preflight(
         self,
         spec: Spec[MountpointS3ModelStoreArgs],
-        cluster: ClusterScope,
+        cluster: EksCluster,
         opts: pulumi.ResourceOptions | None,
     ) -> _Preflight:
-        assert isinstance(cluster, EksCluster)  # what AwsModelStore.join returns
         a, name = spec.args, spec.common.name
         state = _driver_state(cluster)
         # Stores on one cluster share one driver and its node role: refused here, before
@@ -746,9 +744,8 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     # ---- 3. provision ---------------------------------------------------------------------------
 
     def provision_storage(
-        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: EksCluster, facts: _Preflight
     ) -> Binding:
-        assert isinstance(cluster, EksCluster)
         a, name = spec.args, spec.common.name
         hardening: list[pulumi.Resource] = []
         self.bucket: aws.s3.Bucket | None = None
@@ -794,7 +791,7 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
         )
 
     def consumer_access(
-        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: EksCluster, facts: _Preflight
     ) -> ConsumerAccess | None:
         """Pod-level credentials (``authentication_source: pod``): each consumer namespace's
         service account gets a role of its own, read-only for readers. Driver-level

@@ -54,7 +54,6 @@ import pulumi
 
 from .. import validation as v
 from ..access import PER_ACCESS, PER_NAMESPACE, Consumer, ConsumerAccess, Grant
-from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import STORE_NAME, Binding, Spec
@@ -543,10 +542,9 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     def preflight(
         self,
         spec: Spec[AzureBlobModelStoreArgs],
-        cluster: ClusterScope,
+        cluster: AksCluster,
         opts: pulumi.ResourceOptions | None,
     ) -> _Preflight:
-        assert isinstance(cluster, AksCluster)  # what AzureModelStore.join returns
         a, name = spec.args, spec.common.name
         facts = cluster.facts(name)
         require_oidc_issuer(name, facts)
@@ -574,7 +572,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     # ---- 3. provision ---------------------------------------------------------------------------
 
     def provision_storage(
-        self, spec: Spec[AzureBlobModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, facts: _Preflight
     ) -> Binding:
         a, c = spec.args, spec.common
         self.storage_account: Any = None
@@ -590,7 +588,6 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         if facts.network.private_endpoint:
             # A mount before the private DNS record resolves reaches the public endpoint,
             # which refuses it.
-            assert isinstance(cluster, AksCluster)
             ready += net.private_endpoint(
                 self,
                 c.name,
@@ -623,7 +620,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         )
 
     def consumer_access(
-        self, spec: Spec[AzureBlobModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, facts: _Preflight
     ) -> ConsumerAccess:
         """A user-assigned identity per access level (or per namespace, ``identity_per``)
         with a federated credential per consumer service account and one role: in the token

@@ -37,7 +37,6 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from .. import validation as v
-from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import Binding, Spec
@@ -291,10 +290,9 @@ class AzureFilesNfsModelStore(
     def preflight(
         self,
         spec: Spec[AzureFilesNfsModelStoreArgs],
-        cluster: ClusterScope,
+        cluster: AksCluster,
         opts: pulumi.ResourceOptions | None,
     ) -> _Preflight:
-        assert isinstance(cluster, AksCluster)  # what AzureModelStore.join returns
         a, name = spec.args, spec.common.name
         facts = cluster.facts(name)
         require_file_csi_driver(name, facts)
@@ -311,7 +309,7 @@ class AzureFilesNfsModelStore(
     # ---- 3. provision ---------------------------------------------------------------------------
 
     def provision_storage(
-        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, facts: _Preflight
     ) -> Binding:
         a = spec.args
         self.account: Any = None
@@ -366,14 +364,13 @@ class AzureFilesNfsModelStore(
         )
 
     def _private_endpoint(
-        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, facts: _Preflight
     ) -> list[pulumi.Resource]:
         """The account's private endpoint and its DNS record where the network plan has one
         (none otherwise): what a mount must wait for, since a mount before the private DNS
         record resolves reaches the public endpoint, which refuses it."""
         if not facts.network.private_endpoint:
             return []
-        assert isinstance(cluster, AksCluster)
         a = spec.args
         return net.private_endpoint(
             self,

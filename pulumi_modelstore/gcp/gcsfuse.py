@@ -42,7 +42,6 @@ import pulumi_gcp as gcp
 
 from .. import validation as v
 from ..access import Consumer, ConsumerAccess, Grant, PodSide
-from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import STORE_NAME, Binding, Spec
@@ -803,10 +802,9 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
     def preflight(
         self,
         spec: Spec[GcsFuseModelStoreArgs],
-        cluster: ClusterScope,
+        cluster: GkeCluster,
         opts: pulumi.ResourceOptions | None,
     ) -> _Preflight:
-        assert isinstance(cluster, GkeCluster)  # what GcpModelStore.join returns
         a, name = spec.args, spec.common.name
         facts = cluster.facts(name)
         require_workload_pool(name, facts)
@@ -838,7 +836,7 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
     # ---- 3. provision ---------------------------------------------------------------------------
 
     def provision_storage(
-        self, spec: Spec[GcsFuseModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[GcsFuseModelStoreArgs], cluster: GkeCluster, facts: _Preflight
     ) -> Binding:
         a = spec.args
         self.bucket: Any = None
@@ -880,7 +878,7 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
         )
 
     def consumer_access(
-        self, spec: Spec[GcsFuseModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[GcsFuseModelStoreArgs], cluster: GkeCluster, facts: _Preflight
     ) -> ConsumerAccess:
         """Every consumer namespace's service account gets a bucket-level role, read-only
         for readers: through its workload identity principal, or (``identity:

@@ -308,10 +308,9 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
     def preflight(
         self,
         spec: Spec[HyperdiskMlModelStoreArgs],
-        cluster: Any,
+        cluster: GkeCluster,
         opts: pulumi.ResourceOptions | None,
     ) -> GkeClusterFacts:
-        assert isinstance(cluster, GkeCluster)
         store = spec.common.name
         facts = cluster.facts(store)
         require_pd_csi_addon(store, facts)
@@ -328,7 +327,7 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         return facts
 
     def provision_storage(
-        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: Any, facts: GkeClusterFacts
+        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: GkeCluster, facts: GkeClusterFacts
     ) -> Binding:
         a, c = spec.args, spec.common
         revision, uri = a["model_revision"], a["source_uri"]
@@ -385,7 +384,7 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         )
 
     def consumer_access(
-        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: Any, facts: GkeClusterFacts
+        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: GkeCluster, facts: GkeClusterFacts
     ) -> ConsumerAccess:
         """The populator's transfer in each reader namespace runs as the loader service
         account, whose workload identity principal may read the bucket. Readers' pods need
