@@ -524,6 +524,14 @@ def _plain(annotation: Any) -> Any:
     return annotation
 
 
+def require_feature(store: str, cluster: str, on: object, allowed: str) -> None:
+    """Refuse ``store`` on the cluster named ``cluster`` when a feature it needs is off (``on``
+    false): the error names the store's ``cluster_name`` and what the cluster must have
+    (``allowed``). Nothing when it is on."""
+    if not on:
+        raise ModelStoreInputError(store, "cluster_name", cluster, allowed)
+
+
 def _shown(how: Hashable) -> Any:
     return how[0] if isinstance(how, tuple) and len(how) == 1 else how
 

@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 
 import pulumi
 
-from ..cluster import ClusterScope, EntryRules, as_facts
+from ..cluster import ClusterScope, EntryRules, as_facts, require_feature
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output
@@ -309,50 +309,45 @@ def cluster_named(store: str, cluster_name: Any, resource_group: Any) -> None:
 def require_oidc_issuer(store: str, facts: AksClusterFacts) -> None:
     """Federated credentials trust the cluster's OIDC issuer: without it no pod token is
     exchanged for an Entra ID token."""
-    if not facts.oidc_issuer_url:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            "a cluster with the OIDC issuer on (oidcIssuerProfile.enabled; see "
-            "azure.cluster_settings)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.oidc_issuer_url,
+        "a cluster with the OIDC issuer on (oidcIssuerProfile.enabled; see azure.cluster_settings)",
+    )
 
 
 def require_workload_identity(store: str, facts: AksClusterFacts) -> None:
     """The workload identity webhook projects the service account token the mount exchanges."""
-    if not facts.workload_identity:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            "a cluster with workload identity on (securityProfile.workloadIdentity.enabled; see "
-            "azure.cluster_settings)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.workload_identity,
+        "a cluster with workload identity on (securityProfile.workloadIdentity.enabled; see "
+        "azure.cluster_settings)",
+    )
 
 
 def require_blob_csi_driver(store: str, facts: AksClusterFacts) -> None:
     """The blob CSI driver is an AKS add-on, off by default."""
-    if not facts.blob_csi:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            "a cluster with the blob CSI driver on (storageProfile.blobCSIDriver.enabled, off "
-            "by default on AKS; see azure.cluster_settings)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.blob_csi,
+        "a cluster with the blob CSI driver on (storageProfile.blobCSIDriver.enabled, off "
+        "by default on AKS; see azure.cluster_settings)",
+    )
 
 
 def require_file_csi_driver(store: str, facts: AksClusterFacts) -> None:
     """The Azure Files CSI driver is on by default on AKS, but a cluster may turn it off."""
-    if not facts.file_csi:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            "a cluster with the Azure Files CSI driver on (storageProfile.fileCSIDriver.enabled; "
-            "see azure.cluster_settings)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.file_csi,
+        "a cluster with the Azure Files CSI driver on (storageProfile.fileCSIDriver.enabled; "
+        "see azure.cluster_settings)",
+    )
 
 
 def cluster_settings() -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
-from ..cluster import ClusterScope, EntryRules, as_facts
+from ..cluster import ClusterScope, EntryRules, as_facts, require_feature
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output
@@ -286,38 +286,35 @@ def cluster_named(store: str, cluster_name: Any, location: Any) -> None:
 
 def require_workload_pool(store: str, facts: GkeClusterFacts) -> None:
     """Workload identity: without a pool no pod gets a Google identity, so no mount authorizes."""
-    if not facts.workload_pool:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            f"a cluster with workload identity (workload pool {facts.project}.svc.id.goog; "
-            "see gcp.cluster_settings)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.workload_pool,
+        f"a cluster with workload identity (workload pool {facts.project}.svc.id.goog; "
+        "see gcp.cluster_settings)",
+    )
 
 
 def require_gcs_fuse_addon(store: str, facts: GkeClusterFacts) -> None:
     """The Cloud Storage FUSE CSI driver is a GKE add-on, off by default on Standard clusters."""
-    if not facts.gcs_fuse_csi:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            "a cluster with the GCS FUSE CSI driver add-on enabled "
-            "(addons_config.gcs_fuse_csi_driver_config.enabled; see gcp.cluster_settings)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.gcs_fuse_csi,
+        "a cluster with the GCS FUSE CSI driver add-on enabled "
+        "(addons_config.gcs_fuse_csi_driver_config.enabled; see gcp.cluster_settings)",
+    )
 
 
 def require_pd_csi_addon(store: str, facts: GkeClusterFacts) -> None:
     """Hyperdisk ML volumes come from the Compute Engine persistent disk CSI driver add-on."""
-    if not facts.pd_csi:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            "a cluster with the Compute Engine persistent disk CSI driver add-on enabled "
-            "(addons_config.gce_persistent_disk_csi_driver_config.enabled)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.pd_csi,
+        "a cluster with the Compute Engine persistent disk CSI driver add-on enabled "
+        "(addons_config.gce_persistent_disk_csi_driver_config.enabled)",
+    )
 
 
 def require_gke_metadata(store: str, facts: GkeClusterFacts) -> None:
