@@ -21,7 +21,7 @@ import dataclasses
 import typing
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -31,6 +31,8 @@ from .errors import ModelStoreInputError
 from .fields import Parser
 
 T = TypeVar("T")
+# A scope's facts (a dataclass; None for a scope that looks nothing up): what facts() returns.
+F = TypeVar("F")
 _REGISTRY_ATTRIBUTE = "_modelstore_cluster_scopes"
 # Kind (the config program's `kind`) -> scope class; filled as scope classes are defined.
 _KINDS: dict[str, type["ClusterScope"]] = {}
@@ -102,7 +104,7 @@ def providers_only(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOption
     return pulumi.ResourceOptions(providers=providers) if providers else pulumi.ResourceOptions()
 
 
-class ClusterScope(pulumi.ComponentResource):
+class ClusterScope(pulumi.ComponentResource, Generic[F]):
     """Base of every cluster scope (see the module docstring). Backends reach theirs with
     :meth:`join`; a program may also make one and pass it to its stores as ``cluster``.
 
@@ -348,6 +350,18 @@ class ClusterScope(pulumi.ComponentResource):
             self._lookups[key] = fetch()
         return self._lookups[key]
 
+    def facts(self, store: str) -> F:
+        """The cluster's facts, looked up once for all its stores (``store`` is named if the
+        lookup fails); the facts a program or config entry gave, as given."""
+        if self._facts is None:
+            self._facts = self._look_up(store)
+        facts: F = self._facts
+        return facts
+
+    def _look_up(self, store: str) -> F:
+        """The cluster's facts from its cloud: each scope with facts says how."""
+        raise NotImplementedError(f"{type(self).__name__} looks up no facts")
+
     # ---- names ---------------------------------------------------------------------------------
 
     def reserve_names(self, store: str, volumes: Sequence[tuple[str, str, str]]) -> None:
@@ -532,6 +546,13 @@ def require_feature(store: str, cluster: str, on: object, allowed: str) -> None:
         raise ModelStoreInputError(store, "cluster_name", cluster, allowed)
 
 
+def lookup_failed(store: str, cluster: Any, what: str, exc: Exception) -> ModelStoreInputError:
+    """The error for a cluster lookup that failed: the data source's own words (on one line,
+    at most 200 characters) say why (not found, denied)."""
+    why = " ".join(str(exc).split())[:200]
+    return ModelStoreInputError(store, "cluster_name", cluster, f"{what} ({why})")
+
+
 def _shown(how: Hashable) -> Any:
     return how[0] if isinstance(how, tuple) and len(how) == 1 else how
 
@@ -566,7 +587,7 @@ class KubernetesClusterArgs(TypedDict, total=False):
     ``opts``) is the cluster."""
 
 
-class KubernetesCluster(ClusterScope, kind="kubernetes"):
+class KubernetesCluster(ClusterScope[None], kind="kubernetes"):
     """The scope of a cluster known only through its Kubernetes provider (a laptop cluster, an
     on-prem cluster serving NFS): namespaces, names and driver installs, no cloud facts."""
 

@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 
 import pulumi
 
-from ..cluster import ClusterScope, EntryRules, as_facts, require_feature
+from ..cluster import ClusterScope, EntryRules, as_facts, lookup_failed, require_feature
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output
@@ -96,7 +96,7 @@ def _switch(profile: Any, name: str, camel: str, default: bool) -> bool:
     return default if enabled is None else bool(enabled)
 
 
-class AksCluster(ClusterScope, kind="aks"):
+class AksCluster(ClusterScope[AksClusterFacts], kind="aks"):
     """What belongs to one AKS cluster, shared by the model stores on it: its facts (looked up
     once), namespaces, the PV and claim names in use. Stores make it on first use from
     ``cluster_name`` and ``cluster_resource_group_name``; a program may make it itself and pass
@@ -184,13 +184,6 @@ class AksCluster(ClusterScope, kind="aks"):
     def resource_group_name(self) -> str:
         return str(self._given["cluster_resource_group_name"])
 
-    def facts(self, store: str) -> AksClusterFacts:
-        """The cluster's facts, looked up once (``store`` is named if a lookup fails)."""
-        if self._facts is None:
-            self._facts = self._look_up(store)
-        facts: AksClusterFacts = self._facts
-        return facts
-
     def _look_up(self, store: str) -> AksClusterFacts:
         import pulumi_azure_native as azure_native
 
@@ -200,13 +193,8 @@ class AksCluster(ClusterScope, kind="aks"):
                 resource_group_name=self.resource_group_name, resource_name=self.name, opts=o
             )
         except Exception as exc:  # the data source's own words say why (not found, denied)
-            raise ModelStoreInputError(
-                store,
-                "cluster_name",
-                self.name,
-                f"an AKS cluster in resource group {self.resource_group_name} "
-                f"({' '.join(str(exc).split())[:200]})",
-            ) from exc
+            where = f"an AKS cluster in resource group {self.resource_group_name}"
+            raise lookup_failed(store, self.name, where, exc) from exc
         client = self.lookup(
             ("azure-client-config",),
             lambda: azure_native.authorization.get_client_config(opts=o),

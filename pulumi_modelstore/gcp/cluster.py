@@ -18,7 +18,7 @@ from typing import Any, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
-from ..cluster import ClusterScope, EntryRules, as_facts, require_feature
+from ..cluster import ClusterScope, EntryRules, as_facts, lookup_failed, require_feature
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output
@@ -113,7 +113,7 @@ def _enabled(addons: Any, attribute: str) -> bool:
     return bool(getattr(config, "enabled", False))
 
 
-class GkeCluster(ClusterScope, kind="gke"):
+class GkeCluster(ClusterScope[GkeClusterFacts], kind="gke"):
     """What belongs to one GKE cluster, shared by the model stores on it: its facts (looked up
     once), namespaces, the PV and claim names in use. Stores make it on first use from
     ``cluster_name`` and ``location``; a program may make it itself and pass it as ``cluster``."""
@@ -207,13 +207,6 @@ class GkeCluster(ClusterScope, kind="gke"):
     def name(self) -> str:
         return str(self._given["cluster_name"])
 
-    def facts(self, store: str) -> GkeClusterFacts:
-        """The cluster's facts, looked up once (``store`` is named if a lookup fails)."""
-        if self._facts is None:
-            self._facts = self._look_up(store)
-        facts: GkeClusterFacts = self._facts
-        return facts
-
     def _look_up(self, store: str) -> GkeClusterFacts:
         o = self._invoke_opts
         try:
@@ -224,12 +217,8 @@ class GkeCluster(ClusterScope, kind="gke"):
                 opts=o,
             )
         except Exception as exc:  # the data source's own words say why (not found, denied)
-            raise ModelStoreInputError(
-                store,
-                "cluster_name",
-                self.name,
-                f"a GKE cluster in {self._given['location']} ({' '.join(str(exc).split())[:200]})",
-            ) from exc
+            where = f"a GKE cluster in {self._given['location']}"
+            raise lookup_failed(store, self.name, where, exc) from exc
         project = cluster.project or self._given.get("project") or ""
         number = self.lookup(
             ("project-number", project),
