@@ -31,6 +31,9 @@ from .errors import ModelStoreInputError
 from .fields import Parser
 
 T = TypeVar("T")
+# A config entry's fields or attributes, and the options a scope is made with.
+EntryValues = Mapping[str, Any]
+Opts = pulumi.ResourceOptions | None
 # A scope's facts (a dataclass; None for a scope that looks nothing up): what facts() returns.
 F = TypeVar("F")
 _REGISTRY_ATTRIBUTE = "_modelstore_cluster_scopes"
@@ -269,12 +272,7 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
 
     @classmethod
     def from_entry_values(
-        cls,
-        name: str,
-        fields: Mapping[str, Any],
-        attributes: Mapping[str, Any],
-        opts: pulumi.ResourceOptions | None,
-        store: str,
+        cls, name: str, fields: EntryValues, attributes: EntryValues, opts: Opts, store: str
     ) -> "ClusterScope":
         """The scope of a config entry named ``name`` with its naming ``fields`` and
         ``attributes``: by default the cluster's name only."""

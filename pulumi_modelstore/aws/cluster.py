@@ -10,7 +10,7 @@ from typing import Any, TypedDict
 import pulumi
 import pulumi_aws as aws
 
-from ..cluster import ClusterScope, DeclaredCluster, EntryRules
+from ..cluster import ClusterScope, DeclaredCluster, EntryRules, EntryValues, Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output, string_list
@@ -280,12 +280,7 @@ class EksCluster(ClusterScope[EksClusterFacts], kind="eks"):
 
     @classmethod
     def from_entry_values(
-        cls,
-        name: str,
-        fields: Mapping[str, Any],
-        attributes: Mapping[str, Any],
-        opts: pulumi.ResourceOptions | None,
-        store: str,
+        cls, name: str, fields: EntryValues, attributes: EntryValues, opts: Opts, store: str
     ) -> "EksCluster":
         return cls(name, {"cluster_name": name, **attributes}, opts, store=store)  # type: ignore[typeddict-item]
 

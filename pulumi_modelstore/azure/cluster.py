@@ -18,7 +18,15 @@ from typing import Any, TypedDict
 
 import pulumi
 
-from ..cluster import ClusterScope, EntryRules, as_facts, lookup_failed, require_feature
+from ..cluster import (
+    ClusterScope,
+    EntryRules,
+    EntryValues,
+    Opts,
+    as_facts,
+    lookup_failed,
+    require_feature,
+)
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output
@@ -162,12 +170,7 @@ class AksCluster(ClusterScope[AksClusterFacts], kind="aks"):
 
     @classmethod
     def from_entry_values(
-        cls,
-        name: str,
-        fields: Mapping[str, Any],
-        attributes: Mapping[str, Any],
-        opts: pulumi.ResourceOptions | None,
-        store: str,
+        cls, name: str, fields: EntryValues, attributes: EntryValues, opts: Opts, store: str
     ) -> "AksCluster":
         group = fields["resource_group"]
         facts = None

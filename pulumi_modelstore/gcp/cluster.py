@@ -18,7 +18,15 @@ from typing import Any, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
-from ..cluster import ClusterScope, EntryRules, as_facts, lookup_failed, require_feature
+from ..cluster import (
+    ClusterScope,
+    EntryRules,
+    EntryValues,
+    Opts,
+    as_facts,
+    lookup_failed,
+    require_feature,
+)
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output
@@ -178,16 +186,79 @@ class GkeCluster(ClusterScope[GkeClusterFacts], kind="gke"):
         sources: Mapping[str, str] | None = None,
         only: Collection[str] | None = None,
     ) -> list[ModelStoreInputError]:
-        return entry_problems(path, key, fields, attributes, sources, only)
+        """What GCP would refuse in a ``gke`` entry of ``modelstore:clusters`` (``path``): its
+        name (the key unless ``name`` is given), location and project, and the attributes that
+        stand for a lookup: a project number, the project's workload pool, a GKE version, node
+        metadata modes. ``sources`` names each value's key path (default: the entry's own
+        fields and attributes); ``only`` checks just those names (values a stack output gave)."""
+        problems: list[ModelStoreInputError] = []
+        values = {**attributes, **fields}
+
+        def where(name: str) -> str:
+            if sources and name in sources:
+                return sources[name]
+            return f"{path}.{name}" if name in fields else f"{path}.attributes.{name}"
+
+        def wanted(name: str) -> bool:
+            return name in values and (only is None or name in only)
+
+        def refuse(name: str, value: Any, allowed: str) -> None:
+            problems.append(ModelStoreInputError(None, where(name), value, allowed))
+
+        def check(rule: Any, name: str) -> bool:
+            try:
+                rule(None, where(name), values[name])
+            except ModelStoreInputError as error:
+                problems.extend(error.errors)
+                return False
+            return True
+
+        if "name" in values:
+            if only is None or "name" in only:
+                check(gcp_v.cluster_name, "name")
+        elif only is None and not (sources and "name" in sources):  # else a stack output names it
+            try:
+                gcp_v.cluster_name(None, path, key)  # the key names the cluster
+            except ModelStoreInputError as error:
+                problems.extend(error.errors)
+        if wanted("location"):
+            check(gcp_v.location, "location")
+        project_ok = "project" in values and (
+            not wanted("project") or check(gcp_v.project_id, "project")
+        )
+        if wanted("project_number") and not _PROJECT_NUMBER.fullmatch(values["project_number"]):
+            refuse("project_number", values["project_number"], "a GCP project number")
+        pool, project = values.get("workload_pool"), values.get("project")
+        checks_pool = wanted("workload_pool") or (only is not None and wanted("project"))
+        if checks_pool and pool is not None and project_ok and pool != f"{project}.svc.id.goog":
+            refuse(
+                "workload_pool",
+                pool,
+                f"the project's workload pool {project}.svc.id.goog (GKE's pool is always "
+                "<project>.svc.id.goog), or null when workload identity is off",
+            )
+        if wanted("master_version") and gke_version(values["master_version"]) is None:
+            refuse(
+                "master_version",
+                values["master_version"],
+                "a GKE version such as 1.33.4-gke.1172000 (leave it out when unknown)",
+            )
+        if wanted("node_pool_metadata_modes"):
+            for pool_name, mode in (values["node_pool_metadata_modes"] or {}).items():
+                if mode not in METADATA_MODES:
+                    problems.append(
+                        ModelStoreInputError(
+                            None,
+                            f"{where('node_pool_metadata_modes')}.{pool_name}",
+                            mode,
+                            f"one of {', '.join(METADATA_MODES)}",
+                        )
+                    )
+        return problems
 
     @classmethod
     def from_entry_values(
-        cls,
-        name: str,
-        fields: Mapping[str, Any],
-        attributes: Mapping[str, Any],
-        opts: pulumi.ResourceOptions | None,
-        store: str,
+        cls, name: str, fields: EntryValues, attributes: EntryValues, opts: Opts, store: str
     ) -> "GkeCluster":
         args: GkeClusterArgs = {"cluster_name": name, "location": fields["location"]}
         if fields.get("project"):
@@ -344,82 +415,3 @@ def node_pool_settings() -> dict[str, Any]:
 # pulumi-gcp's container WorkloadMetadataConfig.mode documents them).
 METADATA_MODES = (GKE_METADATA, "GCE_METADATA", "MODE_UNSPECIFIED")
 _PROJECT_NUMBER = re.compile(r"[1-9]\d*")
-
-
-def entry_problems(
-    path: str,
-    key: str,
-    fields: Mapping[str, Any],
-    attributes: Mapping[str, Any],
-    sources: Mapping[str, str] | None = None,
-    only: Collection[str] | None = None,
-) -> list[ModelStoreInputError]:
-    """What GCP would refuse in a ``gke`` entry of ``modelstore:clusters`` (``path``): its
-    name (the key unless ``name`` is given), location and project, and the attributes that
-    stand for a lookup: a project number, the project's workload pool, a GKE version, node
-    metadata modes. ``sources`` names each value's key path (default: the entry's own
-    fields and attributes); ``only`` checks just those names (values a stack output gave)."""
-    problems: list[ModelStoreInputError] = []
-    values = {**attributes, **fields}
-
-    def where(name: str) -> str:
-        if sources and name in sources:
-            return sources[name]
-        return f"{path}.{name}" if name in fields else f"{path}.attributes.{name}"
-
-    def wanted(name: str) -> bool:
-        return name in values and (only is None or name in only)
-
-    def refuse(name: str, value: Any, allowed: str) -> None:
-        problems.append(ModelStoreInputError(None, where(name), value, allowed))
-
-    def check(rule: Any, name: str) -> bool:
-        try:
-            rule(None, where(name), values[name])
-        except ModelStoreInputError as error:
-            problems.extend(error.errors)
-            return False
-        return True
-
-    if "name" in values:
-        if only is None or "name" in only:
-            check(gcp_v.cluster_name, "name")
-    elif only is None and not (sources and "name" in sources):  # else a stack output names it
-        try:
-            gcp_v.cluster_name(None, path, key)  # the key names the cluster
-        except ModelStoreInputError as error:
-            problems.extend(error.errors)
-    if wanted("location"):
-        check(gcp_v.location, "location")
-    project_ok = "project" in values and (
-        not wanted("project") or check(gcp_v.project_id, "project")
-    )
-    if wanted("project_number") and not _PROJECT_NUMBER.fullmatch(values["project_number"]):
-        refuse("project_number", values["project_number"], "a GCP project number")
-    pool, project = values.get("workload_pool"), values.get("project")
-    checks_pool = wanted("workload_pool") or (only is not None and wanted("project"))
-    if checks_pool and pool is not None and project_ok and pool != f"{project}.svc.id.goog":
-        refuse(
-            "workload_pool",
-            pool,
-            f"the project's workload pool {project}.svc.id.goog (GKE's pool is always "
-            "<project>.svc.id.goog), or null when workload identity is off",
-        )
-    if wanted("master_version") and gke_version(values["master_version"]) is None:
-        refuse(
-            "master_version",
-            values["master_version"],
-            "a GKE version such as 1.33.4-gke.1172000 (leave it out when unknown)",
-        )
-    if wanted("node_pool_metadata_modes"):
-        for pool_name, mode in (values["node_pool_metadata_modes"] or {}).items():
-            if mode not in METADATA_MODES:
-                problems.append(
-                    ModelStoreInputError(
-                        None,
-                        f"{where('node_pool_metadata_modes')}.{pool_name}",
-                        mode,
-                        f"one of {', '.join(METADATA_MODES)}",
-                    )
-                )
-    return problems
