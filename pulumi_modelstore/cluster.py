@@ -348,12 +348,15 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
             self._lookups[key] = fetch()
         return self._lookups[key]
 
-    def facts(self, store: str) -> F:
+    def facts(self, store: str, *needs: Callable[[str, F], None]) -> F:
         """The cluster's facts, looked up once for all its stores (``store`` is named if the
-        lookup fails); the facts a program or config entry gave, as given."""
+        lookup fails); the facts a program or config entry gave, as given. Each of ``needs``
+        (``require_...``) then refuses ``store`` on a cluster without what it needs."""
         if self._facts is None:
             self._facts = self._look_up(store)
         facts: F = self._facts
+        for need in needs:
+            need(store, facts)
         return facts
 
     def _look_up(self, store: str) -> F:

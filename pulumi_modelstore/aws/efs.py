@@ -17,6 +17,7 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import validation as v
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..nfs.options import options_fit_the_client
@@ -639,12 +640,7 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
 
     # ---- 2. preflight --------------------------------------------------------------------------
 
-    def preflight(
-        self,
-        spec: Spec[EfsModelStoreArgs],
-        cluster: EksCluster,
-        opts: pulumi.ResourceOptions | None,
-    ) -> _Facts:
+    def preflight(self, spec: Spec[EfsModelStoreArgs], cluster: EksCluster, opts: Opts) -> _Facts:
         """The cluster, the zones of the mount targets' subnets (with the managed node groups'
         unless ``subnet_ids`` are given) and the node identity, each looked up once per
         cluster; then whether this store fits what the cluster's EFS stores already share."""

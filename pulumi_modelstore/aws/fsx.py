@@ -14,6 +14,7 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import validation as v
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import Binding, Spec
@@ -408,10 +409,7 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
         file_system_network_rules(p)
 
     def preflight(
-        self,
-        spec: Spec[FsxLustreModelStoreArgs],
-        cluster: EksCluster,
-        opts: pulumi.ResourceOptions | None,
+        self, spec: Spec[FsxLustreModelStoreArgs], cluster: EksCluster, opts: Opts
     ) -> _Preflight:
         name = spec.common.name
         facts = cluster.facts(name)

@@ -36,6 +36,7 @@ import pulumi_aws as aws
 
 from .. import validation as v
 from ..access import Consumer, ConsumerAccess, Grant
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
 from ..kube.drivers import CsiDriverChart
@@ -712,10 +713,7 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     # ---- 2. preflight: lookups only (and the cluster's stores agreeing), once per cluster ----
 
     def preflight(
-        self,
-        spec: Spec[MountpointS3ModelStoreArgs],
-        cluster: EksCluster,
-        opts: pulumi.ResourceOptions | None,
+        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: EksCluster, opts: Opts
     ) -> _Preflight:
         a, name = spec.args, spec.common.name
         state = _driver_state(cluster)

@@ -54,6 +54,7 @@ import pulumi
 
 from .. import validation as v
 from ..access import PER_ACCESS, PER_NAMESPACE, Consumer, ConsumerAccess, Grant
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import STORE_NAME, Binding, Spec
@@ -540,16 +541,11 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
 
     def preflight(
-        self,
-        spec: Spec[AzureBlobModelStoreArgs],
-        cluster: AksCluster,
-        opts: pulumi.ResourceOptions | None,
+        self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, opts: Opts
     ) -> _Preflight:
         a, name = spec.args, spec.common.name
-        facts = cluster.facts(name)
-        require_oidc_issuer(name, facts)
-        require_workload_identity(name, facts)
-        require_blob_csi_driver(name, facts)
+        needs = (require_oidc_issuer, require_workload_identity, require_blob_csi_driver)
+        facts = cluster.facts(name, *needs)
         region = self.region(spec, facts)
         token_mode_supported(name, a["mount_mode"], facts)
         group = self.resource_group(spec, facts)

@@ -37,6 +37,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from .. import validation as v
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import Binding, Spec
@@ -288,14 +289,10 @@ class AzureFilesNfsModelStore(
     # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
 
     def preflight(
-        self,
-        spec: Spec[AzureFilesNfsModelStoreArgs],
-        cluster: AksCluster,
-        opts: pulumi.ResourceOptions | None,
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, opts: Opts
     ) -> _Preflight:
         a, name = spec.args, spec.common.name
-        facts = cluster.facts(name)
-        require_file_csi_driver(name, facts)
+        facts = cluster.facts(name, require_file_csi_driver)
         location = self.region(spec, facts)
         resource_group = self.resource_group(spec, facts)
         account = a.get("storage_account_name") or az_v.default_account_name(

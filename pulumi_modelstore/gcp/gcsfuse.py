@@ -42,6 +42,7 @@ import pulumi_gcp as gcp
 
 from .. import validation as v
 from ..access import Consumer, ConsumerAccess, Grant, PodSide
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import STORE_NAME, Binding, Spec
@@ -800,16 +801,11 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
     # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
 
     def preflight(
-        self,
-        spec: Spec[GcsFuseModelStoreArgs],
-        cluster: GkeCluster,
-        opts: pulumi.ResourceOptions | None,
+        self, spec: Spec[GcsFuseModelStoreArgs], cluster: GkeCluster, opts: Opts
     ) -> _Preflight:
         a, name = spec.args, spec.common.name
-        facts = cluster.facts(name)
-        require_workload_pool(name, facts)
-        require_gcs_fuse_addon(name, facts)
-        require_gke_metadata(name, facts)
+        needs = (require_workload_pool, require_gcs_fuse_addon, require_gke_metadata)
+        facts = cluster.facts(name, *needs)
         bucket_in_cluster_region(name, a.get("bucket_region"), a["allow_other_region"], facts)
         region = a.get("bucket_region") or facts.region
         agent = None

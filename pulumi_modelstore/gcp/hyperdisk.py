@@ -47,6 +47,7 @@ import pulumi_kubernetes as k8s
 
 from .. import validation as v
 from ..access import Access, Consumer, ConsumerAccess, Grant
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..kube.snapshots import KubernetesObject, name_after
@@ -306,15 +307,10 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         p.field_rule(v.dns_subdomain, "service_account_name")
 
     def preflight(
-        self,
-        spec: Spec[HyperdiskMlModelStoreArgs],
-        cluster: GkeCluster,
-        opts: pulumi.ResourceOptions | None,
+        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: GkeCluster, opts: Opts
     ) -> GkeClusterFacts:
         store = spec.common.name
-        facts = cluster.facts(store)
-        require_pd_csi_addon(store, facts)
-        require_workload_pool(store, facts)
+        facts = cluster.facts(store, require_pd_csi_addon, require_workload_pool)
         zones = spec.args.get("zones") or ()
         outside = [z for z in zones if region_of(z) != facts.region]
         if outside:
