@@ -94,6 +94,7 @@ A = TypeVar("A", bound=Mapping[str, Any])
 # hooks get as ``cluster``, so mypy knows the scope's own facts and methods.
 C = TypeVar("C", bound=ClusterScope)
 _ANY_CLUSTER: type[ClusterScope] | None = None
+_NO_NEEDS: tuple[Callable[[str, Any], None], ...] = ()
 # A Spec is read-only: a Spec of a backend's args is a Spec of its cloud base's args.
 A_co = TypeVar("A_co", bound=Mapping[str, Any], covariant=True)
 # Backend name (the config program's `backend`) -> store class; filled as backends are defined.
@@ -313,6 +314,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     # The scope class the store joins (its kind is the config program's cluster kind); None:
     # any cluster (the NFS and local stores).
     cluster_type = _ANY_CLUSTER
+    # What the store needs the cluster to have (``require_...`` checks on the scope's facts),
+    # checked as the store joins, before its preflight. Default: nothing.
+    cluster_needs = _NO_NEEDS
     # Old spelling -> new, accepted with a deprecation warning for one release.
     renamed_fields = MappingProxyType[str, str]({})
     # The least args a plan of this backend needs besides its consumers (``readers``,
@@ -443,6 +447,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         spec = type(self).parse(resource_name, args)
         self._common = spec.common
         cluster = self.join(spec, opts)
+        if self.cluster_needs:  # a scope without facts (Kubernetes only) is asked nothing
+            cluster.facts(resource_name, *self.cluster_needs)
         facts = self.preflight(spec, cluster, opts)
         self.check_cluster(spec, cluster)
         cluster.reserve_names(resource_name, spec.common.volumes)

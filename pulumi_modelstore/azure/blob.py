@@ -456,6 +456,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     """
 
     args_type = AzureBlobModelStoreArgs
+    cluster_needs = (require_oidc_issuer, require_workload_identity, require_blob_csi_driver)
     renamed_fields = MappingProxyType(
         {
             **AzureModelStore.renamed_fields,
@@ -544,8 +545,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, opts: Opts
     ) -> _Preflight:
         a, name = spec.args, spec.common.name
-        needs = (require_oidc_issuer, require_workload_identity, require_blob_csi_driver)
-        facts = cluster.facts(name, *needs)
+        facts = cluster.facts(name)
         region = self.region(spec, facts)
         token_mode_supported(name, a["mount_mode"], facts)
         group = self.resource_group(spec, facts)

@@ -242,6 +242,7 @@ class AzureFilesNfsModelStore(
     """
 
     args_type = AzureFilesNfsModelStoreArgs
+    cluster_needs = (require_file_csi_driver,)
     example_args = MappingProxyType[str, Any](
         {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"}
     )
@@ -292,7 +293,7 @@ class AzureFilesNfsModelStore(
         self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, opts: Opts
     ) -> _Preflight:
         a, name = spec.args, spec.common.name
-        facts = cluster.facts(name, require_file_csi_driver)
+        facts = cluster.facts(name)
         location = self.region(spec, facts)
         resource_group = self.resource_group(spec, facts)
         account = a.get("storage_account_name") or az_v.default_account_name(

@@ -712,6 +712,7 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
     """
 
     args_type = GcsFuseModelStoreArgs
+    cluster_needs = (require_workload_pool, require_gcs_fuse_addon, require_gke_metadata)
     example_args = MappingProxyType[str, Any]({"cluster_name": "ml-gke", "location": "us-central1"})
     data_bearing_types = ("gcp:storage/bucket:Bucket",)
 
@@ -804,8 +805,7 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
         self, spec: Spec[GcsFuseModelStoreArgs], cluster: GkeCluster, opts: Opts
     ) -> _Preflight:
         a, name = spec.args, spec.common.name
-        needs = (require_workload_pool, require_gcs_fuse_addon, require_gke_metadata)
-        facts = cluster.facts(name, *needs)
+        facts = cluster.facts(name)
         bucket_in_cluster_region(name, a.get("bucket_region"), a["allow_other_region"], facts)
         region = a.get("bucket_region") or facts.region
         agent = None

@@ -251,6 +251,7 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
     a volume with its claim), and the bucket is not the store's."""
 
     args_type = HyperdiskMlModelStoreArgs  # type: ignore[assignment]  # Required keys: no structural subtype of the base's args
+    cluster_needs = (require_pd_csi_addon, require_workload_pool)
     renamed_fields = MappingProxyType({"throughput_mib_per_s": "throughput_mibps"})
     example_args = MappingProxyType[str, Any](
         {
@@ -310,7 +311,7 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: GkeCluster, opts: Opts
     ) -> GkeClusterFacts:
         store = spec.common.name
-        facts = cluster.facts(store, require_pd_csi_addon, require_workload_pool)
+        facts = cluster.facts(store)
         zones = spec.args.get("zones") or ()
         outside = [z for z in zones if region_of(z) != facts.region]
         if outside:
