@@ -29,6 +29,7 @@ from pulumi.runtime import settings
 
 from .errors import ModelStoreInputError
 from .fields import Parser
+from .validation import is_output
 
 T = TypeVar("T")
 # A config entry's fields or attributes, and the options a scope is made with.
@@ -545,6 +546,20 @@ def require_feature(store: str, cluster: str, on: object, allowed: str) -> None:
     (``allowed``). Nothing when it is on."""
     if not on:
         raise ModelStoreInputError(store, "cluster_name", cluster, allowed)
+
+
+# What a store's ``cluster_name`` takes where the cluster is looked up by it (``{}``: the kind
+# of cluster, "AKS").
+CLUSTER_NAME_ALLOWED = (
+    "the {} cluster's name, a plain string so it can be looked up before deploy (or give cluster)"
+)
+
+
+def named_plainly(store: str, field: str, value: Any, allowed: str) -> None:
+    """Refuse a cluster-naming ``field`` that is unset or an Output (shown as ``<Output>``):
+    the cluster is looked up by it before deploy. ``allowed`` says what the field takes."""
+    if not value or is_output(value):
+        raise ModelStoreInputError(store, field, "<Output>" if is_output(value) else value, allowed)
 
 
 def lookup_failed(store: str, cluster: Any, what: str, exc: Exception) -> ModelStoreInputError:

@@ -19,17 +19,17 @@ from typing import Any, TypedDict
 import pulumi
 
 from ..cluster import (
+    CLUSTER_NAME_ALLOWED,
     ClusterScope,
     EntryRules,
     EntryValues,
     Opts,
     as_facts,
     lookup_failed,
+    named_plainly,
     require_feature,
 )
-from ..errors import ModelStoreInputError
 from ..fields import Parser
-from ..validation import is_output
 from . import validation as az_v
 
 
@@ -273,25 +273,17 @@ def fact_problem(name: str, value: Any) -> tuple[Any, str] | None:
     return None
 
 
+_GROUP_ALLOWED = (
+    "the AKS cluster's resource group, a plain string (a cluster name is unique only within its "
+    "resource group)"
+)
+
+
 def cluster_named(store: str, cluster_name: Any, resource_group: Any) -> None:
     """An Azure store names its cluster and the cluster's resource group (a managed cluster's
     name is unique only within its resource group), or joins a scope given as ``cluster``."""
-    if not cluster_name or is_output(cluster_name):
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            "<Output>" if is_output(cluster_name) else cluster_name,
-            "the AKS cluster's name, a plain string so it can be looked up before deploy (or "
-            "give cluster)",
-        )
-    if not resource_group or is_output(resource_group):
-        raise ModelStoreInputError(
-            store,
-            "cluster_resource_group_name",
-            "<Output>" if is_output(resource_group) else resource_group,
-            "the AKS cluster's resource group, a plain string (a cluster name is unique only "
-            "within its resource group)",
-        )
+    named_plainly(store, "cluster_name", cluster_name, CLUSTER_NAME_ALLOWED.format("AKS"))
+    named_plainly(store, "cluster_resource_group_name", resource_group, _GROUP_ALLOWED)
 
 
 # ---- preflight: one named check per fact a store depends on ----------------------------------

@@ -19,17 +19,18 @@ import pulumi
 import pulumi_gcp as gcp
 
 from ..cluster import (
+    CLUSTER_NAME_ALLOWED,
     ClusterScope,
     EntryRules,
     EntryValues,
     Opts,
     as_facts,
     lookup_failed,
+    named_plainly,
     require_feature,
 )
 from ..errors import ModelStoreInputError
 from ..fields import Parser
-from ..validation import is_output
 from . import validation as gcp_v
 
 GKE_METADATA = "GKE_METADATA"
@@ -318,25 +319,17 @@ class GkeCluster(ClusterScope[GkeClusterFacts], kind="gke"):
         )
 
 
+_LOCATION_ALLOWED = (
+    "the GKE cluster's region or zone, a plain string (a cluster name is unique only within its "
+    "location)"
+)
+
+
 def cluster_named(store: str, cluster_name: Any, location: Any) -> None:
     """A GCP store names its cluster and the cluster's location (a cluster name is unique only
     within a location), or joins a scope given as ``cluster``."""
-    if not cluster_name or is_output(cluster_name):
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            "<Output>" if is_output(cluster_name) else cluster_name,
-            "the GKE cluster's name, a plain string so it can be looked up before deploy (or "
-            "give cluster)",
-        )
-    if not location or is_output(location):
-        raise ModelStoreInputError(
-            store,
-            "location",
-            "<Output>" if is_output(location) else location,
-            "the GKE cluster's region or zone, a plain string (a cluster name is unique only "
-            "within its location)",
-        )
+    named_plainly(store, "cluster_name", cluster_name, CLUSTER_NAME_ALLOWED.format("GKE"))
+    named_plainly(store, "location", location, _LOCATION_ALLOWED)
     gcp_v.cluster_name(store, "cluster_name", cluster_name)
     gcp_v.location(store, "location", location)
 
