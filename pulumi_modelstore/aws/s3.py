@@ -926,29 +926,28 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
             tags=dict(tags),
             opts=self.data_protection(),
         )
-        child = pulumi.ResourceOptions(parent=self)
+        # What each configuration of the bucket names: the bucket, its region, its parent.
+        on_bucket: dict[str, Any] = {
+            "bucket": bucket.id,
+            "region": region,
+            "opts": pulumi.ResourceOptions(parent=self),
+        }
         public_access = aws.s3.BucketPublicAccessBlock(
             f"{name}-bucket-public-access",
-            bucket=bucket.id,
-            region=region,
             block_public_acls=True,
             block_public_policy=True,
             ignore_public_acls=True,
             restrict_public_buckets=True,
-            opts=child,
+            **on_bucket,
         )
         ownership = aws.s3.BucketOwnershipControls(
             f"{name}-bucket-ownership",
-            bucket=bucket.id,
-            region=region,
             rule={"object_ownership": "BucketOwnerEnforced"},
-            opts=child,
+            **on_bucket,
         )
         kms = kms_key_arn is not None
         encryption = aws.s3.BucketServerSideEncryptionConfiguration(
             f"{name}-bucket-encryption",
-            bucket=bucket.id,
-            region=region,
             rules=[
                 aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
                     apply_server_side_encryption_by_default=(
@@ -961,14 +960,12 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
                     bucket_key_enabled=kms,
                 )
             ],
-            opts=child,
+            **on_bucket,
         )
         versioning = aws.s3.BucketVersioning(
             f"{name}-bucket-versioning",
-            bucket=bucket.id,
-            region=region,
             versioning_configuration={"status": "Enabled"},
-            opts=child,
+            **on_bucket,
         )
         # S3 rejects concurrent configuration changes on one bucket ("A conflicting
         # conditional operation is currently in progress"): the policy goes last, after every
