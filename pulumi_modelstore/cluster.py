@@ -21,7 +21,7 @@ import dataclasses
 import typing
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -29,8 +29,14 @@ from pulumi.runtime import settings
 
 from .errors import ModelStoreInputError
 from .fields import Parser
+from .validation import is_output
 
 T = TypeVar("T")
+# A config entry's fields or attributes, and the options a scope is made with.
+EntryValues = Mapping[str, Any]
+Opts = pulumi.ResourceOptions | None
+# A scope's facts (a dataclass; None for a scope that looks nothing up): what facts() returns.
+F = TypeVar("F")
 _REGISTRY_ATTRIBUTE = "_modelstore_cluster_scopes"
 # Kind (the config program's `kind`) -> scope class; filled as scope classes are defined.
 _KINDS: dict[str, type["ClusterScope"]] = {}
@@ -102,7 +108,7 @@ def providers_only(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOption
     return pulumi.ResourceOptions(providers=providers) if providers else pulumi.ResourceOptions()
 
 
-class ClusterScope(pulumi.ComponentResource):
+class ClusterScope(pulumi.ComponentResource, Generic[F]):
     """Base of every cluster scope (see the module docstring). Backends reach theirs with
     :meth:`join`; a program may also make one and pass it to its stores as ``cluster``.
 
@@ -267,12 +273,7 @@ class ClusterScope(pulumi.ComponentResource):
 
     @classmethod
     def from_entry_values(
-        cls,
-        name: str,
-        fields: Mapping[str, Any],
-        attributes: Mapping[str, Any],
-        opts: pulumi.ResourceOptions | None,
-        store: str,
+        cls, name: str, fields: EntryValues, attributes: EntryValues, opts: Opts, store: str
     ) -> "ClusterScope":
         """The scope of a config entry named ``name`` with its naming ``fields`` and
         ``attributes``: by default the cluster's name only."""
@@ -347,6 +348,21 @@ class ClusterScope(pulumi.ComponentResource):
         if key not in self._lookups:
             self._lookups[key] = fetch()
         return self._lookups[key]
+
+    def facts(self, store: str, *needs: Callable[[str, F], None]) -> F:
+        """The cluster's facts, looked up once for all its stores (``store`` is named if the
+        lookup fails); the facts a program or config entry gave, as given. Each of ``needs``
+        (``require_...``) then refuses ``store`` on a cluster without what it needs."""
+        if self._facts is None:
+            self._facts = self._look_up(store)
+        facts: F = self._facts
+        for need in needs:
+            need(store, facts)
+        return facts
+
+    def _look_up(self, store: str) -> F:
+        """The cluster's facts from its cloud: each scope with facts says how."""
+        raise NotImplementedError(f"{type(self).__name__} looks up no facts")
 
     # ---- names ---------------------------------------------------------------------------------
 
@@ -524,6 +540,35 @@ def _plain(annotation: Any) -> Any:
     return annotation
 
 
+def require_feature(store: str, cluster: str, on: object, allowed: str) -> None:
+    """Refuse ``store`` on the cluster named ``cluster`` when a feature it needs is off (``on``
+    false): the error names the store's ``cluster_name`` and what the cluster must have
+    (``allowed``). Nothing when it is on."""
+    if not on:
+        raise ModelStoreInputError(store, "cluster_name", cluster, allowed)
+
+
+# What a store's ``cluster_name`` takes where the cluster is looked up by it (``{}``: the kind
+# of cluster, "AKS").
+CLUSTER_NAME_ALLOWED = (
+    "the {} cluster's name, a plain string so it can be looked up before deploy (or give cluster)"
+)
+
+
+def named_plainly(store: str, field: str, value: Any, allowed: str) -> None:
+    """Refuse a cluster-naming ``field`` that is unset or an Output (shown as ``<Output>``):
+    the cluster is looked up by it before deploy. ``allowed`` says what the field takes."""
+    if not value or is_output(value):
+        raise ModelStoreInputError(store, field, "<Output>" if is_output(value) else value, allowed)
+
+
+def lookup_failed(store: str, cluster: Any, what: str, exc: Exception) -> ModelStoreInputError:
+    """The error for a cluster lookup that failed: the data source's own words (on one line,
+    at most 200 characters) say why (not found, denied)."""
+    why = " ".join(str(exc).split())[:200]
+    return ModelStoreInputError(store, "cluster_name", cluster, f"{what} ({why})")
+
+
 def _shown(how: Hashable) -> Any:
     return how[0] if isinstance(how, tuple) and len(how) == 1 else how
 
@@ -558,7 +603,7 @@ class KubernetesClusterArgs(TypedDict, total=False):
     ``opts``) is the cluster."""
 
 
-class KubernetesCluster(ClusterScope, kind="kubernetes"):
+class KubernetesCluster(ClusterScope[None], kind="kubernetes"):
     """The scope of a cluster known only through its Kubernetes provider (a laptop cluster, an
     on-prem cluster serving NFS): namespaces, names and driver installs, no cloud facts."""
 

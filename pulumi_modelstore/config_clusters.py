@@ -24,7 +24,7 @@ Every problem is one line naming its key path (``modelstore:clusters.prod.kind``
 from __future__ import annotations
 
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
@@ -46,6 +46,12 @@ PROVIDER_FIELDS = ("name", "context", "kubeconfig", "stack_reference")
 
 def _error(path: str, value: Any, allowed: str) -> ModelStoreInputError:
     return ModelStoreInputError(None, path, value, allowed)
+
+
+def _unknown(where: str, name: str, what: str, known: Iterable[str]) -> ModelStoreInputError:
+    """An entry's key ``name`` (at ``where``) that is none of ``known``; ``what`` says what a
+    key there is."""
+    return _error(where, name, f"{what}: one of {', '.join(known)}")
 
 
 def scope_class(kind: str) -> type[ClusterScope]:
@@ -177,13 +183,8 @@ def _entry(key: str, raw: Any) -> ClusterEntry:
         if name == "kind":
             continue
         if name not in allowed:
-            errors.append(
-                _error(
-                    f"{path}.{name}",
-                    name,
-                    f"a field of a {kind} cluster: one of {', '.join(sorted(allowed))}",
-                )
-            )
+            what = f"a field of a {kind} cluster"
+            errors.append(_unknown(f"{path}.{name}", name, what, sorted(allowed)))
         elif name in PROVIDER_FIELDS or name in scope.entry.naming:
             if not isinstance(value, str) or not value:
                 errors.append(_error(f"{path}.{name}", value, "a non-empty string"))
@@ -253,11 +254,7 @@ def _attributes(
     for name, value in raw.items():
         where = f"{path}.attributes.{name}"
         if name not in types:
-            errors.append(
-                _error(
-                    where, name, f"a fact of a {kind} cluster: one of {', '.join(sorted(types))}"
-                )
-            )
+            errors.append(_unknown(where, name, f"a fact of a {kind} cluster", sorted(types)))
         elif not _typed(value, types[name]):
             errors.append(_error(where, value, describe(types[name])))
         elif (problem := scope_class(kind).fact_problem(name, value)) is not None:
@@ -297,13 +294,8 @@ def _outputs(
     for name, output in raw.items():
         where = f"{path}.outputs.{name}"
         if name not in allowed:
-            errors.append(
-                _error(
-                    where,
-                    name,
-                    f"a field a {kind} cluster reads from a stack: one of {', '.join(allowed)}",
-                )
-            )
+            what = f"a field a {kind} cluster reads from a stack"
+            errors.append(_unknown(where, name, what, allowed))
         elif not isinstance(output, str) or not output:
             errors.append(_error(where, output, "the name of an output of the referenced stack"))
         else:

@@ -34,7 +34,7 @@ import pulumi_kubernetes as k8s
 
 from . import validation as v
 from .access import Access, ConsumerAccess, PodSide, grant_consumers
-from .cluster import ClusterScope
+from .cluster import ClusterScope, KubernetesCluster
 from .errors import ModelStoreInputError
 from .fields import Parser, check_renames, outputs_of, refusal_name, renamed, spelled_as
 from .kube.volumes import static_volume
@@ -90,7 +90,11 @@ class ModelStoreArgs(TypedDict, total=False):
 # A store's args type (a TypedDict of ModelStoreArgs' fields and its own): what its hooks read,
 # so mypy checks every key they read against the declared fields.
 A = TypeVar("A", bound=Mapping[str, Any])
+# The scope class a store joins (its ``cluster_type``, or ClusterScope for any cluster): what its
+# hooks get as ``cluster``, so mypy knows the scope's own facts and methods.
+C = TypeVar("C", bound=ClusterScope)
 _ANY_CLUSTER: type[ClusterScope] | None = None
+_NO_NEEDS: tuple[Callable[[str, Any], None], ...] = ()
 # A Spec is read-only: a Spec of a backend's args is a Spec of its cloud base's args.
 A_co = TypeVar("A_co", bound=Mapping[str, Any], covariant=True)
 # Backend name (the config program's `backend`) -> store class; filled as backends are defined.
@@ -294,11 +298,11 @@ def _no_namespace_both_reader_and_writer(store: str, readers: Any, writers: Any)
         )
 
 
-class ModelStore(pulumi.ComponentResource, Generic[A]):
+class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     """Base of every store: the skeleton (see the module docstring), claims per consumer
     namespace and the workload mount. Subclasses name their args type twice, for the run time
-    (``args_type``) and for mypy (``ModelStore[TheirArgs]``, so their hooks take
-    ``Spec[TheirArgs]``), override :meth:`rules`, :meth:`join`, :meth:`preflight`,
+    (``args_type``) and for mypy (``ModelStore[TheirArgs, TheirScope]``, so their hooks take
+    ``Spec[TheirArgs]`` and the ``cluster_type`` scope), override :meth:`rules`, :meth:`preflight`,
     :meth:`provision_storage` and, where the consumers need a cloud identity,
     :meth:`consumer_access`, and declare ``__init__`` with their args type (the component schema
     reads it)."""
@@ -310,6 +314,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
     # The scope class the store joins (its kind is the config program's cluster kind); None:
     # any cluster (the NFS and local stores).
     cluster_type = _ANY_CLUSTER
+    # What the store needs the cluster to have (``require_...`` checks on the scope's facts),
+    # checked as the store joins, before its preflight. Default: nothing.
+    cluster_needs = _NO_NEEDS
     # Old spelling -> new, accepted with a deprecation warning for one release.
     renamed_fields = MappingProxyType[str, str]({})
     # The least args a plan of this backend needs besides its consumers (``readers``,
@@ -395,31 +402,35 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
 
     # ---- 2. join and preflight -----------------------------------------------------------------
 
-    def join(self, spec: Spec[A], opts: pulumi.ResourceOptions | None) -> ClusterScope:
-        """The cluster scope this store joins (lookups of cluster facts happen there, once)."""
-        raise NotImplementedError
+    def join(self, spec: Spec[A], opts: pulumi.ResourceOptions | None) -> C:
+        """The cluster scope this store joins (lookups of cluster facts happen there, once):
+        the ``cluster_type`` scope its args name. Without a ``cluster_type``, the ``cluster``
+        given (of any kind), else the :class:`KubernetesCluster` its ``cluster_name`` names."""
+        scope = type(self).cluster_type
+        if scope is None:
+            given = spec.args.get("cluster")
+            if given is not None:
+                return cast(C, given)
+            scope = KubernetesCluster
+        return cast(C, scope.join(spec.common.name, spec.args, opts))
 
-    def preflight(
-        self, spec: Spec[A], cluster: ClusterScope, opts: pulumi.ResourceOptions | None
-    ) -> Any:
+    def preflight(self, spec: Spec[A], cluster: C, opts: pulumi.ResourceOptions | None) -> Any:
         """Lookups only, before anything registers; what it returns reaches
         :meth:`provision_storage`."""
         return None
 
-    def check_cluster(self, spec: Spec[A], cluster: ClusterScope) -> None:
+    def check_cluster(self, spec: Spec[A], cluster: C) -> None:
         """What the store asks of the cluster scope (a driver install, ...) that another store
         may have set differently: refused here, before the store registers anything."""
 
     # ---- 3. provision --------------------------------------------------------------------------
 
-    def provision_storage(self, spec: Spec[A], cluster: ClusterScope, facts: Any) -> Binding:
+    def provision_storage(self, spec: Spec[A], cluster: C, facts: Any) -> Binding:
         """The storage (cloud resources, children of the store); returns how the PVs bind to
         it."""
         raise NotImplementedError
 
-    def consumer_access(
-        self, spec: Spec[A], cluster: ClusterScope, facts: Any
-    ) -> ConsumerAccess | None:
+    def consumer_access(self, spec: Spec[A], cluster: C, facts: Any) -> ConsumerAccess | None:
         """What the consumers get (``access.ConsumerAccess``: their service account, and a
         grant per access level through the cloud's ``identity.grant``), read once the storage
         exists. Default: None, no consumer identity (the node or driver mounts)."""
@@ -436,6 +447,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
         spec = type(self).parse(resource_name, args)
         self._common = spec.common
         cluster = self.join(spec, opts)
+        if self.cluster_needs:  # a scope without facts (Kubernetes only) is asked nothing
+            cluster.facts(resource_name, *self.cluster_needs)
         facts = self.preflight(spec, cluster, opts)
         self.check_cluster(spec, cluster)
         cluster.reserve_names(resource_name, spec.common.volumes)
@@ -457,7 +470,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
         }
         self.register_outputs(self.summary)
 
-    def access(self, spec: Spec[A], cluster: ClusterScope, facts: Any) -> Access:
+    def access(self, spec: Spec[A], cluster: C, facts: Any) -> Access:
         """The consumers' access (``access.grant_consumers``), made once: the template asks
         after :meth:`provision_storage`; a backend whose storage names a consumer's account (a
         data source's transfer) asks first."""
@@ -486,7 +499,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A]):
     def _bind(
         self,
         c: StoreCommon,
-        cluster: ClusterScope,
+        cluster: C,
         binding: Binding,
         granted: Sequence[pulumi.Resource],
     ) -> None:

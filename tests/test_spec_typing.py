@@ -11,6 +11,7 @@ import pytest
 
 from pulumi_modelstore.aws.store import AwsModelStore
 from pulumi_modelstore.azure.store import AzureModelStore
+from pulumi_modelstore.cluster import ClusterScope
 from pulumi_modelstore.gcp.store import GcpModelStore
 from pulumi_modelstore.local import LocalModelStore
 from pulumi_modelstore.nfs import NfsModelStore
@@ -45,8 +46,24 @@ def test_a_cloud_base_is_generic_in_an_args_type_bound_by_its_own(base: type[Mod
     """Its backends give their own args type; its hooks read only the fields it declares."""
     var = typed_args(base)
     assert isinstance(var, typing.TypeVar) and var.__bound__ is base.args_type
-    spec = typing.get_type_hints(base.join)["spec"]
-    assert spec == Spec[var]
+    for hook in HOOKS:
+        if hook in vars(base):
+            assert typing.get_type_hints(getattr(base, hook))["spec"] == Spec[var], hook
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_every_backend_joins_its_cluster_type_through_the_base(name: str) -> None:
+    """``join`` is written once (``ModelStore.join`` reads ``cluster_type``); a store's hooks
+    get the scope type it names for mypy, the one it joins at run time."""
+    store = BACKENDS[name]
+    assert "join" not in vars(store)
+    scope = next(
+        typing.get_args(b)[1]
+        for klass in store.__mro__
+        for b in getattr(klass, "__orig_bases__", ())
+        if typing.get_origin(b) is ModelStore
+    )
+    assert scope is (store.cluster_type or ClusterScope)
 
 
 @pytest.mark.parametrize("name", sorted(BACKENDS))

@@ -10,7 +10,7 @@ from typing import Any, TypedDict
 import pulumi
 import pulumi_aws as aws
 
-from ..cluster import ClusterScope, DeclaredCluster, EntryRules
+from ..cluster import ClusterScope, DeclaredCluster, EntryRules, EntryValues, Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..validation import is_output, string_list
@@ -193,7 +193,7 @@ EKS_ATTRIBUTES: dict[str, Any] = {
 }
 
 
-class EksCluster(ClusterScope, kind="eks"):
+class EksCluster(ClusterScope[EksClusterFacts], kind="eks"):
     """What belongs to one EKS cluster, shared by the model stores on it: its facts (looked up
     once), each CSI driver install, the node-level roles drivers share, namespaces, and the
     PV and claim names in use. Stores make it on first use from ``cluster_name``; a program
@@ -280,12 +280,7 @@ class EksCluster(ClusterScope, kind="eks"):
 
     @classmethod
     def from_entry_values(
-        cls,
-        name: str,
-        fields: Mapping[str, Any],
-        attributes: Mapping[str, Any],
-        opts: pulumi.ResourceOptions | None,
-        store: str,
+        cls, name: str, fields: EntryValues, attributes: EntryValues, opts: Opts, store: str
     ) -> "EksCluster":
         return cls(name, {"cluster_name": name, **attributes}, opts, store=store)  # type: ignore[typeddict-item]
 
@@ -313,12 +308,8 @@ class EksCluster(ClusterScope, kind="eks"):
         """The EKS cluster's name, or None when only its facts were given."""
         return self._given.get("cluster_name")
 
-    def facts(self, store: str) -> EksClusterFacts:
-        """The cluster's facts, looked up once (``store`` is named if a lookup fails)."""
-        if self._facts is None:
-            self._facts = resolve_cluster(store, self._given, None, self._invoke_opts)
-        facts: EksClusterFacts = self._facts
-        return facts
+    def _look_up(self, store: str) -> EksClusterFacts:
+        return resolve_cluster(store, self._given, None, self._invoke_opts)
 
     def region(self, store: str) -> Any:
         """The cluster's region without looking up the cluster (the provider's, else given)."""

@@ -17,7 +17,7 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import validation as v
-from ..cluster import ClusterScope
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..nfs.options import options_fit_the_client
@@ -423,11 +423,6 @@ class _Facts:
     identity: IdentityFacts | None
 
 
-def _eks(cluster: ClusterScope) -> EksCluster:
-    assert isinstance(cluster, EksCluster)
-    return cluster
-
-
 def _on_cluster(cluster: EksCluster) -> _EfsOnCluster:
     return cluster.shared(("efs",), _EfsOnCluster)
 
@@ -645,16 +640,11 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
 
     # ---- 2. preflight --------------------------------------------------------------------------
 
-    def preflight(
-        self,
-        spec: Spec[EfsModelStoreArgs],
-        cluster: ClusterScope,
-        opts: pulumi.ResourceOptions | None,
-    ) -> _Facts:
+    def preflight(self, spec: Spec[EfsModelStoreArgs], cluster: EksCluster, opts: Opts) -> _Facts:
         """The cluster, the zones of the mount targets' subnets (with the managed node groups'
         unless ``subnet_ids`` are given) and the node identity, each looked up once per
         cluster; then whether this store fits what the cluster's EFS stores already share."""
-        eks, name = _eks(cluster), spec.common.name
+        eks, name = cluster, spec.common.name
         facts = eks.facts(name)
         zones = mount_target_subnets(name, eks, facts, spec.args.get("subnet_ids"))
         kind = spec.args.get("identity")
@@ -690,9 +680,9 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
     # ---- 3. provision --------------------------------------------------------------------------
 
     def provision_storage(
-        self, spec: Spec[EfsModelStoreArgs], cluster: ClusterScope, facts: _Facts
+        self, spec: Spec[EfsModelStoreArgs], cluster: EksCluster, facts: _Facts
     ) -> Binding:
-        eks, name = _eks(cluster), spec.common.name
+        eks, name = cluster, spec.common.name
         tags = self.tags(spec)
         fs = self._file_system(spec, tags)
         sg_id, rules = self._network(name, spec.args, facts.cluster, tags)

@@ -14,7 +14,7 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import validation as v
-from ..cluster import ClusterScope
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import Binding, Spec
@@ -409,12 +409,8 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
         file_system_network_rules(p)
 
     def preflight(
-        self,
-        spec: Spec[FsxLustreModelStoreArgs],
-        cluster: ClusterScope,
-        opts: pulumi.ResourceOptions | None,
+        self, spec: Spec[FsxLustreModelStoreArgs], cluster: EksCluster, opts: Opts
     ) -> _Preflight:
-        assert isinstance(cluster, EksCluster)  # what AwsModelStore.join returns
         name = spec.common.name
         facts = cluster.facts(name)
         given = spec.args.get("subnet_ids")
@@ -441,9 +437,8 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
         )
 
     def provision_storage(
-        self, spec: Spec[FsxLustreModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[FsxLustreModelStoreArgs], cluster: EksCluster, facts: _Preflight
     ) -> Binding:
-        assert isinstance(cluster, EksCluster)
         a, tags = spec.args, self.tags(spec)
         # First, before any cloud resource: a store asking for another install than the one
         # the cluster has is refused here, with nothing of its own made yet.

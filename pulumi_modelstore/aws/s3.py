@@ -36,7 +36,7 @@ import pulumi_aws as aws
 
 from .. import validation as v
 from ..access import Consumer, ConsumerAccess, Grant
-from ..cluster import ClusterScope
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
 from ..kube.drivers import CsiDriverChart
@@ -713,12 +713,8 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     # ---- 2. preflight: lookups only (and the cluster's stores agreeing), once per cluster ----
 
     def preflight(
-        self,
-        spec: Spec[MountpointS3ModelStoreArgs],
-        cluster: ClusterScope,
-        opts: pulumi.ResourceOptions | None,
+        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: EksCluster, opts: Opts
     ) -> _Preflight:
-        assert isinstance(cluster, EksCluster)  # what AwsModelStore.join returns
         a, name = spec.args, spec.common.name
         state = _driver_state(cluster)
         # Stores on one cluster share one driver and its node role: refused here, before
@@ -746,9 +742,8 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     # ---- 3. provision ---------------------------------------------------------------------------
 
     def provision_storage(
-        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: EksCluster, facts: _Preflight
     ) -> Binding:
-        assert isinstance(cluster, EksCluster)
         a, name = spec.args, spec.common.name
         hardening: list[pulumi.Resource] = []
         self.bucket: aws.s3.Bucket | None = None
@@ -794,7 +789,7 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
         )
 
     def consumer_access(
-        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[MountpointS3ModelStoreArgs], cluster: EksCluster, facts: _Preflight
     ) -> ConsumerAccess | None:
         """Pod-level credentials (``authentication_source: pod``): each consumer namespace's
         service account gets a role of its own, read-only for readers. Driver-level
@@ -931,29 +926,28 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
             tags=dict(tags),
             opts=self.data_protection(),
         )
-        child = pulumi.ResourceOptions(parent=self)
+        # What each configuration of the bucket names: the bucket, its region, its parent.
+        on_bucket: dict[str, Any] = {
+            "bucket": bucket.id,
+            "region": region,
+            "opts": pulumi.ResourceOptions(parent=self),
+        }
         public_access = aws.s3.BucketPublicAccessBlock(
             f"{name}-bucket-public-access",
-            bucket=bucket.id,
-            region=region,
             block_public_acls=True,
             block_public_policy=True,
             ignore_public_acls=True,
             restrict_public_buckets=True,
-            opts=child,
+            **on_bucket,
         )
         ownership = aws.s3.BucketOwnershipControls(
             f"{name}-bucket-ownership",
-            bucket=bucket.id,
-            region=region,
             rule={"object_ownership": "BucketOwnerEnforced"},
-            opts=child,
+            **on_bucket,
         )
         kms = kms_key_arn is not None
         encryption = aws.s3.BucketServerSideEncryptionConfiguration(
             f"{name}-bucket-encryption",
-            bucket=bucket.id,
-            region=region,
             rules=[
                 aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
                     apply_server_side_encryption_by_default=(
@@ -966,14 +960,12 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
                     bucket_key_enabled=kms,
                 )
             ],
-            opts=child,
+            **on_bucket,
         )
         versioning = aws.s3.BucketVersioning(
             f"{name}-bucket-versioning",
-            bucket=bucket.id,
-            region=region,
             versioning_configuration={"status": "Enabled"},
-            opts=child,
+            **on_bucket,
         )
         # S3 rejects concurrent configuration changes on one bucket ("A conflicting
         # conditional operation is currently in progress"): the policy goes last, after every

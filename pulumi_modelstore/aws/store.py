@@ -9,7 +9,6 @@ from typing import Any, ClassVar, TypeVar
 
 import pulumi
 
-from ..cluster import ClusterScope
 from ..fields import Parser
 from ..kube.drivers import CsiDriverChart
 from ..store import STORE_NAME, ModelStore, ModelStoreArgs, Spec
@@ -36,7 +35,7 @@ class AwsModelStoreArgs(ModelStoreArgs, EksClusterArgs, DriverInstallArgs, total
 AwsArgs = TypeVar("AwsArgs", bound=AwsModelStoreArgs)
 
 
-class AwsModelStore(ModelStore[AwsArgs]):
+class AwsModelStore(ModelStore[AwsArgs, EksCluster]):
     """Base of the AWS stores: joins the :class:`EksCluster` its ``cluster_name`` (or
     ``cluster``) names, and installs its CSI driver once per cluster through it."""
 
@@ -54,7 +53,7 @@ class AwsModelStore(ModelStore[AwsArgs]):
         """The chart the store installs (a backend whose version is an input overrides it)."""
         return self._csi_chart
 
-    def check_cluster(self, spec: Spec[AwsArgs], cluster: ClusterScope) -> None:
+    def check_cluster(self, spec: Spec[AwsArgs], cluster: EksCluster) -> None:
         """A driver install another store of the cluster set differently is refused before
         this store registers anything."""
         install, chart = spec.derived.get("install"), self.driver_chart(spec)
@@ -104,9 +103,6 @@ class AwsModelStore(ModelStore[AwsArgs]):
         Kubernetes label value already (store.py), which AWS tag values accept."""
         p.field_rule(aws_v.eks_cluster_name, "cluster_name")
         p.field_rule(store_tags_fit, "tags")
-
-    def join(self, spec: Spec[AwsArgs], opts: pulumi.ResourceOptions | None) -> EksCluster:
-        return EksCluster.join(spec.common.name, spec.args, opts)
 
     @staticmethod
     def tags(spec: Spec[AwsModelStoreArgs]) -> dict[str, str]:

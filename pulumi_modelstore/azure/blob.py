@@ -54,7 +54,7 @@ import pulumi
 
 from .. import validation as v
 from ..access import PER_ACCESS, PER_NAMESPACE, Consumer, ConsumerAccess, Grant
-from ..cluster import ClusterScope
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import STORE_NAME, Binding, Spec
@@ -456,6 +456,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     """
 
     args_type = AzureBlobModelStoreArgs
+    cluster_needs = (require_oidc_issuer, require_workload_identity, require_blob_csi_driver)
     renamed_fields = MappingProxyType(
         {
             **AzureModelStore.renamed_fields,
@@ -541,17 +542,10 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
 
     def preflight(
-        self,
-        spec: Spec[AzureBlobModelStoreArgs],
-        cluster: ClusterScope,
-        opts: pulumi.ResourceOptions | None,
+        self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, opts: Opts
     ) -> _Preflight:
-        assert isinstance(cluster, AksCluster)  # what AzureModelStore.join returns
         a, name = spec.args, spec.common.name
         facts = cluster.facts(name)
-        require_oidc_issuer(name, facts)
-        require_workload_identity(name, facts)
-        require_blob_csi_driver(name, facts)
         region = self.region(spec, facts)
         token_mode_supported(name, a["mount_mode"], facts)
         group = self.resource_group(spec, facts)
@@ -574,7 +568,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     # ---- 3. provision ---------------------------------------------------------------------------
 
     def provision_storage(
-        self, spec: Spec[AzureBlobModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, facts: _Preflight
     ) -> Binding:
         a, c = spec.args, spec.common
         self.storage_account: Any = None
@@ -590,7 +584,6 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         if facts.network.private_endpoint:
             # A mount before the private DNS record resolves reaches the public endpoint,
             # which refuses it.
-            assert isinstance(cluster, AksCluster)
             ready += net.private_endpoint(
                 self,
                 c.name,
@@ -623,7 +616,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         )
 
     def consumer_access(
-        self, spec: Spec[AzureBlobModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, facts: _Preflight
     ) -> ConsumerAccess:
         """A user-assigned identity per access level (or per namespace, ``identity_per``)
         with a federated credential per consumer service account and one role: in the token

@@ -18,10 +18,18 @@ from typing import Any, TypedDict
 
 import pulumi
 
-from ..cluster import ClusterScope, EntryRules, as_facts
-from ..errors import ModelStoreInputError
+from ..cluster import (
+    CLUSTER_NAME_ALLOWED,
+    ClusterScope,
+    EntryRules,
+    EntryValues,
+    Opts,
+    as_facts,
+    lookup_failed,
+    named_plainly,
+    require_feature,
+)
 from ..fields import Parser
-from ..validation import is_output
 from . import validation as az_v
 
 
@@ -96,7 +104,7 @@ def _switch(profile: Any, name: str, camel: str, default: bool) -> bool:
     return default if enabled is None else bool(enabled)
 
 
-class AksCluster(ClusterScope, kind="aks"):
+class AksCluster(ClusterScope[AksClusterFacts], kind="aks"):
     """What belongs to one AKS cluster, shared by the model stores on it: its facts (looked up
     once), namespaces, the PV and claim names in use. Stores make it on first use from
     ``cluster_name`` and ``cluster_resource_group_name``; a program may make it itself and pass
@@ -162,12 +170,7 @@ class AksCluster(ClusterScope, kind="aks"):
 
     @classmethod
     def from_entry_values(
-        cls,
-        name: str,
-        fields: Mapping[str, Any],
-        attributes: Mapping[str, Any],
-        opts: pulumi.ResourceOptions | None,
-        store: str,
+        cls, name: str, fields: EntryValues, attributes: EntryValues, opts: Opts, store: str
     ) -> "AksCluster":
         group = fields["resource_group"]
         facts = None
@@ -184,13 +187,6 @@ class AksCluster(ClusterScope, kind="aks"):
     def resource_group_name(self) -> str:
         return str(self._given["cluster_resource_group_name"])
 
-    def facts(self, store: str) -> AksClusterFacts:
-        """The cluster's facts, looked up once (``store`` is named if a lookup fails)."""
-        if self._facts is None:
-            self._facts = self._look_up(store)
-        facts: AksClusterFacts = self._facts
-        return facts
-
     def _look_up(self, store: str) -> AksClusterFacts:
         import pulumi_azure_native as azure_native
 
@@ -200,13 +196,8 @@ class AksCluster(ClusterScope, kind="aks"):
                 resource_group_name=self.resource_group_name, resource_name=self.name, opts=o
             )
         except Exception as exc:  # the data source's own words say why (not found, denied)
-            raise ModelStoreInputError(
-                store,
-                "cluster_name",
-                self.name,
-                f"an AKS cluster in resource group {self.resource_group_name} "
-                f"({' '.join(str(exc).split())[:200]})",
-            ) from exc
+            where = f"an AKS cluster in resource group {self.resource_group_name}"
+            raise lookup_failed(store, self.name, where, exc) from exc
         client = self.lookup(
             ("azure-client-config",),
             lambda: azure_native.authorization.get_client_config(opts=o),
@@ -282,25 +273,17 @@ def fact_problem(name: str, value: Any) -> tuple[Any, str] | None:
     return None
 
 
+_GROUP_ALLOWED = (
+    "the AKS cluster's resource group, a plain string (a cluster name is unique only within its "
+    "resource group)"
+)
+
+
 def cluster_named(store: str, cluster_name: Any, resource_group: Any) -> None:
     """An Azure store names its cluster and the cluster's resource group (a managed cluster's
     name is unique only within its resource group), or joins a scope given as ``cluster``."""
-    if not cluster_name or is_output(cluster_name):
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            "<Output>" if is_output(cluster_name) else cluster_name,
-            "the AKS cluster's name, a plain string so it can be looked up before deploy (or "
-            "give cluster)",
-        )
-    if not resource_group or is_output(resource_group):
-        raise ModelStoreInputError(
-            store,
-            "cluster_resource_group_name",
-            "<Output>" if is_output(resource_group) else resource_group,
-            "the AKS cluster's resource group, a plain string (a cluster name is unique only "
-            "within its resource group)",
-        )
+    named_plainly(store, "cluster_name", cluster_name, CLUSTER_NAME_ALLOWED.format("AKS"))
+    named_plainly(store, "cluster_resource_group_name", resource_group, _GROUP_ALLOWED)
 
 
 # ---- preflight: one named check per fact a store depends on ----------------------------------
@@ -309,50 +292,45 @@ def cluster_named(store: str, cluster_name: Any, resource_group: Any) -> None:
 def require_oidc_issuer(store: str, facts: AksClusterFacts) -> None:
     """Federated credentials trust the cluster's OIDC issuer: without it no pod token is
     exchanged for an Entra ID token."""
-    if not facts.oidc_issuer_url:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            "a cluster with the OIDC issuer on (oidcIssuerProfile.enabled; see "
-            "azure.cluster_settings)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.oidc_issuer_url,
+        "a cluster with the OIDC issuer on (oidcIssuerProfile.enabled; see azure.cluster_settings)",
+    )
 
 
 def require_workload_identity(store: str, facts: AksClusterFacts) -> None:
     """The workload identity webhook projects the service account token the mount exchanges."""
-    if not facts.workload_identity:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            "a cluster with workload identity on (securityProfile.workloadIdentity.enabled; see "
-            "azure.cluster_settings)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.workload_identity,
+        "a cluster with workload identity on (securityProfile.workloadIdentity.enabled; see "
+        "azure.cluster_settings)",
+    )
 
 
 def require_blob_csi_driver(store: str, facts: AksClusterFacts) -> None:
     """The blob CSI driver is an AKS add-on, off by default."""
-    if not facts.blob_csi:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            "a cluster with the blob CSI driver on (storageProfile.blobCSIDriver.enabled, off "
-            "by default on AKS; see azure.cluster_settings)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.blob_csi,
+        "a cluster with the blob CSI driver on (storageProfile.blobCSIDriver.enabled, off "
+        "by default on AKS; see azure.cluster_settings)",
+    )
 
 
 def require_file_csi_driver(store: str, facts: AksClusterFacts) -> None:
     """The Azure Files CSI driver is on by default on AKS, but a cluster may turn it off."""
-    if not facts.file_csi:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            "a cluster with the Azure Files CSI driver on (storageProfile.fileCSIDriver.enabled; "
-            "see azure.cluster_settings)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.file_csi,
+        "a cluster with the Azure Files CSI driver on (storageProfile.fileCSIDriver.enabled; "
+        "see azure.cluster_settings)",
+    )
 
 
 def cluster_settings() -> dict[str, Any]:

@@ -37,7 +37,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from .. import validation as v
-from ..cluster import ClusterScope
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import Binding, Spec
@@ -242,6 +242,7 @@ class AzureFilesNfsModelStore(
     """
 
     args_type = AzureFilesNfsModelStoreArgs
+    cluster_needs = (require_file_csi_driver,)
     example_args = MappingProxyType[str, Any](
         {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"}
     )
@@ -289,15 +290,10 @@ class AzureFilesNfsModelStore(
     # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
 
     def preflight(
-        self,
-        spec: Spec[AzureFilesNfsModelStoreArgs],
-        cluster: ClusterScope,
-        opts: pulumi.ResourceOptions | None,
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, opts: Opts
     ) -> _Preflight:
-        assert isinstance(cluster, AksCluster)  # what AzureModelStore.join returns
         a, name = spec.args, spec.common.name
         facts = cluster.facts(name)
-        require_file_csi_driver(name, facts)
         location = self.region(spec, facts)
         resource_group = self.resource_group(spec, facts)
         account = a.get("storage_account_name") or az_v.default_account_name(
@@ -311,7 +307,7 @@ class AzureFilesNfsModelStore(
     # ---- 3. provision ---------------------------------------------------------------------------
 
     def provision_storage(
-        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, facts: _Preflight
     ) -> Binding:
         a = spec.args
         self.account: Any = None
@@ -366,14 +362,13 @@ class AzureFilesNfsModelStore(
         )
 
     def _private_endpoint(
-        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, facts: _Preflight
     ) -> list[pulumi.Resource]:
         """The account's private endpoint and its DNS record where the network plan has one
         (none otherwise): what a mount must wait for, since a mount before the private DNS
         record resolves reaches the public endpoint, which refuses it."""
         if not facts.network.private_endpoint:
             return []
-        assert isinstance(cluster, AksCluster)
         a = spec.args
         return net.private_endpoint(
             self,

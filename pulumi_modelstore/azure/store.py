@@ -7,8 +7,6 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, TypeVar
 
-import pulumi
-
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import MANAGED_BY, STORE_NAME, ModelStore, ModelStoreArgs, Spec
@@ -47,7 +45,7 @@ class AzureModelStoreArgs(ModelStoreArgs, AksClusterArgs, total=False):
 AzureArgs = TypeVar("AzureArgs", bound=AzureModelStoreArgs)
 
 
-class AzureModelStore(ModelStore[AzureArgs]):
+class AzureModelStore(ModelStore[AzureArgs, AksCluster]):
     """Base of the Azure stores: joins the :class:`AksCluster` its ``cluster_name`` and
     ``cluster_resource_group_name`` (or ``cluster``) name."""
 
@@ -73,9 +71,6 @@ class AzureModelStore(ModelStore[AzureArgs]):
         p.field_rule(az_v.tags, "tags", OWN_TAGS)
         if p.ok(STORE_NAME):  # the store's own tag value
             p.check(lambda: az_v.tags(p.store, STORE_NAME, {STORE_TAG: p.store}, 0))
-
-    def join(self, spec: Spec[AzureArgs], opts: pulumi.ResourceOptions | None) -> AksCluster:
-        return AksCluster.join(spec.common.name, spec.args, opts)
 
     @staticmethod
     def tags(spec: Spec[AzureModelStoreArgs]) -> dict[str, str]:

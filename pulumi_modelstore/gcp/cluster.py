@@ -18,10 +18,19 @@ from typing import Any, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 
-from ..cluster import ClusterScope, EntryRules, as_facts
+from ..cluster import (
+    CLUSTER_NAME_ALLOWED,
+    ClusterScope,
+    EntryRules,
+    EntryValues,
+    Opts,
+    as_facts,
+    lookup_failed,
+    named_plainly,
+    require_feature,
+)
 from ..errors import ModelStoreInputError
 from ..fields import Parser
-from ..validation import is_output
 from . import validation as gcp_v
 
 GKE_METADATA = "GKE_METADATA"
@@ -113,7 +122,7 @@ def _enabled(addons: Any, attribute: str) -> bool:
     return bool(getattr(config, "enabled", False))
 
 
-class GkeCluster(ClusterScope, kind="gke"):
+class GkeCluster(ClusterScope[GkeClusterFacts], kind="gke"):
     """What belongs to one GKE cluster, shared by the model stores on it: its facts (looked up
     once), namespaces, the PV and claim names in use. Stores make it on first use from
     ``cluster_name`` and ``location``; a program may make it itself and pass it as ``cluster``."""
@@ -178,16 +187,79 @@ class GkeCluster(ClusterScope, kind="gke"):
         sources: Mapping[str, str] | None = None,
         only: Collection[str] | None = None,
     ) -> list[ModelStoreInputError]:
-        return entry_problems(path, key, fields, attributes, sources, only)
+        """What GCP would refuse in a ``gke`` entry of ``modelstore:clusters`` (``path``): its
+        name (the key unless ``name`` is given), location and project, and the attributes that
+        stand for a lookup: a project number, the project's workload pool, a GKE version, node
+        metadata modes. ``sources`` names each value's key path (default: the entry's own
+        fields and attributes); ``only`` checks just those names (values a stack output gave)."""
+        problems: list[ModelStoreInputError] = []
+        values = {**attributes, **fields}
+
+        def where(name: str) -> str:
+            if sources and name in sources:
+                return sources[name]
+            return f"{path}.{name}" if name in fields else f"{path}.attributes.{name}"
+
+        def wanted(name: str) -> bool:
+            return name in values and (only is None or name in only)
+
+        def refuse(name: str, value: Any, allowed: str) -> None:
+            problems.append(ModelStoreInputError(None, where(name), value, allowed))
+
+        def check(rule: Any, name: str) -> bool:
+            try:
+                rule(None, where(name), values[name])
+            except ModelStoreInputError as error:
+                problems.extend(error.errors)
+                return False
+            return True
+
+        if "name" in values:
+            if only is None or "name" in only:
+                check(gcp_v.cluster_name, "name")
+        elif only is None and not (sources and "name" in sources):  # else a stack output names it
+            try:
+                gcp_v.cluster_name(None, path, key)  # the key names the cluster
+            except ModelStoreInputError as error:
+                problems.extend(error.errors)
+        if wanted("location"):
+            check(gcp_v.location, "location")
+        project_ok = "project" in values and (
+            not wanted("project") or check(gcp_v.project_id, "project")
+        )
+        if wanted("project_number") and not _PROJECT_NUMBER.fullmatch(values["project_number"]):
+            refuse("project_number", values["project_number"], "a GCP project number")
+        pool, project = values.get("workload_pool"), values.get("project")
+        checks_pool = wanted("workload_pool") or (only is not None and wanted("project"))
+        if checks_pool and pool is not None and project_ok and pool != f"{project}.svc.id.goog":
+            refuse(
+                "workload_pool",
+                pool,
+                f"the project's workload pool {project}.svc.id.goog (GKE's pool is always "
+                "<project>.svc.id.goog), or null when workload identity is off",
+            )
+        if wanted("master_version") and gke_version(values["master_version"]) is None:
+            refuse(
+                "master_version",
+                values["master_version"],
+                "a GKE version such as 1.33.4-gke.1172000 (leave it out when unknown)",
+            )
+        if wanted("node_pool_metadata_modes"):
+            for pool_name, mode in (values["node_pool_metadata_modes"] or {}).items():
+                if mode not in METADATA_MODES:
+                    problems.append(
+                        ModelStoreInputError(
+                            None,
+                            f"{where('node_pool_metadata_modes')}.{pool_name}",
+                            mode,
+                            f"one of {', '.join(METADATA_MODES)}",
+                        )
+                    )
+        return problems
 
     @classmethod
     def from_entry_values(
-        cls,
-        name: str,
-        fields: Mapping[str, Any],
-        attributes: Mapping[str, Any],
-        opts: pulumi.ResourceOptions | None,
-        store: str,
+        cls, name: str, fields: EntryValues, attributes: EntryValues, opts: Opts, store: str
     ) -> "GkeCluster":
         args: GkeClusterArgs = {"cluster_name": name, "location": fields["location"]}
         if fields.get("project"):
@@ -207,13 +279,6 @@ class GkeCluster(ClusterScope, kind="gke"):
     def name(self) -> str:
         return str(self._given["cluster_name"])
 
-    def facts(self, store: str) -> GkeClusterFacts:
-        """The cluster's facts, looked up once (``store`` is named if a lookup fails)."""
-        if self._facts is None:
-            self._facts = self._look_up(store)
-        facts: GkeClusterFacts = self._facts
-        return facts
-
     def _look_up(self, store: str) -> GkeClusterFacts:
         o = self._invoke_opts
         try:
@@ -224,12 +289,8 @@ class GkeCluster(ClusterScope, kind="gke"):
                 opts=o,
             )
         except Exception as exc:  # the data source's own words say why (not found, denied)
-            raise ModelStoreInputError(
-                store,
-                "cluster_name",
-                self.name,
-                f"a GKE cluster in {self._given['location']} ({' '.join(str(exc).split())[:200]})",
-            ) from exc
+            where = f"a GKE cluster in {self._given['location']}"
+            raise lookup_failed(store, self.name, where, exc) from exc
         project = cluster.project or self._given.get("project") or ""
         number = self.lookup(
             ("project-number", project),
@@ -258,25 +319,17 @@ class GkeCluster(ClusterScope, kind="gke"):
         )
 
 
+_LOCATION_ALLOWED = (
+    "the GKE cluster's region or zone, a plain string (a cluster name is unique only within its "
+    "location)"
+)
+
+
 def cluster_named(store: str, cluster_name: Any, location: Any) -> None:
     """A GCP store names its cluster and the cluster's location (a cluster name is unique only
     within a location), or joins a scope given as ``cluster``."""
-    if not cluster_name or is_output(cluster_name):
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            "<Output>" if is_output(cluster_name) else cluster_name,
-            "the GKE cluster's name, a plain string so it can be looked up before deploy (or "
-            "give cluster)",
-        )
-    if not location or is_output(location):
-        raise ModelStoreInputError(
-            store,
-            "location",
-            "<Output>" if is_output(location) else location,
-            "the GKE cluster's region or zone, a plain string (a cluster name is unique only "
-            "within its location)",
-        )
+    named_plainly(store, "cluster_name", cluster_name, CLUSTER_NAME_ALLOWED.format("GKE"))
+    named_plainly(store, "location", location, _LOCATION_ALLOWED)
     gcp_v.cluster_name(store, "cluster_name", cluster_name)
     gcp_v.location(store, "location", location)
 
@@ -286,38 +339,35 @@ def cluster_named(store: str, cluster_name: Any, location: Any) -> None:
 
 def require_workload_pool(store: str, facts: GkeClusterFacts) -> None:
     """Workload identity: without a pool no pod gets a Google identity, so no mount authorizes."""
-    if not facts.workload_pool:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            f"a cluster with workload identity (workload pool {facts.project}.svc.id.goog; "
-            "see gcp.cluster_settings)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.workload_pool,
+        f"a cluster with workload identity (workload pool {facts.project}.svc.id.goog; "
+        "see gcp.cluster_settings)",
+    )
 
 
 def require_gcs_fuse_addon(store: str, facts: GkeClusterFacts) -> None:
     """The Cloud Storage FUSE CSI driver is a GKE add-on, off by default on Standard clusters."""
-    if not facts.gcs_fuse_csi:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            "a cluster with the GCS FUSE CSI driver add-on enabled "
-            "(addons_config.gcs_fuse_csi_driver_config.enabled; see gcp.cluster_settings)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.gcs_fuse_csi,
+        "a cluster with the GCS FUSE CSI driver add-on enabled "
+        "(addons_config.gcs_fuse_csi_driver_config.enabled; see gcp.cluster_settings)",
+    )
 
 
 def require_pd_csi_addon(store: str, facts: GkeClusterFacts) -> None:
     """Hyperdisk ML volumes come from the Compute Engine persistent disk CSI driver add-on."""
-    if not facts.pd_csi:
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            facts.name,
-            "a cluster with the Compute Engine persistent disk CSI driver add-on enabled "
-            "(addons_config.gce_persistent_disk_csi_driver_config.enabled)",
-        )
+    require_feature(
+        store,
+        facts.name,
+        facts.pd_csi,
+        "a cluster with the Compute Engine persistent disk CSI driver add-on enabled "
+        "(addons_config.gce_persistent_disk_csi_driver_config.enabled)",
+    )
 
 
 def require_gke_metadata(store: str, facts: GkeClusterFacts) -> None:
@@ -358,82 +408,3 @@ def node_pool_settings() -> dict[str, Any]:
 # pulumi-gcp's container WorkloadMetadataConfig.mode documents them).
 METADATA_MODES = (GKE_METADATA, "GCE_METADATA", "MODE_UNSPECIFIED")
 _PROJECT_NUMBER = re.compile(r"[1-9]\d*")
-
-
-def entry_problems(
-    path: str,
-    key: str,
-    fields: Mapping[str, Any],
-    attributes: Mapping[str, Any],
-    sources: Mapping[str, str] | None = None,
-    only: Collection[str] | None = None,
-) -> list[ModelStoreInputError]:
-    """What GCP would refuse in a ``gke`` entry of ``modelstore:clusters`` (``path``): its
-    name (the key unless ``name`` is given), location and project, and the attributes that
-    stand for a lookup: a project number, the project's workload pool, a GKE version, node
-    metadata modes. ``sources`` names each value's key path (default: the entry's own
-    fields and attributes); ``only`` checks just those names (values a stack output gave)."""
-    problems: list[ModelStoreInputError] = []
-    values = {**attributes, **fields}
-
-    def where(name: str) -> str:
-        if sources and name in sources:
-            return sources[name]
-        return f"{path}.{name}" if name in fields else f"{path}.attributes.{name}"
-
-    def wanted(name: str) -> bool:
-        return name in values and (only is None or name in only)
-
-    def refuse(name: str, value: Any, allowed: str) -> None:
-        problems.append(ModelStoreInputError(None, where(name), value, allowed))
-
-    def check(rule: Any, name: str) -> bool:
-        try:
-            rule(None, where(name), values[name])
-        except ModelStoreInputError as error:
-            problems.extend(error.errors)
-            return False
-        return True
-
-    if "name" in values:
-        if only is None or "name" in only:
-            check(gcp_v.cluster_name, "name")
-    elif only is None and not (sources and "name" in sources):  # else a stack output names it
-        try:
-            gcp_v.cluster_name(None, path, key)  # the key names the cluster
-        except ModelStoreInputError as error:
-            problems.extend(error.errors)
-    if wanted("location"):
-        check(gcp_v.location, "location")
-    project_ok = "project" in values and (
-        not wanted("project") or check(gcp_v.project_id, "project")
-    )
-    if wanted("project_number") and not _PROJECT_NUMBER.fullmatch(values["project_number"]):
-        refuse("project_number", values["project_number"], "a GCP project number")
-    pool, project = values.get("workload_pool"), values.get("project")
-    checks_pool = wanted("workload_pool") or (only is not None and wanted("project"))
-    if checks_pool and pool is not None and project_ok and pool != f"{project}.svc.id.goog":
-        refuse(
-            "workload_pool",
-            pool,
-            f"the project's workload pool {project}.svc.id.goog (GKE's pool is always "
-            "<project>.svc.id.goog), or null when workload identity is off",
-        )
-    if wanted("master_version") and gke_version(values["master_version"]) is None:
-        refuse(
-            "master_version",
-            values["master_version"],
-            "a GKE version such as 1.33.4-gke.1172000 (leave it out when unknown)",
-        )
-    if wanted("node_pool_metadata_modes"):
-        for pool_name, mode in (values["node_pool_metadata_modes"] or {}).items():
-            if mode not in METADATA_MODES:
-                problems.append(
-                    ModelStoreInputError(
-                        None,
-                        f"{where('node_pool_metadata_modes')}.{pool_name}",
-                        mode,
-                        f"one of {', '.join(METADATA_MODES)}",
-                    )
-                )
-    return problems

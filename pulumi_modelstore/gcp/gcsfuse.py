@@ -42,7 +42,7 @@ import pulumi_gcp as gcp
 
 from .. import validation as v
 from ..access import Consumer, ConsumerAccess, Grant, PodSide
-from ..cluster import ClusterScope
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import STORE_NAME, Binding, Spec
@@ -712,6 +712,7 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
     """
 
     args_type = GcsFuseModelStoreArgs
+    cluster_needs = (require_workload_pool, require_gcs_fuse_addon, require_gke_metadata)
     example_args = MappingProxyType[str, Any]({"cluster_name": "ml-gke", "location": "us-central1"})
     data_bearing_types = ("gcp:storage/bucket:Bucket",)
 
@@ -801,17 +802,10 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
     # ---- 2. preflight: lookups only, once per cluster ------------------------------------------
 
     def preflight(
-        self,
-        spec: Spec[GcsFuseModelStoreArgs],
-        cluster: ClusterScope,
-        opts: pulumi.ResourceOptions | None,
+        self, spec: Spec[GcsFuseModelStoreArgs], cluster: GkeCluster, opts: Opts
     ) -> _Preflight:
-        assert isinstance(cluster, GkeCluster)  # what GcpModelStore.join returns
         a, name = spec.args, spec.common.name
         facts = cluster.facts(name)
-        require_workload_pool(name, facts)
-        require_gcs_fuse_addon(name, facts)
-        require_gke_metadata(name, facts)
         bucket_in_cluster_region(name, a.get("bucket_region"), a["allow_other_region"], facts)
         region = a.get("bucket_region") or facts.region
         agent = None
@@ -838,7 +832,7 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
     # ---- 3. provision ---------------------------------------------------------------------------
 
     def provision_storage(
-        self, spec: Spec[GcsFuseModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[GcsFuseModelStoreArgs], cluster: GkeCluster, facts: _Preflight
     ) -> Binding:
         a = spec.args
         self.bucket: Any = None
@@ -880,7 +874,7 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
         )
 
     def consumer_access(
-        self, spec: Spec[GcsFuseModelStoreArgs], cluster: ClusterScope, facts: _Preflight
+        self, spec: Spec[GcsFuseModelStoreArgs], cluster: GkeCluster, facts: _Preflight
     ) -> ConsumerAccess:
         """Every consumer namespace's service account gets a bucket-level role, read-only
         for readers: through its workload identity principal, or (``identity:

@@ -47,6 +47,7 @@ import pulumi_kubernetes as k8s
 
 from .. import validation as v
 from ..access import Access, Consumer, ConsumerAccess, Grant
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..kube.snapshots import KubernetesObject, name_after
@@ -250,6 +251,7 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
     a volume with its claim), and the bucket is not the store's."""
 
     args_type = HyperdiskMlModelStoreArgs  # type: ignore[assignment]  # Required keys: no structural subtype of the base's args
+    cluster_needs = (require_pd_csi_addon, require_workload_pool)
     renamed_fields = MappingProxyType({"throughput_mib_per_s": "throughput_mibps"})
     example_args = MappingProxyType[str, Any](
         {
@@ -306,16 +308,10 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         p.field_rule(v.dns_subdomain, "service_account_name")
 
     def preflight(
-        self,
-        spec: Spec[HyperdiskMlModelStoreArgs],
-        cluster: Any,
-        opts: pulumi.ResourceOptions | None,
+        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: GkeCluster, opts: Opts
     ) -> GkeClusterFacts:
-        assert isinstance(cluster, GkeCluster)
         store = spec.common.name
         facts = cluster.facts(store)
-        require_pd_csi_addon(store, facts)
-        require_workload_pool(store, facts)
         zones = spec.args.get("zones") or ()
         outside = [z for z in zones if region_of(z) != facts.region]
         if outside:
@@ -328,7 +324,7 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         return facts
 
     def provision_storage(
-        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: Any, facts: GkeClusterFacts
+        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: GkeCluster, facts: GkeClusterFacts
     ) -> Binding:
         a, c = spec.args, spec.common
         revision, uri = a["model_revision"], a["source_uri"]
@@ -385,7 +381,7 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         )
 
     def consumer_access(
-        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: Any, facts: GkeClusterFacts
+        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: GkeCluster, facts: GkeClusterFacts
     ) -> ConsumerAccess:
         """The populator's transfer in each reader namespace runs as the loader service
         account, whose workload identity principal may read the bucket. Readers' pods need

@@ -5,8 +5,6 @@
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-import pulumi
-
 from ..fields import Parser
 from ..store import MANAGED_BY, STORE_NAME, ModelStore, ModelStoreArgs, Spec
 from . import validation as gcp_v
@@ -30,7 +28,7 @@ class GcpModelStoreArgs(ModelStoreArgs, GkeClusterArgs, total=False):
 GcpArgs = TypeVar("GcpArgs", bound=GcpModelStoreArgs)
 
 
-class GcpModelStore(ModelStore[GcpArgs]):
+class GcpModelStore(ModelStore[GcpArgs, GkeCluster]):
     """Base of the GCP stores: joins the :class:`GkeCluster` its ``cluster_name`` and
     ``location`` (or ``cluster``) name."""
 
@@ -51,9 +49,6 @@ class GcpModelStore(ModelStore[GcpArgs]):
         p.field_rule(gcp_v.resource_labels, "resource_labels", OWN_LABELS)
         if p.ok(STORE_NAME):  # else refused once already, as a Kubernetes label value
             p.check(lambda: gcp_v.label_value(p.store, STORE_NAME, p.store))
-
-    def join(self, spec: Spec[GcpArgs], opts: pulumi.ResourceOptions | None) -> GkeCluster:
-        return GkeCluster.join(spec.common.name, spec.args, opts)
 
     @staticmethod
     def labels(spec: Spec[GcpModelStoreArgs]) -> dict[str, str]:

@@ -7,7 +7,7 @@ from typing import Any
 import pulumi
 
 from .. import validation as v
-from ..cluster import ClusterScope, KubernetesCluster
+from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..store import Binding, ModelStore, ModelStoreArgs, Spec
@@ -48,7 +48,7 @@ def node_name_is_a_label_value(store: str, field: str, node_name: Any) -> None:
     )
 
 
-class LocalModelStore(ModelStore[LocalModelStoreArgs], backend="local"):
+class LocalModelStore(ModelStore[LocalModelStoreArgs, ClusterScope], backend="local"):
     """A store on a node's local disk. Access mode is ReadWriteOnce: every pod on that node can
     mount it, which is all a laptop cluster has. Readers mount it read-only."""
 
@@ -75,11 +75,6 @@ class LocalModelStore(ModelStore[LocalModelStoreArgs], backend="local"):
         p.field_rule(node_name_is_a_label_value, "node_name")
         p.field_rule(v.capacity_gib, "capacity_gib")
         p.field_rule(v.dns_label, "cluster_name")
-
-    def join(
-        self, spec: Spec[LocalModelStoreArgs], opts: pulumi.ResourceOptions | None
-    ) -> ClusterScope:
-        return spec.args.get("cluster") or KubernetesCluster.join(spec.common.name, spec.args, opts)
 
     def provision_storage(
         self, spec: Spec[LocalModelStoreArgs], cluster: ClusterScope, facts: Any

@@ -17,7 +17,7 @@ from typing import Any, Required
 import pulumi
 
 from .. import validation as v
-from ..cluster import ClusterScope, KubernetesCluster
+from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..kube.drivers import CsiDriverChart, helm_release
@@ -247,7 +247,7 @@ def volume_handle(server: Any, share: Any, sub_dir: Any, pv_name: str) -> pulumi
     return pulumi.Output.concat(server, "#", share, "#", sub_dir or "", "#", pv_name)
 
 
-class NfsModelStore(ModelStore[NfsModelStoreArgs], backend="nfs"):
+class NfsModelStore(ModelStore[NfsModelStoreArgs, ClusterScope], backend="nfs"):
     """A store on an existing NFS export. Readers mount it read-only at every layer (ReadOnlyMany
     on PV and claim, the PV's ``csi.readOnly``, the ``ro`` mount option: the driver adds ``ro``
     only for a read-only publish and checks no access mode, so a pod that forgets ``readOnly``
@@ -287,11 +287,6 @@ class NfsModelStore(ModelStore[NfsModelStoreArgs], backend="nfs"):
         p.field_rule(v.one_of, "driver_install", DRIVER_INSTALLS)
         p.field_rule(v.dns_label, "driver_namespace")
         p.field_rule(v.dns_label, "cluster_name")
-
-    def join(
-        self, spec: Spec[NfsModelStoreArgs], opts: pulumi.ResourceOptions | None
-    ) -> ClusterScope:
-        return spec.args.get("cluster") or KubernetesCluster.join(spec.common.name, spec.args, opts)
 
     def provision_storage(
         self, spec: Spec[NfsModelStoreArgs], cluster: ClusterScope, facts: Any

@@ -45,6 +45,20 @@ from .project import Project, load_project
 
 UNKNOWN = rpc.UNKNOWN
 SECRET = "[secret]"
+
+
+def _no_options() -> dict[str, Any]:
+    """The resource options of a step the engine records itself (a read, the stack), as a
+    step without options records them (fresh lists for each record)."""
+    return {
+        "protect": False,
+        "retainOnDelete": False,
+        "deleteBeforeReplace": False,
+        "ignoreChanges": [],
+        "replaceOnChanges": [],
+    }
+
+
 _SIG = rpc._special_sig_key
 _SECRET_SIG = rpc._special_secret_sig
 _RESOURCE_SIG = rpc._special_resource_sig
@@ -283,11 +297,7 @@ class RecordingMonitor(mocks.MockMonitor):
                     "propertyDependencies": {},
                     "provider": request.provider,
                     "version": request.version,
-                    "protect": False,
-                    "retainOnDelete": False,
-                    "deleteBeforeReplace": False,
-                    "ignoreChanges": [],
-                    "replaceOnChanges": [],
+                    **_no_options(),
                     "aliases": [],
                     "importId": "",
                     "op": "read",
@@ -584,11 +594,7 @@ def _steps(records: list[dict[str, Any]], stack: str, project: str) -> list[dict
                     "propertyDependencies": {},
                     "provider": "",
                     "version": version,
-                    "protect": False,
-                    "retainOnDelete": False,
-                    "deleteBeforeReplace": False,
-                    "ignoreChanges": [],
-                    "replaceOnChanges": [],
+                    **_no_options(),
                     "aliases": [],
                     "importId": "",
                     "op": "create",

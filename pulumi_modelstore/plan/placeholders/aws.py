@@ -203,6 +203,12 @@ def _in(r: Created) -> str:
     return aws_region(r.config)
 
 
+def _arn(r: Created, service: str) -> str:
+    """The start of the ARN of ``r``, a resource of ``service`` in the stack's region and
+    account; its resource part follows."""
+    return f"arn:aws:{service}:{_in(r)}:{ACCOUNT_ID}:"
+
+
 ID_MAKERS["aws:eks/addon:Addon"] = lambda r: (
     f"{r.inputs.get('clusterName')}:{r.inputs.get('addonName')}"
 )
@@ -214,7 +220,7 @@ ID_MAKERS["aws:iam/role:Role"] = lambda r: r.autoname(r.inputs.get("name"))
 def _security_group(r: Created) -> dict[str, Any]:
     return {
         "name": r.autoname(r.inputs.get("name")),
-        "arn": f"arn:aws:ec2:{_in(r)}:{ACCOUNT_ID}:security-group/{r.id}",
+        "arn": _arn(r, "ec2") + f"security-group/{r.id}",
         "ownerId": ACCOUNT_ID,
     }
 
@@ -226,14 +232,14 @@ def _security_group(r: Created) -> dict[str, Any]:
 def _security_group_rule(r: Created) -> dict[str, Any]:
     return {
         "securityGroupRuleId": r.id,
-        "arn": f"arn:aws:ec2:{_in(r)}:{ACCOUNT_ID}:security-group-rule/{r.id}",
+        "arn": _arn(r, "ec2") + f"security-group-rule/{r.id}",
     }
 
 
 @outputs_of("aws:fsx/lustreFileSystem:LustreFileSystem")
 def _lustre(r: Created) -> dict[str, Any]:
     return {
-        "arn": f"arn:aws:fsx:{_in(r)}:{ACCOUNT_ID}:file-system/{r.id}",
+        "arn": _arn(r, "fsx") + f"file-system/{r.id}",
         "dnsName": f"{r.id}.fsx.{_in(r)}.amazonaws.com",
         "mountName": r.hexid("mount", 8),
         "networkInterfaceIds": [f"eni-{r.hexid('eni')}"],
@@ -247,14 +253,14 @@ def _dra(r: Created) -> dict[str, Any]:
     fs_id = r.inputs.get("fileSystemId")
     return {
         "associationId": r.id,
-        "arn": f"arn:aws:fsx:{_in(r)}:{ACCOUNT_ID}:association/{fs_id}/{r.id}",
+        "arn": _arn(r, "fsx") + f"association/{fs_id}/{r.id}",
     }
 
 
 @outputs_of("aws:efs/fileSystem:FileSystem")
 def _efs(r: Created) -> dict[str, Any]:
     return {
-        "arn": f"arn:aws:elasticfilesystem:{_in(r)}:{ACCOUNT_ID}:file-system/{r.id}",
+        "arn": _arn(r, "elasticfilesystem") + f"file-system/{r.id}",
         "dnsName": f"{r.id}.efs.{_in(r)}.amazonaws.com",
         "ownerId": ACCOUNT_ID,
         "numberOfMountTargets": 0,
@@ -267,7 +273,7 @@ def _efs_mount_target(r: Created) -> dict[str, Any]:
     octet = int(r.hexid("ip", 2), 16)
     return {
         "dnsName": f"{fs_id}.efs.{_in(r)}.amazonaws.com",
-        "fileSystemArn": f"arn:aws:elasticfilesystem:{_in(r)}:{ACCOUNT_ID}:file-system/{fs_id}",
+        "fileSystemArn": _arn(r, "elasticfilesystem") + f"file-system/{fs_id}",
         "ipAddress": f"10.0.{octet % 32}.{10 + octet % 200}",
         "networkInterfaceId": f"eni-{r.hexid('eni')}",
         "ownerId": ACCOUNT_ID,
@@ -279,8 +285,8 @@ def _efs_mount_target(r: Created) -> dict[str, Any]:
 def _efs_access_point(r: Created) -> dict[str, Any]:
     fs_id = r.inputs.get("fileSystemId")
     return {
-        "arn": f"arn:aws:elasticfilesystem:{_in(r)}:{ACCOUNT_ID}:access-point/{r.id}",
-        "fileSystemArn": f"arn:aws:elasticfilesystem:{_in(r)}:{ACCOUNT_ID}:file-system/{fs_id}",
+        "arn": _arn(r, "elasticfilesystem") + f"access-point/{r.id}",
+        "fileSystemArn": _arn(r, "elasticfilesystem") + f"file-system/{fs_id}",
         "ownerId": ACCOUNT_ID,
     }
 
@@ -299,7 +305,7 @@ def _bucket(r: Created) -> dict[str, Any]:
 @outputs_of("aws:eks/addon:Addon")
 def _addon(r: Created) -> dict[str, Any]:
     return {
-        "arn": f"arn:aws:eks:{_in(r)}:{ACCOUNT_ID}:addon/{r.inputs.get('clusterName')}/"
+        "arn": _arn(r, "eks") + f"addon/{r.inputs.get('clusterName')}/"
         f"{r.inputs.get('addonName')}/{r.hexid('addon', 8)}",
         "addonVersion": r.inputs.get("addonVersion") or "v0.0.0-eksbuild.1",
     }
@@ -310,7 +316,7 @@ def _pod_identity(r: Created) -> dict[str, Any]:
     association = f"a-{r.hexid('association', 17)}"
     return {
         "associationId": association,
-        "associationArn": f"arn:aws:eks:{_in(r)}:{ACCOUNT_ID}:podidentityassociation/"
+        "associationArn": _arn(r, "eks") + f"podidentityassociation/"
         f"{r.inputs.get('clusterName')}/{association}",
     }
 
