@@ -456,6 +456,8 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     """
 
     args_type = AzureBlobModelStoreArgs
+    # Blob storage through blobfuse2: vLLM loader settings in kube/serving.py.
+    loader_profile = "object-store"
     renamed_fields = MappingProxyType(
         {
             **AzureModelStore.renamed_fields,

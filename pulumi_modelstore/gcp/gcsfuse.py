@@ -712,6 +712,8 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
     """
 
     args_type = GcsFuseModelStoreArgs
+    # Cloud Storage through FUSE: vLLM loader settings in kube/serving.py.
+    loader_profile = "object-store"
     example_args = MappingProxyType[str, Any]({"cluster_name": "ml-gke", "location": "us-central1"})
     data_bearing_types = ("gcp:storage/bucket:Bucket",)
 

@@ -250,6 +250,8 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
     a volume with its claim), and the bucket is not the store's."""
 
     args_type = HyperdiskMlModelStoreArgs  # type: ignore[assignment]  # Required keys: no structural subtype of the base's args
+    # Hyperdisk ML: a block device attached read-only: vLLM loader settings in kube/serving.py.
+    loader_profile = "block"
     renamed_fields = MappingProxyType({"throughput_mib_per_s": "throughput_mibps"})
     example_args = MappingProxyType[str, Any](
         {
