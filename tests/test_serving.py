@@ -10,6 +10,7 @@ from typing import Any
 import pulumi
 import pytest
 
+from pulumi_modelstore.kube import serving
 from pulumi_modelstore.kube.serving import LOADER_PROFILES
 from pulumi_modelstore.kube.workload import WorkloadMount
 from pulumi_modelstore.program import BACKENDS
@@ -49,6 +50,7 @@ def _mounts(backend: str) -> tuple[Any, dict[str, Any]]:
 
 def test_the_table_covers_every_backend_and_each_declares_a_known_profile():
     assert sorted(VLLM_LOADER) == sorted(BACKENDS)
+    assert sorted(serving.VLLM_LOADER) == sorted(LOADER_PROFILES)
     for cls in BACKENDS.values():
         assert cls.loader_profile in LOADER_PROFILES, cls.__name__
 
