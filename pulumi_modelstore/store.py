@@ -328,6 +328,10 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     # Whether the store accepts ``writers``. Default: it does; a store filled once and
     # read-only for many (Hyperdisk ML) refuses them in its rules.
     takes_writers = True
+    # What the readers' files sit on, which decides the serving engine's weight-loader settings
+    # ``mount_for(ns).serving_args(engine)`` offers: one of kube/serving.py's
+    # ``LOADER_PROFILES`` (each backend sets it). Default "": not known, the engine's defaults.
+    loader_profile = ""
 
     claim_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolumeClaim name."""
@@ -598,6 +602,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             mount_path=path,
             sub_path=sub_path,
             pod=self._pod,
+            loader_profile=self.loader_profile or None,
         )
 
 
@@ -609,6 +614,7 @@ def workload_mount(
     mount_path: str,
     sub_path: str | None = None,
     pod: PodSide | None = None,
+    loader_profile: str | None = None,
 ) -> WorkloadMount:
     """The one way a claim becomes what a pod needs (every store's :meth:`mount_for`, and the
     caches' pod patching): the volume, the mount (read-only for readers), and for readers
@@ -648,6 +654,7 @@ def workload_mount(
         env=env,
         extra_volumes=extra_volumes,
         extra_volume_mounts=extra_mounts,
+        loader_profile=loader_profile,
     )
 
 

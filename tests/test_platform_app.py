@@ -87,9 +87,7 @@ def test_the_vllm_pod_is_wired_as_mount_for_would_wire_it(tmp_path, store, names
 
     mount, backend = _platform_mounts(store, namespace)
     server = _vllm_server().server_pod_spec(
-        model_path="/mnt/models",
-        served_model_name=dev["app-vllm:servedModelName"],
-        backend=backend,
+        serving_args=mount.serving_args("vllm", served_model_name=dev["app-vllm:servedModelName"]),
         accelerator=dev["app-vllm:accelerator"],
     )
     assert template["spec"] == mount.patch_pod_spec(server)
@@ -104,7 +102,13 @@ def test_the_vllm_pod_is_wired_as_mount_for_would_wire_it(tmp_path, store, names
         "volumeMounts"
     ]
     assert {"name": "HF_HUB_OFFLINE", "value": "1"} in container["env"]
-    assert "--safetensors-load-strategy" in container["args"]
+    assert backend == "gcs-fuse"
+    assert container["args"][-6:-2] == [  # the streamer, as serving_args gives it for FUSE
+        "--load-format",
+        "runai_streamer",
+        "--model-loader-extra-config",
+        '{"concurrency":16}',
+    ]
     assert template["spec"]["serviceAccountName"] == f"{store}-gcs"
     assert template["metadata"]["annotations"]["gke-gcsfuse/volumes"] == "true"
 

@@ -55,12 +55,10 @@ store = platform.require_output("stores").apply(_store)
 mount = store.apply(lambda s: WorkloadMount.from_output(s["mounts"][namespace]))
 
 labels = {"app": f"vllm-{store_name}"}
-pod_spec = pulumi.Output.all(mount, store).apply(
-    lambda args: args[0].patch_pod_spec(
+pod_spec = mount.apply(
+    lambda m: m.patch_pod_spec(
         server_pod_spec(
-            model_path=args[0].mount_path,
-            served_model_name=served_model_name,
-            backend=args[1]["backend"],
+            serving_args=m.serving_args("vllm", served_model_name=served_model_name),
             accelerator=accelerator,
         )
     )

@@ -4,20 +4,14 @@ wiring (volumes, mounts, env, service account, pod annotations and labels) is ad
 
 from typing import Any
 
-# Backends whose volume is a disk on the node: vLLM's default (mmap) loading reads it well.
-# Every other backend is a network or FUSE file system, where random mmap reads are slow and
-# ``--safetensors-load-strategy eager`` reads each file sequentially instead (FACTS.md).
-BLOCK_BACKENDS = frozenset({"hyperdisk-ml", "local"})
 PORT = 8000
 
 
-def server_pod_spec(
-    *, model_path: str, served_model_name: str, backend: str, accelerator: str
-) -> dict[str, Any]:
-    """The pod spec of one vLLM server serving the model at ``model_path``."""
-    args = [model_path, "--served-model-name", served_model_name, "--port", str(PORT)]
-    if backend not in BLOCK_BACKENDS:
-        args += ["--safetensors-load-strategy", "eager"]
+def server_pod_spec(*, serving_args: list[str], accelerator: str) -> dict[str, Any]:
+    """The pod spec of one vLLM server run as ``vllm serve <serving_args> --port 8000``:
+    ``serving_args`` is what the store's mount offers (``WorkloadMount.serving_args("vllm")``:
+    the model path, the served name and the loader settings that suit the backend)."""
+    args = [*serving_args, "--port", str(PORT)]
     return {
         "containers": [
             {

@@ -23,21 +23,29 @@ store = FsxLustreModelStore(
 
 mount = store.mount_for("kserve-inference")
 
+# One call wires the predictor: storageUri, the store's env and helper volumes (HF_HOME's
+# emptyDir), and whatever else the store's readers need.
+inference_service = mount.patch_inference_service(
+    {
+        "metadata": {"name": "llama"},
+        "spec": {
+            "predictor": {
+                "model": {
+                    "modelFormat": {"name": "huggingface"},
+                    "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                }
+            }
+        },
+    },
+    path="llama-3-8b-instruct",
+)
+
 k8s.apiextensions.CustomResource(
     "llama",
     api_version="serving.kserve.io/v1beta1",
     kind="InferenceService",
-    metadata={"name": "llama", "namespace": "kserve-inference"},
-    spec={
-        "predictor": {
-            "model": {
-                "modelFormat": {"name": "huggingface"},
-                "storageUri": mount.kserve_storage_uri("llama-3-8b-instruct"),
-                "env": mount.env,
-                "resources": {"limits": {"nvidia.com/gpu": "1"}},
-            }
-        }
-    },
+    metadata=inference_service["metadata"],
+    spec=inference_service["spec"],
     opts=pulumi.ResourceOptions(depends_on=[store]),
 )
 

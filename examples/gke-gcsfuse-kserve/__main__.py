@@ -57,44 +57,42 @@ store = GcsFuseModelStore(
 mount = store.mount_for(READER)
 storage_uri = mount.kserve_storage_uri(MODEL)
 
-predictor: dict[str, object] = {
-    # PodSpec fields (inline in PredictorSpec): the pod runs as the store's service account,
-    # the identity the gcsfuse sidecar uses for the bucket.
-    "serviceAccountName": mount.service_account_name,
-    # ComponentExtensionSpec.annotations: onto the predictor's pod template, where the GKE
-    # webhook reads gke-gcsfuse/volumes and the sidecar's resource annotations.
-    "annotations": mount.pod_annotations,
-    # Helper volumes only: KServe adds the claim itself from storageUri.
-    "volumes": mount.extra_volumes,
-    "model": {
-        "modelFormat": {"name": "huggingface"},
-        "storageUri": storage_uri,
-        "env": mount.env,
-        "volumeMounts": mount.extra_volume_mounts,
-        "resources": {"limits": {"nvidia.com/gpu": "1"}},
+# One call (WorkloadMount.patch_inference_service) puts what the predictor pod needs where
+# KServe reads it (see above): the service account the gcsfuse sidecar uses, the pod
+# annotations the GKE webhook reads, the labels, the helper volumes, the pod security context
+# (a custom gcsfuse cache needs an fsGroup), the container env and volumeMounts, and the
+# storageUri. KServe adds the claim's volume itself from the storageUri.
+inference_service = mount.patch_inference_service(
+    {
+        "metadata": {
+            "name": "llama",
+            # A plain Deployment (KServe >= 0.16 calls it Standard; "RawDeployment" before):
+            # Knative refuses pod specs with persistentVolumeClaim volumes unless its
+            # kubernetes.podspec-persistent-volume-claim feature flag is on.
+            "annotations": {"serving.kserve.io/deploymentMode": "Standard"},
+        },
+        "spec": {
+            "predictor": {
+                "model": {
+                    "modelFormat": {"name": "huggingface"},
+                    "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                },
+                "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+                "tolerations": [
+                    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+                ],
+            }
+        },
     },
-    "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
-    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-}
-if mount.pod_labels:
-    predictor["labels"] = mount.pod_labels
-if mount.pod_security_context:
-    # A custom gcsfuse cache volume needs an fsGroup the sidecar can write with.
-    predictor["securityContext"] = mount.pod_security_context
+    path=MODEL,
+)
 
 k8s.apiextensions.CustomResource(
     "llama",
     api_version="serving.kserve.io/v1beta1",
     kind="InferenceService",
-    metadata={
-        "name": "llama",
-        "namespace": READER,
-        # A plain Deployment (KServe >= 0.16 calls it Standard; "RawDeployment" before): Knative
-        # refuses pod specs with persistentVolumeClaim volumes unless its
-        # kubernetes.podspec-persistent-volume-claim feature flag is on.
-        "annotations": {"serving.kserve.io/deploymentMode": "Standard"},
-    },
-    spec={"predictor": predictor},
+    metadata=inference_service["metadata"],
+    spec=inference_service["spec"],
     opts=pulumi.ResourceOptions(depends_on=[store]),
 )
 

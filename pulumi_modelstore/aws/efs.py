@@ -559,6 +559,8 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
     """
 
     args_type = EfsModelStoreArgs
+    # EFS: NFS v4.1: vLLM loader settings in kube/serving.py.
+    loader_profile = "network-fs"
     example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
     data_bearing_types = ("aws:efs/fileSystem:FileSystem",)
     _csi_chart = EFS_CSI

@@ -327,6 +327,8 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
     """
 
     args_type = FsxLustreModelStoreArgs
+    # FSx for Lustre: a parallel network file system: vLLM loader settings in kube/serving.py.
+    loader_profile = "parallel-fs"
     example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
     data_bearing_types = ("aws:fsx/lustreFileSystem:LustreFileSystem",)
     _csi_chart = FSX_CSI

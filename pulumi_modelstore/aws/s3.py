@@ -577,6 +577,8 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     """
 
     args_type = MountpointS3ModelStoreArgs
+    # Mountpoint: S3 through FUSE: vLLM loader settings in kube/serving.py.
+    loader_profile = "object-store"
     # No VPC, subnets or node groups: the cluster's name is needed only for what the store makes
     # on it (`cluster_name_when_needed`).
     reads_cluster_network = False

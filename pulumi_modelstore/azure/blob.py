@@ -457,6 +457,8 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
 
     args_type = AzureBlobModelStoreArgs
     cluster_needs = (require_oidc_issuer, require_workload_identity, require_blob_csi_driver)
+    # Blob storage through blobfuse2: vLLM loader settings in kube/serving.py.
+    loader_profile = "object-store"
     renamed_fields = MappingProxyType(
         {
             **AzureModelStore.renamed_fields,

@@ -243,6 +243,8 @@ class AzureFilesNfsModelStore(
 
     args_type = AzureFilesNfsModelStoreArgs
     cluster_needs = (require_file_csi_driver,)
+    # Azure Files over NFS: vLLM loader settings in kube/serving.py.
+    loader_profile = "network-fs"
     example_args = MappingProxyType[str, Any](
         {"cluster_name": "ml-aks", "cluster_resource_group_name": "ml-rg"}
     )

@@ -713,6 +713,8 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
 
     args_type = GcsFuseModelStoreArgs
     cluster_needs = (require_workload_pool, require_gcs_fuse_addon, require_gke_metadata)
+    # Cloud Storage through FUSE: vLLM loader settings in kube/serving.py.
+    loader_profile = "object-store"
     example_args = MappingProxyType[str, Any]({"cluster_name": "ml-gke", "location": "us-central1"})
     data_bearing_types = ("gcp:storage/bucket:Bucket",)
 

@@ -252,6 +252,8 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
 
     args_type = HyperdiskMlModelStoreArgs  # type: ignore[assignment]  # Required keys: no structural subtype of the base's args
     cluster_needs = (require_pd_csi_addon, require_workload_pool)
+    # Hyperdisk ML: a block device attached read-only: vLLM loader settings in kube/serving.py.
+    loader_profile = "block"
     renamed_fields = MappingProxyType({"throughput_mib_per_s": "throughput_mibps"})
     example_args = MappingProxyType[str, Any](
         {

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..errors import ModelStoreInputError
 from ..fields import camel_case
+from .serving import engine_args
 
 # Where Hugging Face libraries may write when the model volume is read-only.
 HF_HOME_VOLUME = "hf-home"
@@ -46,6 +47,11 @@ class WorkloadMount:
     """Helper pod volumes: the HF_HOME emptyDir (mounted by every container, see
     :attr:`extra_volume_mounts`), then any a sidecar mounts itself (no container mount)."""
     extra_volume_mounts: list[dict[str, Any]] = field(default_factory=list)
+    loader_profile: str | None = None
+    """What the store's files sit on (the store class's ``loader_profile``: ``parallel-fs``,
+    ``network-fs``, ``object-store``, ``block``, ``local``), which decides
+    :meth:`serving_args`' loader settings. None (a mount from an output written before this
+    field): no loader settings, the engine's defaults."""
 
     @property
     def volumes(self) -> list[dict[str, Any]]:
@@ -74,9 +80,81 @@ class WorkloadMount:
             raise ValueError(f"not a WorkloadMount output: unknown keys {', '.join(unknown)}")
         return cls(**{names[key]: value for key, value in data.items()})
 
+    def model_path(self, path: str = "") -> str:
+        """Where the model is in the container: the mount path (the revision itself when the
+        mount has a ``subPath``), or ``path`` under it for a store holding several models."""
+        rel = path.strip("/")
+        return f"{self.mount_path.rstrip('/')}/{rel}" if rel else self.mount_path
+
+    def serving_args(
+        self, engine: str, *, path: str = "", served_model_name: str | None = None
+    ) -> list[str]:
+        """The serving engine's arguments for a model in this store: the model path
+        (:meth:`model_path`), ``--served-model-name`` when given, then the weight-loader
+        settings that suit the store's storage (:attr:`loader_profile`; each setting and its
+        source in :mod:`pulumi_modelstore.kube.serving`). ``engine``: ``"vllm"`` (the args
+        after ``vllm serve``); another raises :class:`ModelStoreInputError` naming the known
+        engines."""
+        return engine_args(engine, self.loader_profile, self.model_path(path), served_model_name)
+
     def kserve_storage_uri(self, path: str = "") -> str:
         """``pvc://<claim>/<path>``: KServe mounts it read-only at /mnt/models, no copy."""
         return f"pvc://{self.claim_name}/{path.lstrip('/')}"
+
+    def patch_inference_service(self, isvc: Mapping[str, Any], *, path: str = "") -> dict[str, Any]:
+        """A copy of the KServe InferenceService ``isvc`` whose predictor serves the model at
+        ``path`` in this store: ``spec.predictor.model.storageUri`` is ``pvc://<claim>/<path>``
+        (under the mount's ``subPath`` when it has one; KServe mounts it read-only at
+        /mnt/models and adds the claim volume itself), the predictor gets the service
+        account, the pod annotations and labels (KServe puts the predictor's on its pod
+        template), the helper volumes and the pod security context, and the model container
+        the env and helper volumeMounts, each once (see :meth:`patch_container`). The
+        InferenceService's namespace defaults to this mount's; another one raises
+        :class:`ModelStoreInputError`."""
+        out = dict(isvc)
+        metadata = dict(out.get("metadata") or {})
+        namespace = metadata.setdefault("namespace", self.namespace)
+        if namespace != self.namespace:
+            raise ModelStoreInputError(
+                None,
+                "InferenceService metadata.namespace",
+                namespace,
+                f"{self.namespace!r}, the namespace of claim {self.claim_name}",
+            )
+        out["metadata"] = metadata
+        spec = dict(out.get("spec") or {})
+        predictor = dict(spec.get("predictor") or {})
+        # Only the helpers: KServe makes the claim's volume and mount from the storageUri.
+        predictor["volumes"] = self._add_once(
+            "predictor volumes", predictor.get("volumes", []), self.extra_volumes, "name"
+        )
+        if self.service_account_name:
+            predictor["serviceAccountName"] = self.service_account_name
+        if self.pod_annotations:
+            predictor["annotations"] = {**predictor.get("annotations", {}), **self.pod_annotations}
+        if self.pod_labels:
+            predictor["labels"] = {**predictor.get("labels", {}), **self.pod_labels}
+        if self.pod_security_context:
+            predictor["securityContext"] = {
+                **predictor.get("securityContext", {}),
+                **self.pod_security_context,
+            }
+        model = dict(predictor.get("model") or {})
+        where = "predictor model"
+        model["storageUri"] = self.kserve_storage_uri(
+            "/".join(p for p in (self.volume_mount.get("subPath", ""), path.strip("/")) if p)
+        )
+        model["env"] = self._add_once(f"{where} env", model.get("env", []), self.env, "name")
+        model["volumeMounts"] = self._add_once(
+            f"{where} volumeMounts",
+            model.get("volumeMounts", []),
+            self.extra_volume_mounts,
+            "mountPath",
+        )
+        predictor["model"] = {k: v for k, v in model.items() if v != []}
+        spec["predictor"] = {k: v for k, v in predictor.items() if v != []}
+        out["spec"] = spec
+        return out
 
     def patch_container(self, container: dict[str, Any]) -> dict[str, Any]:
         """A copy of ``container`` with this mount's volumeMounts and env added, each once:

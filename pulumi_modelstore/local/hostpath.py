@@ -53,6 +53,8 @@ class LocalModelStore(ModelStore[LocalModelStoreArgs, ClusterScope], backend="lo
     mount it, which is all a laptop cluster has. Readers mount it read-only."""
 
     args_type = LocalModelStoreArgs
+    # the node's own disk: vLLM loader settings in kube/serving.py.
+    loader_profile = "local"
 
     host_path: pulumi.Output[str]
     """The directory on the node."""

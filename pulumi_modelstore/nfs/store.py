@@ -255,6 +255,8 @@ class NfsModelStore(ModelStore[NfsModelStoreArgs, ClusterScope], backend="nfs"):
     (exports, root squash): the store adds none."""
 
     args_type = NfsModelStoreArgs  # type: ignore[assignment]  # Required keys: no structural subtype of the base's args
+    # an NFS server: vLLM loader settings in kube/serving.py.
+    loader_profile = "network-fs"
     example_args = MappingProxyType[str, Any](
         {"server": "nas01.example.internal", "share": "/exports/models"}
     )
