@@ -1,6 +1,7 @@
 """What a user of the runnable examples relies on: the KServe InferenceService on GCS FUSE reads
 the store's reader claim with the pod wiring the GKE sidecar needs, and the kind example's model
-is written once by a Job through the writer claim and served read-only only after it."""
+is written once by a Job through the writer claim and served read-only only after it, and the
+vLLM examples run with the loader settings their store gives."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from typing import Any
 
 import pytest
 
+from pulumi_modelstore.kube.serving import VLLM_LOADER
 from pulumi_modelstore.plan.engine import Plan
+from pulumi_modelstore.program import installed_backends
 from tests.conftest import ROOT, all_programs
 from tests.validators.kube_schema import KUBERNETES_MINORS, validator
 
@@ -312,3 +315,52 @@ def test_every_example_is_a_whole_project_with_a_readme_that_plans_it(example):
     assert command in readme
     stack = readme.split(command, 1)[1].split("`", 1)[0].split()[0]
     assert (example / f"Pulumi.{stack}.yaml").is_file()
+
+
+# -- vLLM examples: the loader settings come from the store ------------------------------------
+
+VLLM_IMAGE = "vllm/vllm-openai:"
+# Every loader flag serving_args may give, so a hand-written one is noticed too.
+LOADER_FLAGS = {a for args in VLLM_LOADER.values() for a in args if a.startswith("--")}
+LOADER_FLAGS.add("--safetensors-load-strategy")
+
+
+def _vllm_containers(plan: Plan) -> list[dict[str, Any]]:
+    return [
+        c
+        for o in plan.kubernetes_objects()
+        if o["kind"] == "Deployment"
+        for c in o["spec"]["template"]["spec"]["containers"]
+        if c["image"].startswith(VLLM_IMAGE)
+    ]
+
+
+def _single_store_vllm_programs() -> list[tuple[str, Path, str]]:
+    return [
+        p
+        for p in all_programs()
+        if VLLM_IMAGE in _sources(p[1]) and _sources(p[1]).count("ModelStore(") == 1
+    ]
+
+
+@pytest.mark.parametrize(
+    ("pid", "directory", "stack"),
+    _single_store_vllm_programs(),
+    ids=[p[0] for p in _single_store_vllm_programs()],
+)
+def test_vllm_examples_take_the_stores_loader_settings(filled_plans, pid, directory, stack):
+    """A vLLM Deployment beside one store runs ``vllm serve`` with the model path first and
+    exactly the loader flags the store's ``loader_profile`` gives (kube/serving.py), so no
+    example keeps its own per-backend choice."""
+    planned = filled_plans[pid]
+    types = {s["type"].rsplit(":", 1)[-1] for s in planned.states()}
+    [store] = [c for c in installed_backends().values() if c.__name__ in types]
+    loader = VLLM_LOADER[store.loader_profile]
+    containers = _vllm_containers(planned)
+    assert containers
+    for container in containers:
+        args = container["args"]
+        assert container.get("command") == ["vllm", "serve"]
+        assert not args[0].startswith("-"), f"the model path comes first: {args}"
+        assert [a for a in args if a in LOADER_FLAGS] == [a for a in loader if a in LOADER_FLAGS]
+        assert args[len(args) - len(loader) :] == loader

@@ -29,15 +29,12 @@ pod_spec = mount.patch_pod_spec(
             {
                 "name": "vllm",
                 "image": "vllm/vllm-openai:v0.11.0",
-                "args": [
-                    "--model",
-                    mount.mount_path,
-                    "--served-model-name",
-                    "llama-3-8b-instruct",
-                    # mmap over a network file system is slow; load the weights eagerly.
-                    "--safetensors-load-strategy",
-                    "eager",
-                ],
+                # The image's entrypoint is `python3 -m vllm.entrypoints.openai.api_server` (takes
+                # --model) in older vLLM, `vllm serve` (model path first) in newer
+                # (vllm-project/vllm docker/Dockerfile, commits 0000977 and dead20b): name it.
+                "command": ["vllm", "serve"],
+                # The model path and the loader settings that suit this store.
+                "args": mount.serving_args("vllm", served_model_name="llama-3-8b-instruct"),
                 "ports": [{"containerPort": 8000, "name": "http"}],
                 "resources": {"limits": {"nvidia.com/gpu": 1}},
             }
