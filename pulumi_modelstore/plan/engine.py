@@ -386,7 +386,11 @@ def plan_program(
     )
     monitor = RecordingMonitor(plan_mocks)
     diagnostics = _Diagnostics(echo)
-    logger = logging.getLogger(f"modelstore.plan.{id(monitor)}")
+    # A logger of the plan's own, outside logging's registry: a registered one stays there for
+    # the life of the process, one per plan, and whatever walks the registry (pytest attaches
+    # its capture handler to every non-propagating logger before each test phase) slows down
+    # with every plan made.
+    logger = logging.Logger(f"modelstore.plan.{id(monitor)}")
     logger.propagate = False
     logger.setLevel(logging.DEBUG)
     logger.addHandler(diagnostics)
