@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from pulumi_modelstore.plan.engine import Plan, PlanError, plan_directory, plan_program
+from pulumi_modelstore.plan.engine import (
+    Plan,
+    PlanError,
+    host_keeps_heap_frozen,
+    plan_directory,
+    plan_program,
+)
 from pulumi_modelstore.plan.placeholders import digest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +41,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     it again; what the tests allocate is collected as usual."""
     gc.collect()
     gc.freeze()
+    host_keeps_heap_frozen()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -396,7 +396,11 @@ def plan_program(
     )
     monitor = RecordingMonitor(plan_mocks)
     diagnostics = _Diagnostics(echo)
-    logger = logging.getLogger(f"modelstore.plan.{id(monitor)}")
+    # A logger of the plan's own, outside logging's registry: a registered one stays there for
+    # the life of the process, one per plan, and whatever walks the registry (pytest attaches
+    # its capture handler to every non-propagating logger before each test phase) slows down
+    # with every plan made.
+    logger = logging.Logger(f"modelstore.plan.{id(monitor)}")
     logger.propagate = False
     logger.setLevel(logging.DEBUG)
     logger.addHandler(diagnostics)
@@ -455,6 +459,16 @@ GC_ENV = "MODELSTORE_PLAN_GC"
 """Set to ``default`` to plan with the collector as Python sets it (the benchmark compares)."""
 YOUNG_THRESHOLD = 20_000
 """Allocations between young collections while a plan runs (Python's default: 700)."""
+_host_keeps_heap_frozen = False
+
+
+def host_keeps_heap_frozen() -> None:
+    """Tell the plan engine its host has frozen its heap (``gc.freeze()``) for the rest of the
+    process: plans then leave the freeze alone without asking how much is frozen
+    (``gc.get_freeze_count()`` walks every frozen object, milliseconds per plan over a test
+    session's heap). By default each plan checks, and freezes only when nothing is frozen."""
+    global _host_keeps_heap_frozen
+    _host_keeps_heap_frozen = True
 
 
 @contextlib.contextmanager
@@ -470,7 +484,7 @@ def _fewer_collections() -> Iterator[None]:
         return
     thresholds = gc.get_threshold()
     # A host that froze its heap itself (a test session) keeps it frozen, and only that.
-    freezing = gc.get_freeze_count() == 0
+    freezing = not _host_keeps_heap_frozen and gc.get_freeze_count() == 0
     if freezing:
         gc.freeze()
     gc.set_threshold(max(thresholds[0], YOUNG_THRESHOLD), *thresholds[1:])

@@ -15,6 +15,7 @@ import importlib
 import pkgutil
 import re
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import boto3
@@ -41,6 +42,15 @@ def handles(*types: str) -> Callable[[Handler], Handler]:
     return register
 
 
+@cache
+def _session() -> boto3.session.Session:
+    """One boto3 session for every replay of the test session: its loader keeps each service
+    model parsed once. (moto gives every ``mock_aws()`` a fresh default session, which parsed the
+    models again, about a second of CPU per replay; moto's stub sits in botocore's built-in
+    handlers, so a session made after moto's import is mocked as the default one is.)"""
+    return boto3.session.Session()
+
+
 class Replay:
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
@@ -52,7 +62,7 @@ class Replay:
 
     def client(self, service: str) -> Any:
         if service not in self._clients:
-            self._clients[service] = boto3.client(service, region_name=self.region)
+            self._clients[service] = _session().client(service, region_name=self.region)
         return self._clients[service]
 
     # -- references -------------------------------------------------------------------------
