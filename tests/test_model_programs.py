@@ -57,6 +57,21 @@ def run(module: str, *args: str, env: dict[str, str] | None = None):
     )
 
 
+def seed(source: str, revision: str, dest: Path, *extra: str, log: str = "", **kw: Any):
+    """``python -m pulumi_modelstore.model.seed`` of ``source`` at ``revision`` into ``dest``
+    (``extra``: more flags; ``log``: the termination log, none by default)."""
+    args = ("--source", source, "--revision", revision, "--dest", str(dest))
+    return run("seed", *args, *extra, "--termination-log", log, **kw)
+
+
+JSON_AND_SHARDS = ("--include", "*.safetensors", "--include", "*.json")
+
+
+def verify_seeded(root: Path, *extra: str, log: str = ""):
+    """``python -m pulumi_modelstore.model.verify`` of revision v1 under ``root``."""
+    return run("verify", "--root", str(root), "--revision", "v1", *extra, "--termination-log", log)
+
+
 def make_model(where: Path) -> Path:
     for name, data in MODEL.items():
         (where / name).parent.mkdir(parents=True, exist_ok=True)
@@ -184,18 +199,7 @@ def test_seed_and_verify_run_as_programs(tmp_path: Path) -> None:
     store.mkdir()
     log = tmp_path / "termination-log"
     includes = [a for p in INCLUDE for a in ("--include", p)]
-    seeded = run(
-        "seed",
-        "--source",
-        f"file://{src}",
-        "--revision",
-        "v1",
-        "--dest",
-        str(store),
-        *includes,
-        "--termination-log",
-        str(log),
-    )
+    seeded = seed(f"file://{src}", "v1", store, *includes, log=str(log))
     assert seeded.returncode == 0, seeded.stderr
     manifest = json.loads((store / ".modelstore/v1/manifest.json").read_text())
     assert seeded.stdout.strip() == (
@@ -257,21 +261,7 @@ def test_verify_reads_the_revision_and_manifest_where_a_reader_pod_mounts_them(
 def test_a_rerun_of_seed_finds_the_manifest_and_does_nothing(seeded: Path, tmp_path: Path):
     before = (seeded / "revisions/v1" / SHARD).stat()
     manifest = (seeded / ".modelstore/v1/manifest.json").read_bytes()
-    again = run(
-        "seed",
-        "--source",
-        f"file://{tmp_path / 'src'}",
-        "--revision",
-        "v1",
-        "--dest",
-        str(seeded),
-        "--include",
-        "*.safetensors",
-        "--include",
-        "*.json",
-        "--termination-log",
-        "",
-    )
+    again = seed(f"file://{tmp_path / 'src'}", "v1", seeded, *JSON_AND_SHARDS)
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith("ok: already seeded, nothing to do: v1: 5 files")
     after = (seeded / "revisions/v1" / SHARD).stat()
@@ -387,17 +377,7 @@ def test_verify_catches_one_corrupt_byte(seeded: Path, tmp_path: Path) -> None:
     data[1234] ^= 0x01
     path.write_bytes(bytes(data))
     log = tmp_path / "log"
-    out = run(
-        "verify",
-        "--root",
-        str(seeded),
-        "--revision",
-        "v1",
-        "--label",
-        "llama/inference",
-        "--termination-log",
-        str(log),
-    )
+    out = verify_seeded(seeded, "--label", "llama/inference", log=str(log))
     assert out.returncode == 6
     assert out.stderr == f"FAILED: llama/inference: sha256 mismatch in {SHARD}\n"
     assert log.read_text() == out.stderr
@@ -405,24 +385,14 @@ def test_verify_catches_one_corrupt_byte(seeded: Path, tmp_path: Path) -> None:
 
 def test_verify_catches_a_missing_file(seeded: Path) -> None:
     (seeded / "revisions/v1/tokenizer.json").unlink()
-    out = run(
-        "verify",
-        "--root",
-        str(seeded),
-        "--revision",
-        "v1",
-        "--label",
-        "llama/batch",
-        "--termination-log",
-        "",
-    )
+    out = verify_seeded(seeded, "--label", "llama/batch")
     assert (out.returncode, out.stderr) == (4, "FAILED: llama/batch: missing file tokenizer.json\n")
 
 
 def test_verify_catches_a_size_mismatch(seeded: Path) -> None:
     with (seeded / "revisions/v1" / SHARD).open("ab") as f:
         f.write(b"x")
-    out = run("verify", "--root", str(seeded), "--revision", "v1", "--termination-log", "")
+    out = verify_seeded(seeded)
     assert (out.returncode, out.stderr) == (
         5,
         f"FAILED: size mismatch in {SHARD}: the manifest says 300000 bytes, found 300001\n",
@@ -551,21 +521,7 @@ def test_seed_from_s3_served_by_moto(moto_endpoint: str, tmp_path: Path) -> None
 
     store = tmp_path / "store"
     store.mkdir()
-    out = run(
-        "seed",
-        "--source",
-        "s3://models/llama",
-        "--revision",
-        "2026-12-01",
-        "--dest",
-        str(store),
-        "--include",
-        "*.safetensors",
-        "--include",
-        "*.json",
-        "--termination-log",
-        "",
-    )
+    out = seed("s3://models/llama", "2026-12-01", store, *JSON_AND_SHARDS)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("ok: seeded 2026-12-01: 5 files")
     assert verify(store, "2026-12-01", sample=0).hashed == 5
@@ -673,22 +629,13 @@ def test_seed_from_the_hub_stub_checks_lfs_sha256_and_git_blob_ids(hub: str, tmp
 
     store = tmp_path / "store"
     store.mkdir()
-    out = run(
-        "seed",
-        "--source",
+    out = seed(
         "hf://org/llama",
-        "--revision",
         SHA,
-        "--dest",
-        str(store),
-        "--include",
-        "*.safetensors",
-        "--include",
-        "*.json",
+        store,
+        *JSON_AND_SHARDS,
         "--token-file",
         str(token_file),
-        "--termination-log",
-        "",
         env={"HF_ENDPOINT": hub},
     )
     assert out.returncode == 0, out.stderr
@@ -702,19 +649,7 @@ def test_seed_refuses_a_hub_file_whose_bytes_do_not_match_its_lfs_sha256(hub: st
     HubStub.lies = {SHARD: "a" * 64}
     store = tmp_path / "store"
     store.mkdir()
-    out = run(
-        "seed",
-        "--source",
-        "hf://org/llama",
-        "--revision",
-        SHA,
-        "--dest",
-        str(store),
-        "--termination-log",
-        "",
-        "--hf-endpoint",
-        hub,
-    )
+    out = seed("hf://org/llama", SHA, store, "--hf-endpoint", hub)
     assert out.returncode == 1
     assert out.stderr == (
         f"FAILED: sha256 mismatch in {SHARD}: the source publishes {'a' * 64}, the bytes that "

@@ -18,6 +18,14 @@ from tests.conftest import assert_refused, plan
 from tests.test_backend_contract import build
 from tests.validators.kube_schema import KUBERNETES_MINORS, validator
 
+
+def planned_local_store() -> Any:
+    """A local store with an ``inference`` reader, as its plan built it."""
+    built: list[Any] = []
+    plan(lambda: built.append(build("local")))
+    return built[0]
+
+
 STREAMER = ["--load-format", "runai_streamer", "--model-loader-extra-config", '{"concurrency":16}']
 EAGER = ["--safetensors-load-strategy", "eager"]
 
@@ -75,14 +83,7 @@ def test_vllm_gets_the_model_path_the_served_name_and_the_backends_loader(backen
 
 
 def test_the_model_path_is_the_mount_path_when_the_mount_has_a_subpath():
-    store = None
-
-    def program() -> None:
-        nonlocal store
-        store = build("local")
-
-    plan(program)
-    assert store is not None
+    store = planned_local_store()
     mount = store.mount_for("inference", mount_path="/mnt/models", sub_path="revisions/abc")
     assert mount.serving_args("vllm")[0] == "/mnt/models"
 
@@ -145,14 +146,7 @@ def test_the_kserve_helper_wires_the_predictor_as_mount_for_does(backend):
 
 
 def test_the_kserve_helper_puts_the_model_under_the_mounts_revision():
-    store = None
-
-    def program() -> None:
-        nonlocal store
-        store = build("local")
-
-    plan(program)
-    assert store is not None
+    store = planned_local_store()
     mount = store.mount_for("inference", sub_path="revisions/abc")
     isvc = mount.patch_inference_service(ISVC, path="/llama/")
     assert isvc["spec"]["predictor"]["model"]["storageUri"] == (
