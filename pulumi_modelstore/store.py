@@ -636,7 +636,10 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         layer's, as any writer's), then one verification Job per reader namespace, mounting as
         :meth:`mount_for` does."""
         m = c.model
-        self.model_revision = pulumi.Output.from_input(m.revision if m else None)
+        # Hyperdisk ML already outputs the revision its own fields populate: kept without a
+        # model section.
+        if m is not None or "model_revision" not in vars(self):
+            self.model_revision = pulumi.Output.from_input(m.revision if m else None)
         self.model_manifest_path = pulumi.Output.from_input(
             f"{m.manifest_dir}/manifest.json" if m else None
         )
