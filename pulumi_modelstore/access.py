@@ -34,8 +34,7 @@ class _Common(Protocol):
     @property
     def labels(self) -> dict[str, str]: ...
 
-    @property
-    def create_namespaces(self) -> bool: ...
+    def creates_namespace(self, namespace: str) -> bool: ...
 
     @property
     def consumers(self) -> tuple[tuple[str, bool], ...]: ...
@@ -217,7 +216,7 @@ def _service_account(
     if grant.service_account_annotations is not None:
         metadata["annotations"] = dict(grant.service_account_annotations)
     # The namespace must exist first, where the store creates it.
-    depends = [cluster.namespace(ns, store, common.name)] if common.create_namespaces else []
+    depends = [cluster.namespace(ns, store, common.name)] if common.creates_namespace(ns) else []
     return k8s.core.v1.ServiceAccount(
         service_account_resource_name(common.name, declared.account_role, ns),
         metadata=metadata,

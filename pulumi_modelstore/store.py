@@ -25,7 +25,7 @@ Every backend reads the same way, in the same order (:meth:`ModelStore.__init__`
 # objects to infer the component schema.
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Generic, TypedDict, TypeVar, cast
 
@@ -37,6 +37,7 @@ from .access import Access, ConsumerAccess, PodSide, grant_consumers
 from .cluster import ClusterScope, KubernetesCluster
 from .errors import ModelStoreInputError
 from .fields import Parser, check_renames, outputs_of, refusal_name, renamed, spelled_as
+from .kube import model_jobs
 from .kube.volumes import static_volume
 from .kube.workload import (
     HF_HOME_PATH,
@@ -44,6 +45,14 @@ from .kube.workload import (
     WorkloadMount,
     hf_home_volume,
     reader_env,
+)
+from .modelsection import (
+    SAMPLE_FILES,
+    Model,
+    ModelSection,
+    job_fills,
+    literal_tokens,
+    parse_model,
 )
 
 DEFAULT_MOUNT_PATH = "/mnt/models"
@@ -81,6 +90,12 @@ class ModelStoreArgs(TypedDict, total=False):
     """Protect the data-bearing resource (file system, bucket, disk) with ``protect`` and
     ``retain_on_delete``. Default: ``True``. Set False to let ``pulumi destroy`` delete the
     data."""
+    model: ModelSection
+    """The model the store holds (``modelsection.ModelSection``): its source, pinned revision
+    and how it is verified. Default: none; the store is filled by its writers. With it, the
+    store seeds the revision (a Job in the loader namespace, a writer consumer of its own, or
+    natively where the backend's ``model_fill`` says so), verifies it in every reader
+    namespace and mounts readers at ``revisions/<revision>``."""
     cluster: Any
     """The cluster scope this store joins: an ``EksCluster`` for the AWS stores, a
     ``KubernetesCluster`` for the local and NFS stores. Default: the scope of the store's
@@ -113,11 +128,27 @@ class StoreCommon:
     create_namespaces: bool
     labels: dict[str, str]
     protect: bool
+    model: Model | None = None
+    loader: str | None = None
+    """The seed Job's namespace, an internal writer consumer (the model's ``namespace``), when
+    the model is seeded by a Job; else None."""
 
     @property
     def consumers(self) -> tuple[tuple[str, bool], ...]:
-        """(namespace, read_only) for every consumer, readers first."""
-        return tuple((ns, True) for ns in self.readers) + tuple((ns, False) for ns in self.writers)
+        """(namespace, read_only) for every consumer, readers first, the loader last."""
+        loader = ((self.loader, False),) if self.loader else ()
+        return (
+            tuple((ns, True) for ns in self.readers)
+            + tuple((ns, False) for ns in self.writers)
+            + loader
+        )
+
+    def creates_namespace(self, namespace: str) -> bool:
+        """Whether the store creates ``namespace``: every consumer's with
+        ``create_namespaces``, and the default loader namespace always."""
+        m = self.model
+        default_loader = m is not None and m.namespace_is_default and namespace == self.loader
+        return self.create_namespaces or default_loader
 
     def volume_name(self, namespace: str) -> str:
         return f"{self.claim_name}-{namespace}"
@@ -221,6 +252,28 @@ def parse_common(p: Parser) -> StoreCommon | None:
             STORE_LABEL: name,
         },
         protect=p["protect"],
+    )
+
+
+def _no_literal_token(store: str, args: Any) -> None:
+    found = literal_tokens(store, args)
+    if found:
+        raise ModelStoreInputError.combine(found)
+
+
+def _loader_is_no_consumer(store: str, c: StoreCommon) -> None:
+    """The loader namespace is the seed Job's alone: a declared consumer there would get two
+    claims of one name."""
+    if c.loader in (*c.readers, *c.writers):
+        raise ModelStoreInputError(
+            store,
+            "model.namespace",
+            c.loader,
+            "a namespace that is not also a reader or writer of the store (the seed Job's "
+            "writer claim is made there)",
+        )
+    v.dns_subdomain(
+        store, "PersistentVolume name (<claim_name>-<namespace>)", f"{c.claim_name}-{c.loader}"
     )
 
 
@@ -332,6 +385,13 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     # ``mount_for(ns).serving_args(engine)`` offers: one of kube/serving.py's
     # ``LOADER_PROFILES`` (each backend sets it). Default "": not known, the engine's defaults.
     loader_profile = ""
+    # How a ``model`` section's source gets in, per scheme (``modelsection.Fill``): seeded by
+    # the Job, filled natively, or refused with a reason. Default: ``hf://`` by the Job, object
+    # stores refused (no cloud identity); each cloud's stores set theirs.
+    model_fill = job_fills(cloud=None)
+    # How the seed publishes a revision (the seed program's ``--publish``): ``rename`` on file
+    # systems; ``manifest-last`` where the mount cannot rename a directory in one step.
+    model_publish = "rename"
 
     claim_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolumeClaim name."""
@@ -342,6 +402,21 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     claim, volume and volumeMount, service account, pod annotations, labels and security
     context, env. An application stack reads it by ``StackReference`` and rebuilds the mount
     with ``WorkloadMount.from_output`` (the default ``mount_path``)."""
+    model_revision: pulumi.Output[str | None]
+    """The revision readers mount (``model.revision``). None without a ``model`` section."""
+    model_manifest_path: pulumi.Output[str | None]
+    """The revision's manifest under the store's root (``.modelstore/<revision>/
+    manifest.json``): its presence publishes the revision. None without a ``model``
+    section."""
+    model_manifest_sha256: pulumi.Output[str | None]
+    """The manifest's digest once pinned (``model.manifest_sha256``; unknown before the first
+    seed, whose termination message shows it). None until pinned."""
+    model_seed_job_name: pulumi.Output[str | None]
+    """The seed Job's name (in the loader namespace). None when no Job seeds the model."""
+    model_verify_job_names: pulumi.Output[dict[str, str]]
+    """Reader namespace -> its verification Job's name: a consumer stack depends on them to
+    start serving only once its namespace's mount is proven. Empty without a Job-seeded
+    model."""
 
     def __init_subclass__(cls, backend: str | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -370,6 +445,16 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             written=spelled_as(args, cls.renamed_fields),
         )
         common = parse_common(p)
+        p.check(lambda: _no_literal_token(resource_name, args))
+        if common is not None and p.ok("model"):
+            model = p.check(
+                lambda: parse_model(resource_name, p["model"], cls.model_fill, common.claim_name)
+            )
+            if model is not None:
+                seeded = cls.model_fill[model.scheme].how == "job"
+                loader = model.namespace if seeded else None
+                common = replace(common, model=model, loader=loader)
+                p.check(lambda: _loader_is_no_consumer(resource_name, common))
         cls.cloud_rules(p)
         cls.rules(p)
         values = p.finish()
@@ -469,6 +554,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         self._binding = binding
         self._pod = binding.pod.merged(access.pod)
         self._bind(spec.common, cluster, binding, access.ready)
+        self._model(spec.common, access)
         self.summary: dict[str, Any] = {
             name: getattr(self, attribute) for name, attribute in self._outputs().items()
         }
@@ -511,7 +597,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         the consumers are granted (``granted``)."""
         for ns, read_only in c.consumers:
             deps = [*binding.ready, *granted]
-            if c.create_namespaces:
+            if c.creates_namespace(ns):
                 namespace = cluster.namespace(ns, self, c.name)
                 self.namespaces[ns] = namespace
                 deps.append(namespace)
@@ -543,6 +629,94 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         self.mounts = pulumi.Output.from_input(
             {ns: self.mount_for(ns).to_output() for ns, _ in c.consumers}
         )
+
+    def _model(self, c: StoreCommon, access: Access) -> None:
+        """With a Job-seeded model: the programs' ConfigMap where a Job runs, the seed Job in
+        the loader namespace (its writer claim, service account and grant are the access
+        layer's, as any writer's), then one verification Job per reader namespace, mounting as
+        :meth:`mount_for` does."""
+        m = c.model
+        # Hyperdisk ML already outputs the revision its own fields populate: kept without a
+        # model section.
+        if m is not None or "model_revision" not in vars(self):
+            self.model_revision = pulumi.Output.from_input(m.revision if m else None)
+        self.model_manifest_path = pulumi.Output.from_input(
+            f"{m.manifest_dir}/manifest.json" if m else None
+        )
+        self.model_manifest_sha256 = pulumi.Output.from_input(m.manifest_sha256 if m else None)
+        self.seed_job: Any = None
+        self.verify_jobs: dict[str, Any] = {}
+        if m is None or c.loader is None:
+            self.model_seed_job_name = pulumi.Output.from_input(None)
+            self.model_verify_job_names = pulumi.Output.from_input({})
+            return
+        loader = c.loader
+        config_maps = {}
+        for ns in (loader, *c.readers):
+            deps = [self.namespaces[ns]] if ns in self.namespaces else []
+            config_maps[ns] = model_jobs.programs_config_map(
+                f"{c.name}-programs-{ns}",
+                claim_name=c.claim_name,
+                namespace=ns,
+                labels=c.labels,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=deps),
+            )
+
+        def ready(ns: str) -> list[pulumi.Resource]:
+            account = access.service_accounts.get(ns)
+            return [self.claims[ns], config_maps[ns], *([account] if account else [])]
+
+        self.seed_job = model_jobs.seed_job(
+            f"{c.name}-seed-{model_jobs.slug(m.revision)}",
+            claim_name=c.claim_name,
+            namespace=loader,
+            labels=c.labels,
+            image=m.image,
+            source=m.source,
+            revision=m.revision,
+            include=m.include,
+            keep_revisions=m.keep_revisions,
+            publish=type(self).model_publish,
+            token_secret=m.token_secret,
+            manifest_sha256=m.manifest_sha256,
+            patch=self._patcher(loader, model_jobs.STORE_ROOT),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=ready(loader)),
+        )
+        for ns in c.readers:
+            self.verify_jobs[ns] = model_jobs.verify_job(
+                f"{c.name}-verify-{ns}-{model_jobs.slug(m.revision)}",
+                store=c.name,
+                claim_name=c.claim_name,
+                namespace=ns,
+                labels=c.labels,
+                image=m.image,
+                revision=m.revision,
+                files_path=c.mount_path,
+                verify=m.verify,
+                sample_files=SAMPLE_FILES,
+                manifest_sha256=m.manifest_sha256,
+                patch=self._patcher(ns, None),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[self.seed_job, *ready(ns)]),
+            )
+        self.model_seed_job_name = pulumi.Output.from_input(
+            model_jobs.job_name(c.claim_name, "seed", m.revision)
+        )
+        self.model_verify_job_names = pulumi.Output.from_input(
+            {ns: model_jobs.job_name(c.claim_name, "verify", m.revision) for ns in c.readers}
+        )
+
+    def _patcher(self, namespace: str, mount_path: str | None) -> Callable[..., Any]:
+        """``patch(pod_spec, labels)``: the pod spec and template metadata of a Job that mounts
+        as ``mount_for(namespace)`` does (at ``mount_path`` when given)."""
+        mount = self.mount_for(namespace, mount_path=mount_path)
+
+        def patch(pod: dict[str, Any], labels: Mapping[str, str]) -> tuple[Any, Any]:
+            metadata: dict[str, Any] = {"labels": {**labels, **mount.pod_labels}}
+            if mount.pod_annotations:
+                metadata["annotations"] = dict(mount.pod_annotations)
+            return mount.patch_pod_spec(pod), metadata
+
+        return patch
 
     def _provisioned_claim(
         self,
@@ -595,6 +769,18 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             v.sub_path(
                 c.name, "sub_path", sub_path.strip("/") if isinstance(sub_path, str) else sub_path
             )
+        m = c.model
+        gate: list[dict[str, Any]] = []
+        if m is not None and modes[namespace]:
+            # Readers mount the pinned revision by the volumeMount's subPath (PVs and claims do
+            # not change with the revision), and wait for it to be published.
+            inner = sub_path.strip("/") if sub_path else ""
+            sub_path = f"{m.revision_path}/{inner}" if inner else m.revision_path
+            gate = [
+                model_jobs.gate_container(
+                    store=c.name, claim_name=c.claim_name, image=m.image, revision=m.revision
+                )
+            ]
         return workload_mount(
             namespace=namespace,
             claim_name=c.claim_name,
@@ -603,6 +789,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             sub_path=sub_path,
             pod=self._pod,
             loader_profile=self.loader_profile or None,
+            init_containers=gate,
         )
 
 
@@ -615,6 +802,7 @@ def workload_mount(
     sub_path: str | None = None,
     pod: PodSide | None = None,
     loader_profile: str | None = None,
+    init_containers: Sequence[Mapping[str, Any]] = (),
 ) -> WorkloadMount:
     """The one way a claim becomes what a pod needs (every store's :meth:`mount_for`, and the
     caches' pod patching): the volume, the mount (read-only for readers), and for readers
@@ -655,6 +843,7 @@ def workload_mount(
         extra_volumes=extra_volumes,
         extra_volume_mounts=extra_mounts,
         loader_profile=loader_profile,
+        init_containers=[dict(c) for c in init_containers],
     )
 
 

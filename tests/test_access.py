@@ -51,6 +51,7 @@ def run_layer(
         labels={"team": "ml"},
         create_namespaces=create_namespaces,
         consumers=tuple((ns, True) for ns in readers) + tuple((ns, False) for ns in writers),
+        creates_namespace=lambda ns: create_namespaces,
     )
 
     def build() -> None:

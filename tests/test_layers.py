@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "fields": 0,
     "validation": 0,
     "extras": 0,
+    "modelsection": 0,  # the model section's fields and rules, on the programs' parser
     "model": 0,  # the seed and verify programs: the standard library only
     "kube": 1,
     "": 2,  # the package's __init__: the contract it exports

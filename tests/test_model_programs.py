@@ -695,3 +695,31 @@ def test_an_s3_whole_object_checksum_is_used_and_a_composite_one_is_not() -> Non
     assert _s3_sha256({"ChecksumSHA256": f"{whole}-3"}) is None
     assert _s3_sha256({"ChecksumSHA256": whole, "ChecksumType": "COMPOSITE"}) is None
     assert _s3_sha256({}) is None
+
+
+def test_a_pinned_manifest_digest_refuses_any_other_manifest(seeded: Path, tmp_path: Path):
+    published = json.loads((seeded / ".modelstore/v1/manifest.json").read_text())["digest"]
+    other = "sha256:" + "0" * 64
+    src = str(tmp_path / "src")
+    kept = seed(f"file://{src}", "v1", seeded, *JSON_AND_SHARDS, "--manifest-sha256", published)
+    assert kept.returncode == 0, kept.stderr
+    refused = seed(f"file://{src}", "v1", seeded, *JSON_AND_SHARDS, "--manifest-sha256", other)
+    assert (refused.returncode, refused.stderr) == (
+        1,
+        f"FAILED: revision v1 must be published with the pinned manifest {other}, found "
+        f"{published} (unpin manifest_sha256 to seed it anew)\n",
+    )
+    assert verify_seeded(seeded, "--manifest-sha256", published).returncode == 0
+    wrong = verify_seeded(seeded, "--manifest-sha256", other, "--label", "llama/inference")
+    assert (wrong.returncode, wrong.stderr) == (
+        2,
+        f"FAILED: llama/inference: manifest of revision v1 is {published}, not the pinned "
+        f"{other}\n",
+    )
+    # Nothing published: a pinned manifest is never made anew (its publish time is in it).
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    fresh = seed(f"file://{src}", "v1", empty, *JSON_AND_SHARDS, "--manifest-sha256", other)
+    assert fresh.returncode == 1
+    assert "found no complete manifest" in fresh.stderr
+    assert not (empty / "revisions").exists()

@@ -17,6 +17,7 @@ from .. import validation as v
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
+from ..modelsection import Fill, job_fills
 from ..store import Binding, Spec
 from . import validation as aws_v
 from .cluster import EksCluster
@@ -329,6 +330,19 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
     args_type = FsxLustreModelStoreArgs
     # FSx for Lustre: a parallel network file system: vLLM loader settings in kube/serving.py.
     loader_profile = "parallel-fs"
+    # hf:// by the seed Job; s3:// natively, by the data repository association, which the
+    # model section does not drive yet: until then data_repository_path is the way.
+    model_fill = job_fills(
+        cloud="s3",
+        native={
+            "s3": Fill(
+                "native",
+                "FSx for Lustre imports from S3 through its data repository association, "
+                "which the model section does not drive yet: set data_repository_path",
+                wired=False,
+            )
+        },
+    )
     example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
     data_bearing_types = ("aws:fsx/lustreFileSystem:LustreFileSystem",)
     _csi_chart = FSX_CSI

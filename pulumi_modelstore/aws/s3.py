@@ -579,6 +579,10 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     args_type = MountpointS3ModelStoreArgs
     # Mountpoint: S3 through FUSE: vLLM loader settings in kube/serving.py.
     loader_profile = "object-store"
+    # Published with the manifest written last: the mount cannot rename a directory in one
+    # step (seed.py's PUBLISH cites Mountpoint's and Cloud Storage FUSE's semantics; blobfuse2
+    # renames a directory blob by blob).
+    model_publish = "manifest-last"
     # No VPC, subnets or node groups: the cluster's name is needed only for what the store makes
     # on it (`cluster_name_when_needed`).
     reads_cluster_network = False

@@ -11,6 +11,7 @@ import pulumi
 
 from ..fields import Parser
 from ..kube.drivers import CsiDriverChart
+from ..modelsection import job_fills
 from ..store import STORE_NAME, ModelStore, ModelStoreArgs, Spec
 from . import names
 from . import validation as aws_v
@@ -42,6 +43,8 @@ class AwsModelStore(ModelStore[AwsArgs, EksCluster]):
     args_type = AwsModelStoreArgs
     cluster_type = EksCluster
     renamed_fields = MappingProxyType({"driver": "driver_install"})
+    # A model from hf:// or s3:// is seeded by the Job, which runs as the store's AWS identity.
+    model_fill = job_fills(cloud="s3")
     # The store reads the cluster's network (VPC, subnets, node security groups): its cluster
     # is named or those facts are given (`cluster_named`). A store that needs only the name,
     # for what it makes on the cluster, asks for it in its own rules (S3).

@@ -459,6 +459,10 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     cluster_needs = (require_oidc_issuer, require_workload_identity, require_blob_csi_driver)
     # Blob storage through blobfuse2: vLLM loader settings in kube/serving.py.
     loader_profile = "object-store"
+    # Published with the manifest written last: the mount cannot rename a directory in one
+    # step (seed.py's PUBLISH cites Mountpoint's and Cloud Storage FUSE's semantics; blobfuse2
+    # renames a directory blob by blob).
+    model_publish = "manifest-last"
     renamed_fields = MappingProxyType(
         {
             **AzureModelStore.renamed_fields,

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from ..errors import ModelStoreInputError
 from ..fields import Parser
+from ..modelsection import job_fills
 from ..store import MANAGED_BY, STORE_NAME, ModelStore, ModelStoreArgs, Spec
 from . import validation as az_v
 from .cluster import AksCluster, AksClusterArgs, AksClusterFacts, cluster_named
@@ -52,6 +53,8 @@ class AzureModelStore(ModelStore[AzureArgs, AksCluster]):
     args_type = AzureModelStoreArgs
     renamed_fields = MappingProxyType({"location": "region"})
     cluster_type = AksCluster
+    # A model from hf:// or az:// is seeded by the Job, which runs as the store's Azure identity.
+    model_fill = job_fills(cloud="az")
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:

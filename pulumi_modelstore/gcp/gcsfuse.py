@@ -715,6 +715,10 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
     cluster_needs = (require_workload_pool, require_gcs_fuse_addon, require_gke_metadata)
     # Cloud Storage through FUSE: vLLM loader settings in kube/serving.py.
     loader_profile = "object-store"
+    # Published with the manifest written last: the mount cannot rename a directory in one
+    # step (seed.py's PUBLISH cites Mountpoint's and Cloud Storage FUSE's semantics; blobfuse2
+    # renames a directory blob by blob).
+    model_publish = "manifest-last"
     example_args = MappingProxyType[str, Any]({"cluster_name": "ml-gke", "location": "us-central1"})
     data_bearing_types = ("gcp:storage/bucket:Bucket",)
 

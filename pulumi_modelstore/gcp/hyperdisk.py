@@ -52,6 +52,7 @@ from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..kube.snapshots import KubernetesObject, name_after
 from ..kube.volumes import SKIP_AWAIT
+from ..modelsection import Fill, job_fills
 from ..store import Binding, Spec
 from . import identity as gcp_identity
 from . import validation as gcp_v
@@ -268,6 +269,24 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
     # copies of a bucket that is not the store's.
     data_bearing_types = tuple[str, ...]()
     takes_writers = False
+    # No writers, so no seed Job: gs:// natively, by the volume populator, which the model
+    # section does not drive yet (source_uri and model_revision do).
+    model_fill = job_fills(
+        cloud="gs",
+        takes_writers=False,
+        no_writers=(
+            "a Hyperdisk ML volume is filled once by the volume populator and read-only after, "
+            "so no seed Job can write it: stage the model in a gs:// bucket"
+        ),
+        native={
+            "gs": Fill(
+                "native",
+                "Hyperdisk ML populates from Cloud Storage through the GKE volume populator, "
+                "which the model section does not drive yet: set source_uri and model_revision",
+                wired=False,
+            )
+        },
+    )
 
     storage_class_name: pulumi.Output[str]
     """The ``hyperdisk-ml`` StorageClass the claims are provisioned from."""

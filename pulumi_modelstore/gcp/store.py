@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from ..fields import Parser
+from ..modelsection import job_fills
 from ..store import MANAGED_BY, STORE_NAME, ModelStore, ModelStoreArgs, Spec
 from . import validation as gcp_v
 from .cluster import GkeCluster, GkeClusterArgs, cluster_named
@@ -34,6 +35,8 @@ class GcpModelStore(ModelStore[GcpArgs, GkeCluster]):
 
     args_type = GcpModelStoreArgs
     cluster_type = GkeCluster
+    # A model from hf:// or gs:// is seeded by the Job, which runs as the store's Google identity.
+    model_fill = job_fills(cloud="gs")
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:

@@ -47,6 +47,10 @@ class WorkloadMount:
     """Helper pod volumes: the HF_HOME emptyDir (mounted by every container, see
     :attr:`extra_volume_mounts`), then any a sidecar mounts itself (no container mount)."""
     extra_volume_mounts: list[dict[str, Any]] = field(default_factory=list)
+    init_containers: list[dict[str, Any]] = field(default_factory=list)
+    """Init containers the pod needs before its own: with a store's ``model`` section, the gate
+    that waits until the pinned revision is published (``kube/model_jobs.py``). Empty by
+    default, and for a mount from an output written before this field."""
     loader_profile: str | None = None
     """What the store's files sit on (the store class's ``loader_profile``: ``parallel-fs``,
     ``network-fs``, ``object-store``, ``block``, ``local``), which decides
@@ -68,7 +72,12 @@ class WorkloadMount:
         """This mount as plain JSON data with camelCase keys, for a stack output: an
         application stack reads it by ``StackReference`` and rebuilds the mount with
         :meth:`from_output`, so its pods are wired as ``mount_for`` would wire them."""
-        return {camel_case(f.name): getattr(self, f.name) for f in fields(self)}
+        # No gate: no key, so the output of a store without a model section stays as it was.
+        return {
+            camel_case(f.name): getattr(self, f.name)
+            for f in fields(self)
+            if f.name != "init_containers" or self.init_containers
+        }
 
     @classmethod
     def from_output(cls, data: Mapping[str, Any]) -> WorkloadMount:
@@ -125,8 +134,17 @@ class WorkloadMount:
         spec = dict(out.get("spec") or {})
         predictor = dict(spec.get("predictor") or {})
         # Only the helpers: KServe makes the claim's volume and mount from the storageUri.
+        # The gate mounts the claim itself, so with a gate the claim's volume goes in too (a
+        # second volume of one claim, beside KServe's own, is allowed).
+        helpers = [self.volume, *self.extra_volumes] if self.init_containers else self.extra_volumes
         predictor["volumes"] = self._add_once(
-            "predictor volumes", predictor.get("volumes", []), self.extra_volumes, "name"
+            "predictor volumes", predictor.get("volumes", []), helpers, "name"
+        )
+        predictor["initContainers"] = self._add_once(
+            "predictor initContainers",
+            predictor.get("initContainers", []),
+            self.init_containers,
+            "name",
         )
         if self.service_account_name:
             predictor["serviceAccountName"] = self.service_account_name
@@ -183,6 +201,13 @@ class WorkloadMount:
             "pod volumes", pod_spec.get("volumes", []), self.volumes, "name"
         )
         out["containers"] = [self.patch_container(c) for c in pod_spec.get("containers", [])]
+        if self.init_containers:
+            out["initContainers"] = self._add_once(
+                "pod initContainers",
+                pod_spec.get("initContainers", []),
+                self.init_containers,
+                "name",
+            )
         if self.pod_security_context:
             out["securityContext"] = {
                 **pod_spec.get("securityContext", {}),

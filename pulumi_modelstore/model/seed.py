@@ -98,10 +98,14 @@ def seed(
     keep_revisions: int = 2,
     in_use: Sequence[str] = (),
     publish: str = "rename",
+    manifest_sha256: str | None = None,
 ) -> SeedResult:
     """Seed ``source``'s revision into the store at ``dest`` (see the module docstring).
     ``publish``: ``rename`` (default; file systems) or ``manifest-last`` (object-store
-    mounts). Raises :class:`SeedError` or :class:`SourceError` with a one-line message."""
+    mounts). ``manifest_sha256``: the manifest digest pinned (default: none); the revision
+    must then be published with exactly that manifest, and nothing is seeded (a new manifest
+    has a new digest: its publish time is in it). Raises :class:`SeedError` or
+    :class:`SourceError` with a one-line message."""
     if keep_revisions < 1:
         raise SeedError(f"keep_revisions must be 1 or more, got {keep_revisions}")
     if publish not in PUBLISH:
@@ -109,6 +113,13 @@ def seed(
     layout = Layout(dest)
     revision = source.revision
     existing = complete_manifest(layout, source.uri, revision)
+    if manifest_sha256 is not None:
+        found = existing["digest"] if existing is not None else "no complete manifest"
+        if found != manifest_sha256:
+            raise SeedError(
+                f"revision {revision} must be published with the pinned manifest "
+                f"{manifest_sha256}, found {found} (unpin manifest_sha256 to seed it anew)"
+            )
     if existing is not None:
         removed = collect(layout, keep_revisions, {revision, *in_use})
         return SeedResult(
@@ -270,6 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--token-env", default="HF_TOKEN", help="else this variable's value")
     parser.add_argument("--hf-endpoint", help="default: $HF_ENDPOINT, else huggingface.co")
     parser.add_argument("--publish", choices=PUBLISH, default="rename")
+    parser.add_argument("--manifest-sha256", help="refuse any other manifest (sha256:<hex>)")
     parser.add_argument("--termination-log", default="/dev/termination-log")
     args = parser.parse_args(argv)
     try:
@@ -286,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             keep_revisions=args.keep_revisions,
             in_use=args.in_use,
             publish=args.publish,
+            manifest_sha256=args.manifest_sha256,
         )
     except (SeedError, SourceError) as error:
         line = f"FAILED: {error}"

@@ -186,16 +186,24 @@ def verify(
     read_bytes: int = DEFAULT_READ_BYTES,
     files_dir: Path | None = None,
     manifest_path: Path | None = None,
+    manifest_sha256: str | None = None,
 ) -> VerifyResult:
     """Verify ``revision`` under the store root ``root`` (see the module docstring).
     ``sample``: None for the default rule, 0 for every file, N for N random files.
     ``files_dir`` and ``manifest_path`` replace the paths under ``root`` (default
     ``revisions/<revision>`` and ``.modelstore/<revision>/manifest.json``): for a pod that
-    mounts the revision's ``subPath`` as readers do, and the manifest's directory beside it."""
+    mounts the revision's ``subPath`` as readers do, and the manifest's directory beside it.
+    ``manifest_sha256``: the pinned manifest digest (default: none); another is refused."""
     if root is None and (files_dir is None or manifest_path is None):
         raise ValueError("verify needs root, or both files_dir and manifest_path")
     layout = Layout(root or Path("/"))
     manifest = load_manifest(manifest_path or layout.manifest(revision), revision)
+    if manifest_sha256 is not None and manifest["digest"] != manifest_sha256:
+        raise VerifyError(
+            Failure.MANIFEST,
+            f"manifest of revision {revision} is {manifest['digest']}, not the pinned "
+            f"{manifest_sha256}",
+        )
     entries: list[dict[str, Any]] = manifest["files"]
     base = files_dir or layout.revision_dir(revision)
     check_present(base, entries)
@@ -219,6 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     how.add_argument("--sample", type=int, help="sha256 of N files chosen at random")
     parser.add_argument("--read-bytes", type=int, default=DEFAULT_READ_BYTES)
     parser.add_argument("--label", default="", help="<store>/<namespace>, named on failure")
+    parser.add_argument("--manifest-sha256", help="refuse any other manifest (sha256:<hex>)")
     parser.add_argument("--termination-log", default="/dev/termination-log")
     args = parser.parse_args(argv)
     if args.root is None and (args.files is None or args.manifest is None):
@@ -233,6 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             read_bytes=args.read_bytes,
             files_dir=args.files,
             manifest_path=args.manifest,
+            manifest_sha256=args.manifest_sha256,
         )
     except VerifyError as error:
         label = f"{args.label}: " if args.label else ""

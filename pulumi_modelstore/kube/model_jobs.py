@@ -1,0 +1,370 @@
+"""The model's Kubernetes side: the programs' ConfigMap, the seed Job, the verification Jobs and
+the init container that gates a reader's pod on the published revision.
+
+How ``pulumi up`` waits for a Job (pulumi/pulumi-kubernetes at commit 94977969,
+``provider/pkg/await/``): ``awaiters.go`` maps ``batch/v1/Job`` to its ``jobAwaiter``
+(lines 154-161, 195); ``job.go`` (lines 49-55) takes a Job as ready once ``status.startTime``
+is set and its ``Complete`` condition is True, and fails at once on a ``Failed`` condition with
+reason ``BackoffLimitExceeded`` or ``DeadlineExceeded`` (``checker/job/check.go`` lines
+94-100). Meanwhile it watches the Job's pods (``job.go`` lines 111-129) and carries their
+errors into the failure, among them a terminated container's ``[<reason>] <termination
+message>`` (``checker/pod/check.go`` lines 143-157): the programs' one-line termination
+message is what a failed ``pulumi up`` shows. The wait lasts 10 minutes by default
+(``job.go`` line 79, ``await.go`` lines 306-309), else the resource's ``customTimeouts`` or a
+``pulumi.com/timeoutSeconds`` annotation (``metadata/overrides.go`` lines 53-66);
+``pulumi.com/skipAwait: "true"`` skips the wait altogether (``await.go`` line 406,
+``overrides.go`` line 40), so it is never set here. Preview never waits (``await.go`` line
+302). A change to ``spec.template`` replaces a Job (``provider/diff.go`` lines 178-186):
+the Jobs are named after the revision, so a new revision is a new Job, not an edit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ..model.bundle import bundle_digest, program_files
+
+PROGRAMS_PATH = "/opt/modelstore/programs"
+PROGRAMS_VOLUME = "modelstore-programs"
+TMP_VOLUME = "modelstore-tmp"
+TOKEN_VOLUME = "modelstore-token"
+TOKEN_DIR = "/var/run/secrets/modelstore"
+STORE_ROOT = "/modelstore/store"
+MANIFEST_MOUNT = "/modelstore/manifest"
+GATE_CONTAINER = "modelstore-revision-gate"
+ROLE_LABEL = "modelstore.pulumi.com/role"
+REVISION_LABEL = "modelstore.pulumi.com/revision"
+RUN_AS = 65532  # the conventional "nonroot" uid/gid of distroless images
+# How long `pulumi up` waits, and the Job's own deadline (the same, so a Job that overruns
+# fails with DeadlineExceeded, which pulumi-kubernetes reports, instead of running on unseen):
+# a seed downloads the whole model (70B in bf16 is ~140 GB: ~25 min at 100 MB/s), a
+# verification reads it once more.
+SEED_TIMEOUT_MINUTES = 240
+VERIFY_TIMEOUT_MINUTES = 60
+# Two retries: a transient network or API error, not a loop on a model that cannot be seeded
+# (the programs say why in their termination message; a retry does not change a digest).
+BACKOFF_LIMIT = 2
+# Requests and limits: the programs stream in 8-16 MiB chunks and hash as they go, so memory
+# stays small whatever the model's size; one CPU keeps sha256 at ~1 GB/s (verify.py's
+# measurement), about what the storage gives.
+RESOURCES = {
+    "requests": {"cpu": "500m", "memory": "256Mi", "ephemeral-storage": "64Mi"},
+    "limits": {"cpu": "1", "memory": "512Mi", "ephemeral-storage": "256Mi"},
+}
+GATE_RESOURCES = {
+    "requests": {"cpu": "10m", "memory": "16Mi"},
+    "limits": {"cpu": "100m", "memory": "64Mi"},
+}
+# The gate waits at most this long, then fails (the pod's restart policy retries it).
+GATE_WAIT_SECONDS = 3600
+GATE_POLL_SECONDS = 10
+
+
+def container_security_context() -> dict[str, Any]:
+    """Non-root, read-only root filesystem, no capabilities, no privilege escalation."""
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": RUN_AS,
+        "runAsGroup": RUN_AS,
+        "readOnlyRootFilesystem": True,
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def pod_security_context() -> dict[str, Any]:
+    return {
+        "runAsNonRoot": True,
+        "runAsUser": RUN_AS,
+        "runAsGroup": RUN_AS,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def slug(revision: str) -> str:
+    """A DNS-label piece naming a revision: a commit SHA's first 12 characters, a label
+    lowercased with other characters as '-' (and a short digest where that changed it)."""
+    if re.fullmatch(r"[0-9a-f]{40}", revision):
+        return revision[:12]
+    clean = re.sub(r"[^a-z0-9-]+", "-", revision.lower()).strip("-")[:24].strip("-")
+    if clean != revision:
+        clean = f"{clean}-{_short(revision)}".strip("-")
+    return clean
+
+
+def _short(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def job_name(claim_name: str, role: str, revision: str) -> str:
+    """``<claim>-<role>-<revision slug>``, a DNS label of at most 63 characters (the Job
+    controller labels its pods with it): a long claim name is cut and a digest added."""
+    tail = f"-{role}-{slug(revision)}"
+    name = f"{claim_name}{tail}"
+    if len(name) <= 63:
+        return name
+    head = claim_name[: 63 - len(tail) - 7].rstrip("-")
+    return f"{head}-{_short(claim_name)}{tail}"
+
+
+def config_map_name(claim_name: str) -> str:
+    """Named after the programs' digest: new programs are a new ConfigMap (and new Jobs)."""
+    return f"{claim_name}-programs-{bundle_digest()[:10]}"
+
+
+def _key(path: str) -> str:
+    """A ConfigMap key for a bundle path (keys take no '/')."""
+    return path.replace("/", "__")
+
+
+def programs_config_map(
+    resource_name: str,
+    *,
+    claim_name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    opts: pulumi.ResourceOptions,
+) -> k8s.core.v1.ConfigMap:
+    """The seed and verify programs (``model/bundle.py``) for the Jobs of one namespace;
+    immutable, since a change is a new name."""
+    return k8s.core.v1.ConfigMap(
+        resource_name,
+        metadata={"name": config_map_name(claim_name), "namespace": namespace, "labels": labels},
+        data={_key(path): text for path, text in program_files().items()},
+        immutable=True,
+        opts=opts,
+    )
+
+
+def _programs_volume(claim_name: str) -> dict[str, Any]:
+    return {
+        "name": PROGRAMS_VOLUME,
+        "configMap": {
+            "name": config_map_name(claim_name),
+            "items": [{"key": _key(p), "path": p} for p in program_files()],
+        },
+    }
+
+
+def _program_container(
+    name: str, image: str, module: str, args: Sequence[str], mounts: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "image": image,
+        "command": ["python", "-m", f"pulumi_modelstore.model.{module}"],
+        "args": list(args),
+        "env": [
+            {"name": "PYTHONPATH", "value": PROGRAMS_PATH},
+            {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
+            {"name": "PYTHONUNBUFFERED", "value": "1"},
+            {"name": "HOME", "value": "/tmp"},
+        ],
+        "volumeMounts": [
+            *mounts,
+            {"name": PROGRAMS_VOLUME, "mountPath": PROGRAMS_PATH, "readOnly": True},
+            {"name": TMP_VOLUME, "mountPath": "/tmp"},
+        ],
+        "resources": RESOURCES,
+        "securityContext": container_security_context(),
+        # The programs write their one line there; on a crash before it, the log's tail.
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+    }
+
+
+def _job(
+    resource_name: str,
+    *,
+    name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    pod_spec: dict[str, Any],
+    pod_metadata: Mapping[str, Any],
+    minutes: int,
+    opts: pulumi.ResourceOptions,
+) -> k8s.batch.v1.Job:
+    """A Job pulumi-kubernetes waits for (module docstring). No ``ttlSecondsAfterFinished``:
+    a Job the TTL controller deleted is drift, which the next ``pulumi up`` would create (and
+    run) again; the Job stays as the record of its run until its revision is gone."""
+    timeout = f"{minutes}m"
+    return k8s.batch.v1.Job(
+        resource_name,
+        metadata={"name": name, "namespace": namespace, "labels": dict(labels)},
+        spec={
+            "backoffLimit": BACKOFF_LIMIT,
+            "activeDeadlineSeconds": minutes * 60,
+            "template": {"metadata": dict(pod_metadata), "spec": pod_spec},
+        },
+        opts=pulumi.ResourceOptions.merge(
+            opts,
+            pulumi.ResourceOptions(
+                custom_timeouts=pulumi.CustomTimeouts(create=timeout, update=timeout)
+            ),
+        ),
+    )
+
+
+def _base_pod(claim_name: str, containers: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "restartPolicy": "Never",
+        "securityContext": pod_security_context(),
+        "containers": containers,
+        "volumes": [_programs_volume(claim_name), {"name": TMP_VOLUME, "emptyDir": {}}],
+    }
+
+
+def seed_job(
+    resource_name: str,
+    *,
+    claim_name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    image: str,
+    source: str,
+    revision: str,
+    include: Sequence[str],
+    keep_revisions: int,
+    publish: str,
+    token_secret: tuple[str, str] | None,
+    manifest_sha256: str | None,
+    patch: Any,
+    opts: pulumi.ResourceOptions,
+) -> k8s.batch.v1.Job:
+    """The Job that seeds ``revision`` into the store as a writer consumer: ``patch`` is the
+    loader namespace's ``WorkloadMount.patch_pod_spec`` (its claim at the store's root,
+    read-write, its service account and pod metadata from the access layer)."""
+    args = ["--source", source, "--revision", revision, "--dest", STORE_ROOT]
+    for pattern in include:
+        args += ["--include", pattern]
+    args += ["--keep-revisions", str(keep_revisions), "--in-use", revision, "--publish", publish]
+    mounts: list[dict[str, Any]] = []
+    if token_secret is not None:
+        args += ["--token-file", f"{TOKEN_DIR}/token"]
+        mounts.append({"name": TOKEN_VOLUME, "mountPath": TOKEN_DIR, "readOnly": True})
+    if manifest_sha256:
+        args += ["--manifest-sha256", manifest_sha256]
+    pod = _base_pod(claim_name, [_program_container("seed", image, "seed", args, mounts)])
+    if token_secret is not None:
+        secret, key = token_secret
+        pod["volumes"].append(
+            {
+                "name": TOKEN_VOLUME,
+                "secret": {
+                    "secretName": secret,
+                    "items": [{"key": key, "path": "token"}],
+                    "defaultMode": 0o440,
+                },
+            }
+        )
+    job_labels = {**labels, ROLE_LABEL: "seed", REVISION_LABEL: slug(revision)}
+    pod_spec, pod_metadata = patch(pod, job_labels)
+    return _job(
+        resource_name,
+        name=job_name(claim_name, "seed", revision),
+        namespace=namespace,
+        labels=job_labels,
+        pod_spec=pod_spec,
+        pod_metadata=pod_metadata,
+        minutes=SEED_TIMEOUT_MINUTES,
+        opts=opts,
+    )
+
+
+def verify_job(
+    resource_name: str,
+    *,
+    store: str,
+    claim_name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    image: str,
+    revision: str,
+    files_path: str,
+    verify: str,
+    sample_files: int,
+    manifest_sha256: str | None,
+    patch: Any,
+    opts: pulumi.ResourceOptions,
+) -> k8s.batch.v1.Job:
+    """The Job that verifies ``revision`` in a reader namespace as its pods see it: ``patch``
+    is that namespace's ``WorkloadMount.patch_pod_spec`` (the revision's subPath at
+    ``files_path``, read-only, the gate, the service account and pod metadata), and the
+    manifest's directory is mounted read-only as the gate mounts it."""
+    args = [
+        "--files",
+        files_path,
+        "--manifest",
+        f"{MANIFEST_MOUNT}/manifest.json",
+        "--revision",
+        revision,
+        "--label",
+        f"{store}/{namespace}",
+    ]
+    if verify == "all":
+        args.append("--all")
+    elif verify == "sample":
+        args += ["--sample", str(sample_files)]
+    if manifest_sha256:
+        args += ["--manifest-sha256", manifest_sha256]
+    manifest_mount = {
+        "name": claim_name,
+        "mountPath": MANIFEST_MOUNT,
+        "readOnly": True,
+        "subPath": f".modelstore/{revision}",
+    }
+    container = _program_container("verify", image, "verify", args, [manifest_mount])
+    pod = _base_pod(claim_name, [container])
+    job_labels = {**labels, ROLE_LABEL: "verify", REVISION_LABEL: slug(revision)}
+    pod_spec, pod_metadata = patch(pod, job_labels)
+    return _job(
+        resource_name,
+        name=job_name(claim_name, "verify", revision),
+        namespace=namespace,
+        labels=job_labels,
+        pod_spec=pod_spec,
+        pod_metadata=pod_metadata,
+        minutes=VERIFY_TIMEOUT_MINUTES,
+        opts=opts,
+    )
+
+
+def gate_container(*, store: str, claim_name: str, image: str, revision: str) -> dict[str, Any]:
+    """The init container that holds a reader's pod until ``revision`` is published (its
+    manifest, written last, exists), so no replica starts on a half-written model. The kubelet
+    itself keeps it waiting while ``.modelstore/<revision>`` does not exist yet (a missing
+    ``subPath`` on a read-only volume fails the container's start, which it retries)."""
+    manifest = f"{MANIFEST_MOUNT}/manifest.json"
+    tries = GATE_WAIT_SECONDS // GATE_POLL_SECONDS
+    what = f"store {store}: revision {revision}"
+    script = (
+        f"i=0; until [ -f {manifest} ]; do "
+        f'if [ "$i" -ge {tries} ]; then '
+        f'echo "modelstore: {what} is not published after {GATE_WAIT_SECONDS} s '
+        f'(no .modelstore/{revision}/manifest.json): is its seed Job done?" >&2; exit 1; fi; '
+        f'[ "$i" -eq 0 ] && echo "modelstore: waiting for {what} to be published"; '
+        f"i=$((i+1)); sleep {GATE_POLL_SECONDS}; done; "
+        f'echo "modelstore: {what} is published"'
+    )
+    return {
+        "name": GATE_CONTAINER,
+        "image": image,
+        "command": ["sh", "-c", script],
+        "volumeMounts": [
+            {
+                "name": claim_name,
+                "mountPath": MANIFEST_MOUNT,
+                "readOnly": True,
+                "subPath": f".modelstore/{revision}",
+            }
+        ],
+        "resources": GATE_RESOURCES,
+        "securityContext": container_security_context(),
+    }

@@ -1,0 +1,376 @@
+"""The ``model`` section every store takes: which model goes in, at which pinned revision, and
+how each backend gets it in (:class:`Fill`, a store class's ``model_fill``).
+
+The field rules reuse the seed program's own parser (``model/sources.py``), so a source or
+revision is refused with the same words wherever it is written. Everything here is checked
+before a store registers anything.
+"""
+
+# No `from __future__ import annotations`: the component analyzer reads ModelSection's
+# annotations as objects.
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, TypedDict
+
+from . import validation as v
+from .errors import ModelStoreInputError
+from .model.sources import SourceError, check_revision, parse_source
+
+# A python:3.12-slim image pinned by its multi-arch index digest, so every node pulls the same
+# bytes. The digest is the one two public Dockerfiles pin for python:3.12-slim (found with the
+# code index, 2026-12-01: one notes it as "the canonical index", its amd64 child
+# sha256:2fe5997d...). Only Python's standard library is used: the programs come from a
+# ConfigMap (model/bundle.py).
+DEFAULT_IMAGE = (
+    "python:3.12-slim@sha256:78387bc3881b8273120a12ebe6c1ab22b018ccc2c9adf565ae1ac9b536e184ea"
+)
+VERIFY_MODES = ("auto", "all", "sample")
+# The files `verify: sample` hashes per run (the verify program's --sample N): a sharded model
+# of 30-60 safetensors files gets a different eighth or so checked on every run.
+SAMPLE_FILES = 8
+MIN_KEEP_REVISIONS = 2
+# A Hugging Face user access token (huggingface_hub's docs: tokens start with "hf_"): refused
+# anywhere in a store's args, as is any key named like a token.
+HF_TOKEN = re.compile(r"hf_[A-Za-z0-9]{20,}")
+TOKEN_KEYS = re.compile(r"(?i)^(hf_?)?token$|^api_?key$|^password$")
+SECTION = "model"
+
+
+class TokenSecret(TypedDict):
+    """A key of a Kubernetes Secret in the seed Job's namespace."""
+
+    name: str
+    """The Secret's name (a DNS-1123 subdomain)."""
+    key: str
+    """The key holding the token."""
+
+
+class ModelSection(TypedDict, total=False):
+    """Which model a store holds and how it gets in: seeded once by a Job (or natively where
+    the storage fills itself), verified as readers see it, and mounted at its pinned revision.
+    """
+
+    source: str
+    """Where the model comes from (required): ``hf://<org>/<repo>``, ``s3://<bucket>/<prefix>``,
+    ``gs://<bucket>/<prefix>`` or ``az://<account>/<container>/<prefix>``. Which of them a
+    backend takes, and how, is the store class's ``model_fill``."""
+    revision: str
+    """The pinned revision (required): for ``hf://`` a 40-hex commit SHA (a branch or tag moves
+    and is refused); for an object store a version label, one path segment. It names
+    ``revisions/<revision>/``, what readers mount."""
+    include: Sequence[str]
+    """fnmatch patterns of the files to take (``*`` crosses ``/``). Default: every file."""
+    token_secret: TokenSecret
+    """The Secret key holding the source's token (``{name, key}``), in the seed Job's
+    namespace; mounted as a file, never put in the Job spec. Default: none (a public
+    model)."""
+    keep_revisions: int
+    """How many published revisions the seed keeps. Default: ``2``, the least allowed: the
+    pinned revision and the previous one, which readers still mount during a rollout (a
+    revision removed under a live ``subPath`` mount breaks it)."""
+    namespace: str
+    """The seed Job's namespace. Default: ``<store>-loader``, created by the store and
+    labelled as its own. A namespace named here is created only with ``create_namespaces``."""
+    verify: str
+    """What each reader namespace's verification Job hashes: ``auto`` (default) every file's
+    sha256 when the model is at most the verify program's whole-model threshold (32 GiB),
+    else a random sample of that size; ``all`` every file; ``sample`` 8 random files.
+    Default: ``auto``."""
+    image: str
+    """The image the seed, verification and gate containers run (Python 3 is all they need).
+    Default: ``python:3.12-slim`` pinned by digest."""
+    manifest_sha256: str
+    """The published manifest's digest (``sha256:<hex>``, what the seed's termination message
+    and the store's ``model_manifest_sha256`` output show). Default: none. Pin it after the
+    first seed: the seed and verification Jobs then refuse any other manifest."""
+
+
+@dataclass(frozen=True)
+class Fill:
+    """How a model from one source scheme gets into a store: ``job`` (the seed Job writes it as
+    a writer consumer), ``native`` (the storage fills itself) or ``refused``; ``reason`` says
+    why a source is refused, or, for a native fill not yet driven by the section, what to use
+    meanwhile."""
+
+    how: str
+    reason: str = ""
+    wired: bool = True
+
+    @property
+    def refusal(self) -> str | None:
+        """The reason a model section with this source is refused, or None."""
+        if self.how == "refused" or (self.how == "native" and not self.wired):
+            return self.reason
+        return None
+
+
+JOB = Fill("job")
+CLOUDS = {"s3": "AWS", "gs": "Google Cloud", "az": "Azure"}
+OBJECT_SCHEMES = tuple(CLOUDS)
+
+
+def job_fills(
+    *,
+    cloud: str | None,
+    takes_writers: bool = True,
+    native: Mapping[str, Fill] | None = None,
+    no_writers: str = "",
+) -> Mapping[str, Fill]:
+    """A backend's ``model_fill``: ``hf://`` by the seed Job wherever it can write; an object
+    store only from the store's own cloud (``cloud``: its scheme, ``s3``/``gs``/``az``; None
+    for NFS and local), since the seed Job runs as the store's cloud identity; ``native``
+    overrides per scheme; ``no_writers``: why a store without writers takes no Job."""
+    fills: dict[str, Fill] = {}
+    for scheme in ("hf", *OBJECT_SCHEMES):
+        if not takes_writers:
+            fills[scheme] = Fill("refused", no_writers)
+        elif scheme == "hf" or scheme == cloud:
+            fills[scheme] = JOB
+        elif cloud is None:
+            fills[scheme] = Fill(
+                "refused",
+                f"the seed Job of a store with no cloud identity reads no {CLOUDS[scheme]} "
+                f"bucket: stage the model on Hugging Face or copy it in as a writer",
+            )
+        else:
+            fills[scheme] = Fill(
+                "refused",
+                f"the seed Job runs as the store's {CLOUDS[cloud]} identity, which cannot read "
+                f"{CLOUDS[scheme]} storage: copy the model to a {cloud}:// bucket first",
+            )
+    fills.update(native or {})
+    return MappingProxyType(fills)
+
+
+@dataclass(frozen=True)
+class Model:
+    """The parsed section."""
+
+    source: str
+    scheme: str
+    revision: str
+    include: tuple[str, ...]
+    token_secret: tuple[str, str] | None
+    keep_revisions: int
+    namespace: str
+    namespace_is_default: bool
+    verify: str
+    image: str
+    manifest_sha256: str | None
+
+    @property
+    def revision_path(self) -> str:
+        """Where the revision's files are under the store root (``model/layout.py``)."""
+        return f"revisions/{self.revision}"
+
+    @property
+    def manifest_dir(self) -> str:
+        return f".modelstore/{self.revision}"
+
+
+_FIELDS = tuple(ModelSection.__annotations__)
+_MANIFEST_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def _field(name: str) -> str:
+    return f"{SECTION}.{name}"
+
+
+def _from_source_error(store: str, field: str, value: Any, error: SourceError) -> None:
+    """The sources' own message (``<what> must be <allowed>, got <value>``) as this store's
+    error naming the section's field: one set of words for the program and the plan."""
+    head = str(error).rpartition(", got ")[0]
+    raise ModelStoreInputError(store, _field(field), value, head.partition(" must be ")[2])
+
+
+def parse_model(
+    store: str, section: Any, fills: Mapping[str, Fill], claim_name: str
+) -> Model | None:
+    """The section's rules; raises one :class:`ModelStoreInputError` listing every problem.
+    ``fills``: the store class's ``model_fill``; ``claim_name``: names the default
+    namespace's check. None for no section."""
+    if section is None:
+        return None
+    if not isinstance(section, Mapping):
+        raise ModelStoreInputError(store, SECTION, section, "a mapping of model fields")
+    errors: list[ModelStoreInputError] = []
+
+    def check(rule: Any, *args: Any) -> Any:
+        try:
+            return rule(*args)
+        except ModelStoreInputError as error:
+            errors.extend(error.errors)
+            return None
+
+    unknown = sorted(str(k) for k in section if k not in _FIELDS)
+    for key in unknown:
+        errors.append(
+            ModelStoreInputError(
+                store, f"{SECTION} field name", key, f"one of {', '.join(_FIELDS)}"
+            )
+        )
+    source = section.get("source")
+    revision = section.get("revision")
+    parsed = check(_source, store, source, fills)
+    if parsed is not None:
+        check(_revision, store, parsed, revision)
+    elif revision is None or not isinstance(revision, str):
+        check(_revision, store, None, revision)
+    include = section.get("include") or ()
+    check(v.string_list, store, _field("include"), list(include) if include else [])
+    token = check(_token_secret, store, section.get("token_secret"))
+    keep = section.get("keep_revisions", MIN_KEEP_REVISIONS)
+    check(_keep_revisions, store, keep)
+    given_ns = section.get("namespace")
+    namespace = given_ns if given_ns is not None else f"{store}-loader"
+    ns_field = (
+        _field("namespace")
+        if given_ns is not None
+        else _field("namespace (default: <store>-loader)")
+    )
+    check(v.dns_label, store, ns_field, namespace)
+    verify = section.get("verify", "auto")
+    check(v.one_of, store, _field("verify"), verify, VERIFY_MODES)
+    image = section.get("image", DEFAULT_IMAGE)
+    check(_image, store, image)
+    digest = section.get("manifest_sha256")
+    if digest is not None and not (isinstance(digest, str) and _MANIFEST_DIGEST.fullmatch(digest)):
+        errors.append(
+            ModelStoreInputError(
+                store, _field("manifest_sha256"), digest, "sha256:<64 lowercase hex characters>"
+            )
+        )
+    if errors:
+        raise ModelStoreInputError.combine(errors)
+    assert parsed is not None
+    return Model(
+        source=source,
+        scheme=parsed,
+        revision=revision,
+        include=tuple(include),
+        token_secret=token,
+        keep_revisions=keep,
+        namespace=namespace,
+        namespace_is_default=given_ns is None,
+        verify=verify,
+        image=image,
+        manifest_sha256=digest,
+    )
+
+
+def _source(store: str, source: Any, fills: Mapping[str, Fill]) -> str:
+    """The source parses (the seed program's parser), and the backend takes its scheme."""
+    if not isinstance(source, str):
+        raise ModelStoreInputError(
+            store, _field("source"), source, "hf://<org>/<repo>, s3://, gs:// or az:// (required)"
+        )
+    try:
+        scheme = parse_source(source).scheme
+    except SourceError as error:
+        _from_source_error(store, "source", source, error)
+    fill = fills.get(scheme)
+    if fill is None:
+        allowed = ", ".join(f"{s}://" for s in fills)
+        raise ModelStoreInputError(
+            store,
+            _field("source"),
+            source,
+            f"a source the seed Job can read ({allowed}): a {scheme}:// path is on the machine "
+            f"running pulumi, not in the cluster",
+        )
+    if fill.refusal is not None:
+        raise ModelStoreInputError(
+            store,
+            _field("source"),
+            source,
+            f"a source this store takes ({_taken(fills)}): {scheme}:// is refused because "
+            f"{fill.refusal}",
+        )
+    return scheme
+
+
+def _taken(fills: Mapping[str, Fill]) -> str:
+    taken = [f"{s}://" for s, f in fills.items() if f.refusal is None]
+    return ", ".join(taken) if taken else "none yet"
+
+
+def _revision(store: str, scheme: str | None, revision: Any) -> None:
+    if not isinstance(revision, str):
+        raise ModelStoreInputError(
+            store,
+            _field("revision"),
+            revision,
+            "a pinned revision (required): a commit SHA for hf://, else a version label",
+        )
+    if scheme is None:
+        return
+    try:
+        check_revision(scheme, revision)
+    except SourceError as error:
+        _from_source_error(store, "revision", revision, error)
+
+
+def _token_secret(store: str, value: Any) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    field = _field("token_secret")
+    if (
+        not isinstance(value, Mapping)
+        or set(value) != {"name", "key"}
+        or not all(isinstance(value[k], str) for k in ("name", "key"))
+    ):
+        raise ModelStoreInputError(
+            store, field, value, "{name: <Secret name>, key: <its key>} (a Secret, never a value)"
+        )
+    v.dns_subdomain(store, f"{field}.name", value["name"])
+    # ConfigMap and Secret keys: IsConfigMapKey (apimachinery pkg/util/validation).
+    if not re.fullmatch(r"[-._a-zA-Z0-9]{1,253}", value["key"]) or value["key"] in (".", ".."):
+        raise ModelStoreInputError(
+            store,
+            f"{field}.key",
+            value["key"],
+            "a Secret key (letters, digits, '-', '_' and '.', at most 253 characters)",
+        )
+    return value["name"], value["key"]
+
+
+def _keep_revisions(store: str, keep: Any) -> None:
+    if isinstance(keep, bool) or not isinstance(keep, int) or keep < MIN_KEEP_REVISIONS:
+        raise ModelStoreInputError(
+            store,
+            _field("keep_revisions"),
+            keep,
+            f"a whole number of at least {MIN_KEEP_REVISIONS} (the pinned revision and the one "
+            f"readers may still mount during a rollout)",
+        )
+
+
+def _image(store: str, image: Any) -> None:
+    if not isinstance(image, str) or not image or any(c.isspace() for c in image):
+        raise ModelStoreInputError(
+            store, _field("image"), image, "a container image reference without spaces"
+        )
+
+
+def literal_tokens(store: str, args: Any, path: str = "") -> list[ModelStoreInputError]:
+    """Every literal token in a store's args (a string that looks like a Hugging Face token, or
+    a key named like a token), refused with the hint to use ``model.token_secret``. The value
+    is never echoed."""
+    found: list[ModelStoreInputError] = []
+    hint = "a reference to a Secret (model.token_secret: {name, key}), never a literal token"
+    if isinstance(args, Mapping):
+        for key, value in args.items():
+            where = f"{path}.{key}" if path else str(key)
+            if isinstance(key, str) and TOKEN_KEYS.match(key) and value is not None:
+                found.append(ModelStoreInputError(store, where, "<redacted>", hint))
+                continue
+            found += literal_tokens(store, value, where)
+    elif isinstance(args, Sequence) and not isinstance(args, str | bytes):
+        for i, item in enumerate(args):
+            found += literal_tokens(store, item, f"{path}[{i}]")
+    elif isinstance(args, str) and HF_TOKEN.search(args):
+        found.append(ModelStoreInputError(store, path, "<redacted>", hint))
+    return found

@@ -1,0 +1,182 @@
+"""The ``model`` section on every backend: how each takes a source (``model_fill``), the seed
+Job as a writer consumer in the loader namespace, a verification Job per reader namespace, the
+revision mounted by ``subPath`` behind the gate, and the refusals (before anything registers)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pulumi_modelstore.kube import model_jobs
+from pulumi_modelstore.program import BACKENDS
+from tests.conftest import assert_refused, plan
+from tests.test_backend_contract import NAMES, READERS, build, writers
+from tests.validators.kube_schema import KUBERNETES_MINORS, validator
+
+JOB = "kubernetes:batch/v1:Job"
+CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
+SA = "kubernetes:core/v1:ServiceAccount"
+SHA = "0e9e39f249a16976918f6564b8830bc894c89659"
+MODEL = {"source": "hf://meta-llama/Llama-3.1-8B-Instruct", "revision": SHA}
+SEEDED = [n for n in NAMES if BACKENDS[n].model_fill["hf"].how == "job"]
+
+
+def test_every_backend_says_how_each_source_gets_in() -> None:
+    for name in NAMES:
+        cls = BACKENDS[name]
+        assert sorted(cls.model_fill) == ["az", "gs", "hf", "s3"], name
+        for scheme, fill in cls.model_fill.items():
+            assert fill.how in ("job", "native", "refused"), (name, scheme)
+            # A native fill the section does not drive yet is refused, never silently skipped.
+            assert (fill.refusal is None) == (fill.how == "job"), (name, scheme)
+        assert (cls.model_fill["hf"].how == "job") is cls.takes_writers, name
+    assert [n for n in NAMES if n != "hyperdisk-ml"] == SEEDED
+
+
+@pytest.fixture(scope="module", params=SEEDED)
+def planned(request: Any) -> Any:
+    backend = request.param
+    stores: dict[str, Any] = {}
+
+    def program() -> None:
+        stores["llama"] = build(backend, model=MODEL)
+
+    return backend, plan(program, fill=True), stores["llama"]
+
+
+def test_the_seed_job_writes_as_a_writer_consumer_of_the_loader_namespace(planned: Any) -> None:
+    _, p, store = planned
+    (seed,) = [
+        j["inputs"]
+        for j in p.by_type(JOB)
+        if j["inputs"]["metadata"]["namespace"] == "llama-loader"
+    ]
+    assert seed["metadata"]["name"] == f"llama-seed-{SHA[:12]}"
+    pod = seed["spec"]["template"]["spec"]
+    (claim,) = [v for v in pod["volumes"] if "persistentVolumeClaim" in v]
+    assert claim["persistentVolumeClaim"] == {"claimName": "llama", "readOnly": False}
+    loader = store.mount_for("llama-loader")
+    assert loader.read_only is False and not loader.init_containers
+    assert pod.get("serviceAccountName") == loader.service_account_name
+    args = pod["containers"][0]["args"]
+    assert args[args.index("--publish") + 1] == type(store).model_publish
+    assert args[args.index("--in-use") + 1] == SHA
+    accounts = {a["inputs"]["metadata"]["namespace"] for a in p.by_type(SA)}
+    if loader.service_account_name:  # an identity backend: the loader has its own account
+        assert "llama-loader" in accounts
+
+
+def test_a_verification_job_per_reader_mounts_as_mount_for_does(planned: Any) -> None:
+    backend, p, store = planned
+    jobs = {j["inputs"]["metadata"]["namespace"]: j["inputs"] for j in p.by_type(JOB)}
+    assert sorted(jobs) == sorted([*READERS, "llama-loader"])
+    for ns in READERS:
+        mount = store.mount_for(ns)
+        assert mount.volume_mount["subPath"] == f"revisions/{SHA}"
+        assert [c["name"] for c in mount.init_containers] == [model_jobs.GATE_CONTAINER]
+        pod = jobs[ns]["spec"]["template"]["spec"]
+        assert pod.get("serviceAccountName") == mount.service_account_name
+        assert mount.volume_mount in pod["containers"][0]["volumeMounts"]
+        assert pod["initContainers"] == mount.init_containers
+        args = pod["containers"][0]["args"]
+        assert args[args.index("--label") + 1] == f"llama/{ns}"
+    for ns in writers(backend):
+        assert "subPath" not in store.mount_for(ns).volume_mount
+    assert store.mount_for(READERS[0], sub_path="/sub/").volume_mount["subPath"] == (
+        f"revisions/{SHA}/sub"
+    )
+
+
+@pytest.mark.parametrize("minor", KUBERNETES_MINORS)
+def test_jobs_config_maps_and_patched_pods_pass_the_api_schema(planned: Any, minor: str) -> None:
+    _, p, store = planned
+    check = validator(minor)
+    for kind, type_ in (("Job", JOB), ("ConfigMap", CONFIG_MAP)):
+        for r in p.by_type(type_):
+            check.validate(
+                {"apiVersion": "batch/v1" if kind == "Job" else "v1", "kind": kind, **r["inputs"]}
+            )
+    spec = store.mount_for(READERS[0]).patch_pod_spec(
+        {"containers": [{"name": "vllm", "image": "vllm"}]}
+    )
+    check.validate({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
+
+
+def local(**model: Any) -> Any:
+    return lambda: build("local", model={**MODEL, **model})
+
+
+@pytest.mark.parametrize(
+    ("program", "message"),
+    [
+        (
+            local(revision="main"),
+            (
+                "llama: model.revision must be a commit SHA (40 lowercase hexadecimal characters) "
+                "for a Hugging Face source: a branch or tag moves; pin the commit it points to "
+                "(the repository's commit history shows it), got 'main'"
+            ),
+        ),
+        (
+            local(keep_revisions=1),
+            (
+                "llama: model.keep_revisions must be a whole number of at least 2 (the pinned "
+                "revision and the one readers may still mount during a rollout), got 1"
+            ),
+        ),
+        (
+            local(source="s3://bucket/llama", revision="v1"),
+            (
+                "llama: model.source must be a source this store takes (hf://): s3:// is refused "
+                "because the seed Job of a store with no cloud identity reads no AWS bucket: "
+                "stage the model on Hugging Face or copy it in as a writer, got "
+                "'s3://bucket/llama'"
+            ),
+        ),
+        (
+            local(namespace="Bad_NS"),
+            (
+                "llama: model.namespace must be a DNS-1123 label (lowercase letters, digits and "
+                "'-', starting and ending with a letter or digit, at most 63 characters), got "
+                "'Bad_NS'"
+            ),
+        ),
+        (
+            lambda: build("local", model={**MODEL, "token": "x"}),
+            (
+                "llama: model.token must be a reference to a Secret (model.token_secret: {name, "
+                "key}), never a literal token, got '<redacted>'\nllama: model field name must be "
+                "one of source, revision, include, token_secret, keep_revisions, namespace, "
+                "verify, image, manifest_sha256, got 'token'"
+            ),
+        ),
+        (
+            lambda: build("local", labels={"t": "hf_" + "a" * 34}, model=MODEL),
+            (
+                "llama: labels.t must be a reference to a Secret (model.token_secret: {name, "
+                "key}), never a literal token, got '<redacted>'"
+            ),
+        ),
+        (
+            lambda: build("hyperdisk-ml", model=MODEL),
+            (
+                "llama: model.source must be a source this store takes (none yet): hf:// is "
+                "refused because a Hyperdisk ML volume is filled once by the volume populator and "
+                "read-only after, so no seed Job can write it: stage the model in a gs:// bucket, "
+                "got 'hf://meta-llama/Llama-3.1-8B-Instruct'"
+            ),
+        ),
+        (
+            lambda: build("fsx-lustre", model={"source": "s3://b/llama", "revision": "v1"}),
+            (
+                "llama: model.source must be a source this store takes (hf://): s3:// is refused "
+                "because FSx for Lustre imports from S3 through its data repository association, "
+                "which the model section does not drive yet: set data_repository_path, got "
+                "'s3://b/llama'"
+            ),
+        ),
+    ],
+)
+def test_bad_model_sections_are_refused_before_anything_registers(program: Any, message: str):
+    assert_refused(program, message)
