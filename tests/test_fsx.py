@@ -589,5 +589,10 @@ def test_the_component_registers_its_outputs():
         "claimNames",
         "volumeNames",
         "mounts",
+        "modelRevision",
+        "modelManifestPath",
+        "modelManifestSha256",
+        "modelSeedJobName",
+        "modelVerifyJobNames",
     ]
     assert all(isinstance(value, pulumi.Output) for value in found.values())
