@@ -96,6 +96,7 @@ A = TypeVar("A", bound=Mapping[str, Any])
 C = TypeVar("C", bound=ClusterScope)
 _ANY_CLUSTER: type[ClusterScope] | None = None
 _NO_NEEDS: tuple[Callable[[str, Any], None], ...] = ()
+_ANY_NUMBER: int | None = None
 # A Spec is read-only: a Spec of a backend's args is a Spec of its cloud base's args.
 A_co = TypeVar("A_co", bound=Mapping[str, Any], covariant=True)
 # Backend name (the config program's `backend`) -> store class; filled as backends are defined.
@@ -336,6 +337,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     # Whether the store accepts ``writers``. Default: it does; a store filled once and
     # read-only for many (Hyperdisk ML) refuses them in its rules.
     takes_writers = True
+    # The most reader namespaces the store takes. Default: None, any number; a store whose
+    # data sits in one namespace (the EBS cache's VolumeSnapshot) refuses more in its rules.
+    max_readers = _ANY_NUMBER
     # What the readers' files sit on, which decides the serving engine's weight-loader settings
     # ``mount_for(ns).serving_args(engine)`` offers: one of kube/serving.py's
     # ``LOADER_PROFILES`` (each backend sets it). Default "": not known, the engine's defaults.

@@ -16,7 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ... import validation as v
-from ...cluster import ClusterScope, KubernetesCluster, Opts
+from ...cluster import ClusterScope, Opts
 from ...errors import ModelStoreInputError
 from ...fields import FieldValues, Parser, fields_of, refusal_name, renamed
 from ...kube.snapshots import (
@@ -461,6 +461,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
     # would block the replacement a new model_revision needs).
     data_bearing_types = tuple[str, ...]()
     takes_writers = False
+    max_readers = 1  # one_reader_namespace
 
     namespace: pulumi.Output[str]
     """The cache's namespace (its reader namespace)."""
@@ -498,14 +499,6 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
     @classmethod
     def rules(cls, p: Parser) -> None:
         cache_rules(p)
-
-    def join(self, spec: Spec[EbsModelCacheArgs], opts: Opts) -> ClusterScope:
-        """The ``cluster`` given (of any kind), else the cluster of its Kubernetes provider
-        (the cache names no cluster: it has no ``cluster_name``)."""
-        given: ClusterScope | None = spec.args.get("cluster")
-        if given is not None:
-            return given
-        return KubernetesCluster.join(spec.common.name, {}, opts)  # type: ignore[no-any-return]
 
     def preflight(
         self, spec: Spec[EbsModelCacheArgs], cluster: ClusterScope, opts: Opts
