@@ -1465,6 +1465,31 @@ def test_driver_is_the_deprecated_spelling_of_driver_install():
     )
 
 
+def test_beside_an_eks_store_the_cache_joins_the_scope_it_is_given():
+    """Without ``cluster`` the cache makes the Kubernetes cluster of its provider, which an EKS
+    store's scope on the same provider refuses; given that store's scope, it joins it."""
+    from pulumi_modelstore.program import BACKENDS
+
+    s3 = BACKENDS["mountpoint-s3"]
+
+    def program(share: bool):
+        store = s3("weights", {**s3.example_args, "readers": ["inference"]})
+        cache(**({"cluster": store.cluster} if share else {}))()
+
+    p = plan(lambda: program(True))
+    assert [s["urn"].rsplit("::", 1)[-1] for s in p.by_type("modelstore:index:EksCluster")] == [
+        "prod-eks"
+    ]
+    assert not p.by_type("modelstore:index:KubernetesCluster")
+    with pytest.raises(PlanError) as err:
+        plan(lambda: program(False))
+    assert str(err.value) == (
+        "llama: opts.providers['kubernetes'] must be a Kubernetes provider of its own for "
+        "cluster 'kubernetes' (cluster 'prod-eks' already uses the default provider), got "
+        "'the default provider'"
+    )
+
+
 def test_namespace_is_the_deprecated_spelling_of_one_reader():
     with pytest.warns(DeprecationWarning, match="llama: namespace is deprecated, use readers"):
         old = plan(cache(namespace="inference"))

@@ -445,7 +445,10 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
        :func:`~pulumi_modelstore.kube.snapshots.restored_claim` makes one.
 
     It joins any cluster (the ``cluster`` given, else the Kubernetes cluster of its provider):
-    it needs no fact of the EKS cluster, and the EBS CSI driver is :class:`EbsCsiDriver`'s.
+    it needs no fact of the EKS cluster, and the EBS CSI driver is :class:`EbsCsiDriver`'s. In
+    a program that also builds stores on that EKS cluster with the same Kubernetes provider,
+    pass one of them's ``cluster`` (``{"cluster": s3_store.cluster}``): two scopes on one
+    provider are refused.
     Pass the driver in ``opts.depends_on`` (``depends_on=[driver]``): the cache's children then
     depend on it, so a destroy deletes claims before the driver that deletes their volumes.
     """
