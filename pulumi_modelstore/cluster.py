@@ -621,5 +621,6 @@ class KubernetesCluster(ClusterScope[None], kind="kubernetes"):
 
     @classmethod
     def name_for(cls, args: Mapping[str, Any]) -> str:
-        """A local or NFS store's ``cluster_name`` (``kubernetes`` when unset)."""
-        return str(args.get("cluster_name") or "kubernetes")
+        """A local or NFS store's ``cluster_name`` (``kubernetes`` when unset, or when the
+        store has no such field: the EBS cache names no cluster)."""
+        return str(dict(args).get("cluster_name") or "kubernetes")

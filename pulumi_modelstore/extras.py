@@ -23,7 +23,11 @@ class CloudRoom:
 
 CLOUD_ROOMS: dict[str, CloudRoom] = {
     "aws": CloudRoom(
-        "aws", "pulumi-aws", "pulumi_aws", ("efs", "fsx-lustre", "mountpoint-s3"), ("eks",)
+        "aws",
+        "pulumi-aws",
+        "pulumi_aws",
+        ("ebs-snapshot", "efs", "fsx-lustre", "mountpoint-s3"),
+        ("eks",),
     ),
     "gcp": CloudRoom("gcp", "pulumi-gcp", "pulumi_gcp", ("gcs-fuse", "hyperdisk-ml"), ("gke",)),
     "azure": CloudRoom(

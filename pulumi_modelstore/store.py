@@ -17,8 +17,9 @@ Every backend reads the same way, in the same order (:meth:`ModelStore.__init__`
    :class:`Binding` (the PV side, and what the driver needs of pods);
 4. consumer access (:meth:`access`, ``access.py``): the consumers' service accounts and cloud
    grants, as the backend declares them (:meth:`consumer_access`);
-5. the base turns the binding into a PV and claim per consumer namespace, :meth:`mount_for` and
-   the outputs (every ``pulumi.Output`` the class annotates).
+5. the base turns the binding into a PV and claim per consumer namespace (or offers a
+   StatefulSet claim template, ``Binding.claim_template``), :meth:`mount_for` and the outputs
+   (every ``pulumi.Output`` the class annotates).
 """
 
 # No `from __future__ import annotations`: the component analyzer reads these annotations as
@@ -110,6 +111,7 @@ A = TypeVar("A", bound=Mapping[str, Any])
 C = TypeVar("C", bound=ClusterScope)
 _ANY_CLUSTER: type[ClusterScope] | None = None
 _NO_NEEDS: tuple[Callable[[str, Any], None], ...] = ()
+_ANY_NUMBER: int | None = None
 # A Spec is read-only: a Spec of a backend's args is a Spec of its cloud base's args.
 A_co = TypeVar("A_co", bound=Mapping[str, Any], covariant=True)
 # Backend name (the config program's `backend`) -> store class; filled as backends are defined.
@@ -208,6 +210,13 @@ class Binding:
     pod: PodSide = field(default_factory=PodSide)
     """What the driver needs of consumer pods (none by default); the consumers' identity is
     the access layer's to add."""
+    claim_template: Callable[[str], Mapping[str, Any]] | None = None
+    """For a backend whose every replica needs a volume of its own (a ReadWriteOnce disk
+    restored from a snapshot): ``claim_template(namespace)`` gives the StatefulSet
+    ``volumeClaimTemplate`` (``metadata``, ``spec``) from which the StatefulSet controller makes
+    each replica's claim. The base then makes no claim and no PV in that namespace (one claim
+    could serve one replica only), and :meth:`ModelStore.mount_for` offers the template
+    (``WorkloadMount.claim_template``). Default: None, a claim per consumer namespace."""
 
 
 def parse_common(p: Parser) -> StoreCommon | None:
@@ -381,6 +390,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     # Whether the store accepts ``writers``. Default: it does; a store filled once and
     # read-only for many (Hyperdisk ML) refuses them in its rules.
     takes_writers = True
+    # The most reader namespaces the store takes. Default: None, any number; a store whose
+    # data sits in one namespace (the EBS cache's VolumeSnapshot) refuses more in its rules.
+    max_readers = _ANY_NUMBER
     # What the readers' files sit on, which decides the serving engine's weight-loader settings
     # ``mount_for(ns).serving_args(engine)`` offers: one of kube/serving.py's
     # ``LOADER_PROFILES`` (each backend sets it). Default "": not known, the engine's defaults.
@@ -601,6 +613,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
                 namespace = cluster.namespace(ns, self, c.name)
                 self.namespaces[ns] = namespace
                 deps.append(namespace)
+            if binding.claim_template is not None:
+                continue  # each replica's claim is the StatefulSet controller's to make
             if binding.claim is not None:
                 self.claims[ns] = self._provisioned_claim(c, ns, read_only, binding, deps)
                 continue
@@ -621,7 +635,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             )
             self.persistent_volumes[ns] = pv
             self.claims[ns] = pvc
-        self.claim_names = pulumi.Output.from_input({ns: c.claim_name for ns, _ in c.consumers})
+        # The claims the store made (none from a claim template).
+        self.claim_names = pulumi.Output.from_input({ns: c.claim_name for ns in self.claims})
         # A provisioned claim's volume is named by its provisioner: no static PV name to give.
         self.volume_names = pulumi.Output.from_input(
             {ns: self.volume_name(ns) for ns in self.persistent_volumes}
@@ -790,6 +805,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             pod=self._pod,
             loader_profile=self.loader_profile or None,
             init_containers=gate,
+            claim_template=(
+                self._binding.claim_template(namespace) if self._binding.claim_template else None
+            ),
         )
 
 
@@ -803,14 +821,20 @@ def workload_mount(
     pod: PodSide | None = None,
     loader_profile: str | None = None,
     init_containers: Sequence[Mapping[str, Any]] = (),
+    claim_template: Mapping[str, Any] | None = None,
 ) -> WorkloadMount:
-    """The one way a claim becomes what a pod needs (every store's :meth:`mount_for`, and the
-    caches' pod patching): the volume, the mount (read-only for readers), and for readers
-    ``HF_HUB_OFFLINE=1`` with ``HF_HOME`` on a writable emptyDir."""
-    volume = {
+    """The one way a claim becomes what a pod needs (every store's :meth:`mount_for`): the
+    volume, the mount (read-only for readers), and for readers ``HF_HUB_OFFLINE=1`` with
+    ``HF_HOME`` on a writable emptyDir. With a ``claim_template`` (a StatefulSet
+    volumeClaimTemplate), the volume is named after it and its source is the StatefulSet
+    controller's to fill in (each replica's own claim)."""
+    volume: dict[str, Any] = {
         "name": claim_name,
         "persistentVolumeClaim": {"claimName": claim_name, "readOnly": read_only},
     }
+    if claim_template is not None:
+        claim_name = claim_template["metadata"]["name"]
+        volume = {"name": claim_name}
     volume_mount: dict[str, Any] = {
         "name": claim_name,
         "mountPath": mount_path,
@@ -844,6 +868,7 @@ def workload_mount(
         extra_volume_mounts=extra_mounts,
         loader_profile=loader_profile,
         init_containers=[dict(c) for c in init_containers],
+        claim_template=dict(claim_template) if claim_template is not None else None,
     )
 
 

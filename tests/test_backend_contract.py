@@ -6,6 +6,7 @@ nothing registered on bad input."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.kube.workload import HF_HOME_PATH, HF_HOME_VOLUME
 from pulumi_modelstore.plan.engine import PlanError
 from pulumi_modelstore.program import BACKENDS
+from pulumi_modelstore.store import ACCESS_LABEL
 from tests.conftest import assert_refused, plan
 from tests.rules import (
     DNS_LABEL,
@@ -38,9 +40,17 @@ def writers(backend: str) -> list[str]:
     return WRITERS if BACKENDS[backend].takes_writers else []
 
 
+def readers(backend: str) -> list[str]:
+    return READERS[: BACKENDS[backend].max_readers]
+
+
+def consumers(backend: str) -> list[str]:
+    return readers(backend) + writers(backend)
+
+
 def build(backend: str, **extra: Any):
     cls = BACKENDS[backend]
-    args = {**cls.example_args, "readers": READERS, "writers": writers(backend), **extra}
+    args = {**cls.example_args, "readers": readers(backend), "writers": writers(backend), **extra}
     store = cls("llama", args)
     return store
 
@@ -65,10 +75,24 @@ def planned(request):
 
 
 def test_one_claim_per_consumer_namespace_bound_to_its_own_pv(planned):
-    backend, p, _ = planned
-    claims = {c["inputs"]["metadata"]["namespace"]: c["inputs"] for c in p.by_type(PVC)}
+    backend, p, store = planned
+    claims = {
+        c["inputs"]["metadata"]["namespace"]: c["inputs"]
+        for c in p.by_type(PVC)
+        if ACCESS_LABEL in c["inputs"]["metadata"]["labels"]  # a consumer's, not a seed's
+    }
     pvs = {v["inputs"]["metadata"]["name"]: v["inputs"] for v in p.by_type(PV)}
-    assert sorted(claims) == sorted(READERS + writers(backend))
+    templates = {ns: store.mount_for(ns).claim_template for ns in consumers(backend)}
+    if any(templates.values()):
+        # Binding.claim_template: each replica's claim is the StatefulSet controller's, restored
+        # from the template's data source; the store makes no claim and no PV of its own.
+        assert not claims and not pvs
+        for template in templates.values():
+            assert template is not None
+            assert template["metadata"]["name"] == store.mount_for(readers(backend)[0]).claim_name
+            assert template["spec"]["accessModes"] == ["ReadWriteOnce"]
+        return
+    assert sorted(claims) == sorted(consumers(backend))
     for ns, claim in claims.items():
         assert claim["metadata"]["name"] == "llama"
         if "volumeName" not in claim["spec"]:
@@ -105,9 +129,13 @@ def test_readers_are_read_only_at_every_layer_the_backend_enforces(planned):
             assert spec["accessModes"] in (["ReadWriteMany"], ["ReadWriteOnce"])
         if not reader:
             assert "ReadOnlyMany" not in spec["accessModes"]
+    for ns in consumers(store.backend_name):  # a claim template: the mount is read-only
+        mount = store.mount_for(ns)
+        if mount.claim_template is not None:
+            assert (mount.read_only, mount.volume_mount["readOnly"]) == (True, True)
     for claim in p.by_type(PVC):  # provisioned claims (no static PV): the claim's mode
         spec = claim["inputs"]["spec"]
-        if "volumeName" in spec:
+        if "volumeName" in spec or ACCESS_LABEL not in claim["inputs"]["metadata"]["labels"]:
             continue
         ns = claim["inputs"]["metadata"]["namespace"]
         reader = ns in READERS
@@ -131,10 +159,10 @@ def test_mount_for_refuses_a_namespace_that_is_not_a_consumer(planned):
     _, _, store = planned
     with pytest.raises(ModelStoreInputError) as err:
         store.mount_for("elsewhere")
-    consumers = ", ".join(READERS + writers(store.backend_name))
+    listed = ", ".join(consumers(store.backend_name))
     assert str(err.value) == (
         "llama: namespace must be one of the store's consumer namespaces "
-        f"({consumers}), got 'elsewhere'"
+        f"({listed}), got 'elsewhere'"
     )
 
 
@@ -252,7 +280,7 @@ def _common_rows() -> list[Any]:
 @pytest.mark.parametrize(("backend", "name", "args", "message"), _common_rows())
 def test_a_bad_common_field_is_refused_alike_by_every_backend(backend, name, args, message):
     cls = BACKENDS[backend]
-    fields = {**cls.example_args, "readers": READERS, "writers": writers(backend), **args}
+    fields = {**cls.example_args, "readers": readers(backend), "writers": writers(backend), **args}
     assert_refused(lambda: cls(name, fields), message)
     # validate (the config program's check before any store registers) refuses it alike.
     with pytest.raises(ModelStoreInputError) as err:
@@ -276,11 +304,17 @@ def test_the_mounts_output_rebuilds_what_mount_for_gives(backend):
 
     p = plan(program)
     mounts = p.outputs["mounts"]
-    assert sorted(mounts) == sorted(READERS + writers(backend))
+    assert sorted(mounts) == sorted(consumers(backend))
     pod = {"containers": [{"name": "server", "image": "vllm/vllm-openai"}]}
     for ns, data in mounts.items():
         rebuilt = WorkloadMount.from_output(data)
-        assert rebuilt == stores["llama"].mount_for(ns)
+        live = stores["llama"].mount_for(ns)
+        if live.claim_template is not None:
+            # The template's values are Outputs (after the snapshot) until resolved.
+            assert rebuilt.claim_template is not None
+            assert rebuilt.claim_template["metadata"] == live.claim_template["metadata"]
+            rebuilt = dataclasses.replace(rebuilt, claim_template=live.claim_template)
+        assert rebuilt == live
         assert rebuilt.patch_pod_spec(pod) == stores["llama"].mount_for(ns).patch_pod_spec(pod)
 
 

@@ -87,7 +87,7 @@ def test_reference_has_every_component_input_and_output(ref):
             "| `auto_import_events` | `autoImportEvents` | list[string] | "
             "`['NEW', 'CHANGED', 'DELETED']` |",
         ),
-        ("EbsModelCache", "| `namespace` | `namespace` | string | required | The namespace"),
+        ("EbsModelCache", "| `volume_size` | `volumeSize` | string | required | Size of the seed"),
         ("NfsModelStore", "| `server` | `server` | string | required | The NFS server"),
         ("NfsModelStore", "| `protect` | `protect` | bool | `True` | Protect the data-bearing"),
         ("MountpointS3ModelStore", "| `mounts` | `mounts` | map[string, any] | "),

@@ -70,11 +70,13 @@ def driver(**args: Any):
 
 def cache(**args: Any):
     fields: dict[str, Any] = {
-        "namespace": "inference",
+        "readers": ["inference"],
         "volume_size": "100Gi",
         "loader": LOADER,
         **args,
     }
+    if "namespace" in args and "readers" not in args:  # readers' deprecated spelling
+        del fields["readers"]
     return lambda: EbsModelCache("llama", fields)
 
 
@@ -325,7 +327,7 @@ def test_snapshot_controller_installed_once_for_one_driver_and_two_caches():
             EbsModelCache(
                 name,
                 {
-                    "namespace": "inference",
+                    "readers": ["inference"],
                     "volume_size": "50Gi",
                     "loader": LOADER,
                     "snapshot_class_name": ebs.snapshot_class_name,
@@ -653,7 +655,7 @@ def test_replicas_restore_the_snapshot_through_the_statefulset_claim_template():
     def program():
         c = EbsModelCache(
             "llama",
-            {"namespace": "inference", "volume_size": "100Gi", "loader": LOADER},
+            {"readers": ["inference"], "volume_size": "100Gi", "loader": LOADER},
         )
         found["spec"] = c.patch_stateful_set_spec(
             {
@@ -708,7 +710,7 @@ def test_replicas_mount_the_cache_as_a_stores_readers_do():
     def program():
         c = EbsModelCache(
             "llama",
-            {"namespace": "inference", "volume_size": "100Gi", "loader": LOADER},
+            {"readers": ["inference"], "volume_size": "100Gi", "loader": LOADER},
         )
         found["spec"] = c.patch_stateful_set_spec(
             {
@@ -748,7 +750,7 @@ def test_outputs_name_claims_snapshot_and_classes():
         c = EbsModelCache(
             "llama",
             {
-                "namespace": "inference",
+                "readers": ["inference"],
                 "volume_size": "100Gi",
                 "loader": LOADER,
                 "model_revision": "r2",
@@ -756,7 +758,16 @@ def test_outputs_name_claims_snapshot_and_classes():
         )
         pulumi.export("cache", c.summary)
 
-    assert plan(program).outputs["cache"] == {
+    outputs = plan(program).outputs["cache"]
+    # The template's: no claim or PV of the store's own, the mount offering the claim template.
+    mount = outputs.pop("mounts")["inference"]
+    assert mount["claimName"] == "llama-r2"
+    assert mount["volume"] == {"name": "llama-r2"}
+    assert mount["claimTemplate"]["metadata"]["name"] == "llama-r2"
+    assert mount["claimTemplate"]["spec"]["dataSource"]["name"] == "llama-r2"
+    assert outputs == {
+        "claimNames": {},
+        "volumeNames": {},
         "namespace": "inference",
         "seedClaimName": "llama-r2-seed",
         "loaderJobName": "llama-r2-loader",
@@ -765,6 +776,12 @@ def test_outputs_name_claims_snapshot_and_classes():
         "snapshotClassName": "ebs-snapshots",
         "claimTemplateName": "llama-r2",
         "volumeSize": "100Gi",
+        # The model section's outputs: the cache takes no section yet (its loader fills it).
+        "modelRevision": None,
+        "modelManifestPath": None,
+        "modelManifestSha256": None,
+        "modelSeedJobName": None,
+        "modelVerifyJobNames": {},
     }
 
 
@@ -1001,7 +1018,7 @@ def test_the_loaders_own_container_security_context_is_kept_as_given():
 def test_a_stateful_set_spec_with_a_string_for_a_list_is_refused(pod, message):
     def program():
         c = EbsModelCache(
-            "llama", {"namespace": "inference", "volume_size": "100Gi", "loader": LOADER}
+            "llama", {"readers": ["inference"], "volume_size": "100Gi", "loader": LOADER}
         )
         c.patch_stateful_set_spec({"template": {"spec": pod}})
 
@@ -1015,7 +1032,7 @@ def test_cache_children_depend_on_the_driver_so_destroy_deletes_claims_first():
         ebs = EbsCsiDriver("ebs", {"cluster_name": CLUSTER})
         EbsModelCache(
             "llama",
-            {"namespace": "inference", "volume_size": "100Gi", "loader": LOADER},
+            {"readers": ["inference"], "volume_size": "100Gi", "loader": LOADER},
             opts=pulumi.ResourceOptions(depends_on=[ebs]),
         )
 
@@ -1114,7 +1131,7 @@ def test_growing_a_claim_is_an_in_place_update():
                 storage_class_name="ebs-gp3",
             )
             EbsModelCache(
-                "llama", {"namespace": "inference", "volume_size": size, "loader": LOADER}
+                "llama", {"readers": ["inference"], "volume_size": size, "loader": LOADER}
             )
 
         return build
@@ -1231,14 +1248,36 @@ BAD_CACHE = [
         "one's), got 6000",
     ),
     (
-        {"namespace": "Inference"},
-        "llama: namespace must be a DNS-1123 label (lowercase letters, digits and '-', starting "
+        {"readers": ["Inference"]},
+        "llama: readers must be a DNS-1123 label (lowercase letters, digits and '-', starting "
         "and ending with a letter or digit, at most 63 characters), got 'Inference'",
     ),
     (
-        {"namespace": None},
-        "llama: namespace must be set (no default: a claim restores only from a VolumeSnapshot "
-        "in its own namespace), got None",
+        {"readers": None},
+        "llama: readers and writers must be at least one consumer namespace between them, got []",
+    ),
+    (
+        {"readers": ["inference", "batch"]},
+        "llama: readers must be one namespace (a claim restores only from a VolumeSnapshot in "
+        "its own namespace, and Kubernetes' cross-namespace data sources are alpha, KEP-3294): "
+        "make one cache per namespace, got ['inference', 'batch']",
+    ),
+    (
+        {"writers": ["etl"]},
+        "llama: writers must be empty: the loader writes the model once to the seed volume and "
+        "each replica restores its own copy of the snapshot; to change the model, raise "
+        "model_revision, got ['etl']",
+    ),
+    (
+        {"claim_name": "models"},
+        "llama: claim_name must be unset: the StatefulSet controller names each replica's claim "
+        "<claim_template_name>-<statefulset>-<ordinal> (give claim_template_name), got 'models'",
+    ),
+    # The deprecated spelling: errors name it as written.
+    (
+        {"namespace": "Inference"},
+        "llama: namespace must be a DNS-1123 label (lowercase letters, digits and '-', starting "
+        "and ending with a letter or digit, at most 63 characters), got 'Inference'",
     ),
     (
         {"model_revision": "R2"},
@@ -1251,12 +1290,12 @@ BAD_CACHE = [
     ),
     (
         {"sizes": "100Gi"},
-        "llama: field name must be one of claim_template_name, encrypted, fs_type, iops, "
-        "kms_key_arn, labels, loader, loader_pod_security_context, loader_service_account_name, "
-        "loader_timeout_minutes, model_revision, mount_path, namespace, protect, "
-        "snapshot_class_name, source_claim_name, source_snapshot_name, storage_class_name, "
-        "throughput_mibps, volume_initialization_rate_mibps, volume_size, volume_tags, "
-        "got 'sizes'",
+        "llama: field name must be one of claim_name, claim_template_name, cluster, "
+        "create_namespaces, encrypted, fs_type, iops, kms_key_arn, labels, loader, "
+        "loader_pod_security_context, loader_service_account_name, loader_timeout_minutes, "
+        "model, model_revision, mount_path, protect, readers, snapshot_class_name, "
+        "source_claim_name, source_snapshot_name, storage_class_name, throughput_mibps, "
+        "volume_initialization_rate_mibps, volume_size, volume_tags, writers, got 'sizes'",
     ),
     ({"protect": "false"}, "llama: protect must be True or False, got 'false'"),
     ({"protect": None}, "llama: protect must be True or False, got None"),
@@ -1391,10 +1430,10 @@ def test_bad_driver_input_is_refused_before_anything_registers(args, message):
 
 def test_every_bad_field_is_reported_at_once_one_line_each():
     with pytest.raises(PlanError) as err:
-        plan(cache(iops=2999, fs_type="btrfs", namespace="Inference", protect="no"))
+        plan(cache(iops=2999, fs_type="btrfs", readers=["Inference"], protect="no"))
     assert str(err.value.cause).splitlines() == [
         "llama: protect must be True or False, got 'no'",
-        "llama: namespace must be a DNS-1123 label (lowercase letters, digits and '-', starting "
+        "llama: readers must be a DNS-1123 label (lowercase letters, digits and '-', starting "
         "and ending with a letter or digit, at most 63 characters), got 'Inference'",
         "llama: iops must be a whole number from 3000 to 80000 IOPS for gp3, got 2999",
         "llama: fs_type must be one of ext4, xfs, got 'btrfs'",
@@ -1429,6 +1468,44 @@ def test_driver_is_the_deprecated_spelling_of_driver_install():
         plan(driver(driver="none", driver_install="helm"))
     assert str(err.value) == (
         "ebs: driver must be unset when driver_install is given (it is its new name), got 'none'"
+    )
+
+
+def test_beside_an_eks_store_the_cache_joins_the_scope_it_is_given():
+    """Without ``cluster`` the cache makes the Kubernetes cluster of its provider, which an EKS
+    store's scope on the same provider refuses; given that store's scope, it joins it."""
+    from pulumi_modelstore.program import BACKENDS
+
+    s3 = BACKENDS["mountpoint-s3"]
+
+    def program(share: bool):
+        store = s3("weights", {**s3.example_args, "readers": ["inference"]})
+        cache(**({"cluster": store.cluster} if share else {}))()
+
+    p = plan(lambda: program(True))
+    assert [s["urn"].rsplit("::", 1)[-1] for s in p.by_type("modelstore:index:EksCluster")] == [
+        "prod-eks"
+    ]
+    assert not p.by_type("modelstore:index:KubernetesCluster")
+    with pytest.raises(PlanError) as err:
+        plan(lambda: program(False))
+    assert str(err.value) == (
+        "llama: opts.providers['kubernetes'] must be a Kubernetes provider of its own for "
+        "cluster 'kubernetes' (cluster 'prod-eks' already uses the default provider), got "
+        "'the default provider'"
+    )
+
+
+def test_namespace_is_the_deprecated_spelling_of_one_reader():
+    with pytest.warns(DeprecationWarning, match="llama: namespace is deprecated, use readers"):
+        old = plan(cache(namespace="inference"))
+    new = plan(cache())
+    assert [s["urn"] for s in old.states()] == [s["urn"] for s in new.states()]
+    assert [s["inputs"] for s in old.states()] == [s["inputs"] for s in new.states()]
+    assert_refused(
+        cache(namespace="inference", readers=["inference"]),
+        "llama: namespace must be unset when readers is given (it is its new name), "
+        "got 'inference'",
     )
 
 

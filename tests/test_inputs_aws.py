@@ -38,7 +38,12 @@ from pulumi_modelstore.plan.placeholders import digest
 from pulumi_modelstore.program import BACKENDS
 from tests.conftest import AWS_CONFIG, CLUSTER, all_programs, assert_refused, plan
 
-STORES: dict[str, Any] = {name: BACKENDS[name] for name in CLOUD_ROOMS["aws"].backends}
+# The AWS stores on an EKS cluster; the EBS cache's rows are EbsModelCache's (no cluster_name).
+STORES: dict[str, Any] = {
+    name: BACKENDS[name]
+    for name in CLOUD_ROOMS["aws"].backends
+    if BACKENDS[name] is not EbsModelCache
+}
 LOADER = {"image": "python:3.12-slim"}
 SG = "aws:ec2/securityGroup:SecurityGroup"
 FS = "aws:fsx/lustreFileSystem:LustreFileSystem"
@@ -61,7 +66,7 @@ def build(backend: str, name: str, args: dict[str, Any]) -> Callable[[], Any]:
         return lambda: STORES[backend](name, fields)
     if backend == "EbsCsiDriver":
         return lambda: EbsCsiDriver(name, {"cluster_name": CLUSTER, **args})
-    fields = {"namespace": "inference", "volume_size": "100Gi", "loader": LOADER, **args}
+    fields = {"readers": ["inference"], "volume_size": "100Gi", "loader": LOADER, **args}
     return lambda: EbsModelCache(name, fields)
 
 
@@ -71,7 +76,7 @@ def validate(backend: str, name: str, args: dict[str, Any]) -> None:
     elif backend == "EbsCsiDriver":
         EbsCsiDriver.validate(name, {"cluster_name": CLUSTER, **args})
     else:
-        fields = {"namespace": "inference", "volume_size": "100Gi", "loader": LOADER, **args}
+        fields = {"readers": ["inference"], "volume_size": "100Gi", "loader": LOADER, **args}
         EbsModelCache.validate(name, fields)
 
 

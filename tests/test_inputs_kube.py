@@ -50,7 +50,7 @@ def driver(name: str = "ebs", **args: Any) -> Callable[[], Any]:
 
 
 def cache(name: str = "llama", **args: Any) -> Callable[[], Any]:
-    fields = {"namespace": "inference", "volume_size": "100Gi", "loader": LOADER, **args}
+    fields = {"readers": ["inference"], "volume_size": "100Gi", "loader": LOADER, **args}
     return lambda: EbsModelCache(name, fields)  # type: ignore[arg-type]
 
 
@@ -186,10 +186,11 @@ BAD_INPUTS: list[Row] = [
     ),
     # -- EbsModelCache ------------------------------------------------------------------------
     ("EbsModelCache", cache(name="llama 3"), f"{STORE_NAME}, got 'llama 3'"),
+    # The store's name is its claim name's default (store.py), refused once as that.
     (
         "EbsModelCache",
         cache(name="Llama"),
-        f"Llama: {LOADER_JOB_NAME} must be {DNS_LABEL}, got 'Llama-loader'",
+        f"Llama: claim_name (default: the store name) must be {DNS_LABEL}, got 'Llama'",
     ),
     (
         "EbsModelCache",

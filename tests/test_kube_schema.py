@@ -10,12 +10,14 @@ import hashlib
 import re
 from typing import Any
 
+import pulumi
 import pytest
 
 from pulumi_modelstore.errors import ModelStoreInputError
+from pulumi_modelstore.kube.workload import WorkloadMount
 from pulumi_modelstore.program import BACKENDS
 from tests.conftest import plan
-from tests.test_backend_contract import NAMES, READERS, build, writers
+from tests.test_backend_contract import NAMES, build, consumers
 from tests.validators.kube_schema import KUBERNETES_MINORS, SCHEMAS, SchemaNotFound, validator
 
 SOURCE = SCHEMAS / "SOURCE.md"
@@ -43,10 +45,12 @@ def _mounts() -> list[tuple[str, str, Any]]:
 
         def program(backend: str = backend) -> None:
             stores[backend] = build(backend)
+            pulumi.export("mounts", stores[backend].mounts)
 
-        plan(program, fill=True)
-        for ns in [*READERS, *writers(backend)]:
-            out.append((backend, ns, stores[backend].mount_for(ns)))
+        resolved = plan(program, fill=True).outputs["mounts"]
+        for ns in consumers(backend):
+            # The output's values, resolved (a claim template's are Outputs until then).
+            out.append((backend, ns, WorkloadMount.from_output(resolved[ns])))
     return out
 
 
@@ -70,17 +74,24 @@ def pod(mount: Any) -> dict[str, Any]:
 
 
 def deployment(mount: Any) -> dict[str, Any]:
-    """A Deployment whose pod template carries what mount_for gives the template."""
+    """A Deployment whose pod template carries what mount_for gives the template; with a
+    claim template (each replica's own volume), a StatefulSet that carries it too."""
     template = pod(mount)
+    spec: dict[str, Any] = {
+        "replicas": 2,
+        "selector": {"matchLabels": {"app": "vllm"}},
+        "template": {"metadata": template["metadata"], "spec": template["spec"]},
+    }
+    kind = "Deployment"
+    if mount.claim_template is not None:
+        kind = "StatefulSet"
+        spec["serviceName"] = "vllm"
+        spec["volumeClaimTemplates"] = [mount.claim_template]
     return {
         "apiVersion": "apps/v1",
-        "kind": "Deployment",
+        "kind": kind,
         "metadata": {"name": "vllm", "namespace": mount.namespace},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "vllm"}},
-            "template": {"metadata": template["metadata"], "spec": template["spec"]},
-        },
+        "spec": spec,
     }
 
 
@@ -91,12 +102,14 @@ def test_every_backends_patched_pod_validates(mounts, minor):
     assert {b for b, _, _ in mounts} == set(NAMES)
     checked = 0
     for backend, ns, mount in mounts:
-        for obj in (pod(mount), deployment(mount)):
+        # A pod of its own has no claim template to take its volume from: the StatefulSet only.
+        pods = [pod(mount)] if mount.claim_template is None else [deployment(mount)]
+        for obj in (*pods, deployment(mount)):
             problems = validator(minor).errors(obj)
             assert not problems, f"{backend} {ns}: {obj['kind']}:\n" + "\n".join(problems)
             checked += 1
     # 9 backends, 2 readers each, 1 writer on all but Hyperdisk ML; a Pod and a Deployment.
-    assert checked == 2 * sum(len(READERS) + len(writers(b)) for b in NAMES)
+    assert checked == 2 * sum(len(consumers(b)) for b in NAMES)
 
 
 def test_the_azure_files_pod_carries_no_fs_group_change_policy(mounts):

@@ -10,6 +10,7 @@ from typing import Any
 import pulumi
 import pytest
 
+from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.kube import serving
 from pulumi_modelstore.kube.serving import LOADER_PROFILES
 from pulumi_modelstore.kube.workload import WorkloadMount
@@ -37,6 +38,7 @@ VLLM_LOADER = {
     "mountpoint-s3": STREAMER,
     "gcs-fuse": STREAMER,
     "hyperdisk-ml": [],
+    "ebs-snapshot": [],
     "azure-blob": STREAMER,
     "azure-files-nfs": EAGER,
     "nfs": EAGER,
@@ -127,6 +129,16 @@ ISVC = {
 def test_the_kserve_helper_wires_the_predictor_as_mount_for_does(backend):
     store, _ = _mounts(backend)
     mount = store.mount_for("inference")
+    if mount.claim_template is not None:
+        # Each replica's own claim (a StatefulSet's): no claim for KServe's pvc:// to name.
+        with pytest.raises(ModelStoreInputError) as err:
+            mount.patch_inference_service(ISVC, path="llama-3-8b")
+        assert str(err.value) == (
+            f"storageUri must be a claim of the store; {mount.claim_name} is a StatefulSet "
+            f"claim template (each replica's own claim), which KServe cannot mount, got "
+            f"'pvc://{mount.claim_name}'"
+        )
+        return
     isvc = mount.patch_inference_service(ISVC, path="llama-3-8b")
     predictor = isvc["spec"]["predictor"]
     model = predictor["model"]

@@ -26,7 +26,9 @@ driver = EbsCsiDriver(
 cache = EbsModelCache(
     "llama",
     {
-        "namespace": "inference",
+        # The namespace of the seed, the snapshot and the StatefulSet (one: a claim restores
+        # only from a VolumeSnapshot in its own namespace).
+        "readers": ["inference"],
         "volume_size": "64Gi",
         # A new revision loads and snapshots anew; the r1 VolumeSnapshot is retained (protect,
         # default True), so delete it by hand once no replica restores from it.

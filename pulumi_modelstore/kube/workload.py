@@ -56,11 +56,20 @@ class WorkloadMount:
     ``network-fs``, ``object-store``, ``block``, ``local``), which decides
     :meth:`serving_args`' loader settings. None (a mount from an output written before this
     field): no loader settings, the engine's defaults."""
+    claim_template: dict[str, Any] | None = None
+    """A StatefulSet ``volumeClaimTemplate`` giving each replica a volume of its own (a store
+    whose volume one node at a time can use: the EBS cache): add it to the StatefulSet's
+    ``volumeClaimTemplates``; the controller then makes the pod volume :attr:`volume` names, so
+    :attr:`volumes` leaves it out and the pod spec :meth:`patch_pod_spec` gives is a
+    StatefulSet's template only. None (the default): the pods share the claim :attr:`volume`
+    names."""
 
     @property
     def volumes(self) -> list[dict[str, Any]]:
-        """All pod volumes: the model volume first, then helpers such as the HF_HOME emptyDir."""
-        return [self.volume, *self.extra_volumes]
+        """All pod volumes: the model volume first (unless a :attr:`claim_template` gives it),
+        then helpers such as the HF_HOME emptyDir."""
+        model = [] if self.claim_template is not None else [self.volume]
+        return [*model, *self.extra_volumes]
 
     @property
     def volume_mounts(self) -> list[dict[str, Any]]:
@@ -72,12 +81,14 @@ class WorkloadMount:
         """This mount as plain JSON data with camelCase keys, for a stack output: an
         application stack reads it by ``StackReference`` and rebuilds the mount with
         :meth:`from_output`, so its pods are wired as ``mount_for`` would wire them."""
-        # No gate: no key, so the output of a store without a model section stays as it was.
-        return {
-            camel_case(f.name): getattr(self, f.name)
-            for f in fields(self)
-            if f.name != "init_containers" or self.init_containers
-        }
+        # Keys only where they apply (a gate, a claim template), so the output of a store
+        # without a model section or with shared claims stays as it was.
+        out = {camel_case(f.name): getattr(self, f.name) for f in fields(self)}
+        if not self.init_containers:
+            del out["initContainers"]
+        if self.claim_template is None:
+            del out["claimTemplate"]
+        return out
 
     @classmethod
     def from_output(cls, data: Mapping[str, Any]) -> WorkloadMount:
@@ -107,7 +118,16 @@ class WorkloadMount:
         return engine_args(engine, self.loader_profile, self.model_path(path), served_model_name)
 
     def kserve_storage_uri(self, path: str = "") -> str:
-        """``pvc://<claim>/<path>``: KServe mounts it read-only at /mnt/models, no copy."""
+        """``pvc://<claim>/<path>``: KServe mounts it read-only at /mnt/models, no copy. A
+        mount with a :attr:`claim_template` has no claim to name: refused."""
+        if self.claim_template is not None:
+            raise ModelStoreInputError(
+                None,
+                "storageUri",
+                f"pvc://{self.claim_name}",
+                f"a claim of the store; {self.claim_name} is a StatefulSet claim template "
+                "(each replica's own claim), which KServe cannot mount",
+            )
         return f"pvc://{self.claim_name}/{path.lstrip('/')}"
 
     def patch_inference_service(self, isvc: Mapping[str, Any], *, path: str = "") -> dict[str, Any]:

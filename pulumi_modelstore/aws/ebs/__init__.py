@@ -4,8 +4,8 @@
   builders) and :func:`multi_attach_claim`;
 - ``driver.py``: :class:`EbsCsiDriver`, once per cluster (driver, controller identity, snapshot
   controller and classes);
-- ``cache.py``: :class:`EbsModelCache`, per model (seed volume, loader Job, snapshot, replicas
-  restored from it).
+- ``cache.py``: :class:`EbsModelCache`, per model, the ``ebs-snapshot`` store backend (seed
+  volume, loader Job, snapshot, replicas restored from it).
 
 The driver's IAM policy is in ``aws/policies.py`` (re-exported here).
 """

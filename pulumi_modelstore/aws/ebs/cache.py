@@ -9,14 +9,16 @@ ReadWriteOnce volume restored from that snapshot through a StatefulSet ``volumeC
 
 import copy
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, Required
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from ... import validation as v
+from ...cluster import ClusterScope, Opts
 from ...errors import ModelStoreInputError
-from ...fields import Parser, fields_of, refusal_name
+from ...fields import FieldValues, Parser, fields_of, refusal_name, renamed
 from ...kube.snapshots import (
     claim_spec,
     name_after,
@@ -25,7 +27,8 @@ from ...kube.snapshots import (
     volume_snapshot,
 )
 from ...kube.workload import HF_HOME_VOLUME
-from ...store import MANAGED_BY, STORE_LABEL, STORE_NAME, mount_path_is_not_hf_home, workload_mount
+from ...modelsection import job_fills
+from ...store import STORE_NAME, Binding, ModelStore, ModelStoreArgs, Spec
 from .classes import (
     GP3_FIELDS,
     Gp3VolumeArgs,
@@ -34,22 +37,24 @@ from .classes import (
     gp3_rules,
     gp3_size_fits,
 )
-from .component import EbsComponent
 
 CACHE_TYPE_TOKEN = "modelstore:index:EbsModelCache"
+"""The cache's type token (``ModelStore``'s ``modelstore:index:<class>``): its URN's."""
 
 
-class EbsModelCacheArgs(Gp3VolumeArgs, total=False):
-    """Arguments of :class:`EbsModelCache`. Required: ``namespace``, ``volume_size`` and exactly
-    one of ``loader``, ``source_claim_name`` and ``source_snapshot_name``. The gp3 fields
+class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
+    """Arguments of :class:`EbsModelCache`. Required: one reader namespace, ``volume_size`` and
+    exactly one of ``loader``, ``source_claim_name`` and ``source_snapshot_name``. The gp3 fields
     (``iops``, ``throughput_mibps``, ``encrypted``, ``kms_key_arn``, ``fs_type``,
     ``volume_tags``) are the cache's own class's: loading weights is sequential, so throughput
     is what shortens it; a customer managed ``kms_key_arn`` must also be in the driver's
-    ``kms_key_arns``, so its controller may use the key."""
+    ``kms_key_arns``, so its controller may use the key. ``readers`` is the ONE namespace of
+    the seed claim, the VolumeSnapshot and the serving StatefulSet (a claim restores only from
+    a VolumeSnapshot in its own namespace); no ``writers`` (the loader writes, replicas restore)
+    and no ``claim_name`` (each replica's claim is named after ``claim_template_name``).
+    (``namespace``, formerly, still accepted with a deprecation warning: ``readers:
+    [namespace]``.)"""
 
-    namespace: Required[str]
-    """The namespace of the seed claim, the VolumeSnapshot and the serving StatefulSet. No
-    default: a claim can only be restored from a VolumeSnapshot in its own namespace."""
     volume_size: Required[str]
     """Size of the seed volume and of every replica's volume, a Kubernetes quantity with a
     unit (``200Gi``); at least the model's size. No default. gp3 takes 1Gi to 65536Gi. Raising
@@ -77,10 +82,10 @@ class EbsModelCacheArgs(Gp3VolumeArgs, total=False):
     loader_timeout_minutes: int
     """How long ``pulumi up`` waits for the loader Job to complete. Default: ``60``."""
     source_claim_name: str
-    """Snapshot this existing, already-written claim in ``namespace`` instead of running a
+    """Snapshot this existing, already-written claim in the reader namespace instead of running a
     loader (stop its writers first). Default: none."""
     source_snapshot_name: str
-    """Restore from this existing VolumeSnapshot in ``namespace``; nothing is seeded or
+    """Restore from this existing VolumeSnapshot in the reader namespace; nothing is seeded or
     snapshotted. Default: none."""
     model_revision: str
     """A DNS-label suffix for the seed claim, loader Job, snapshot and claim template of one
@@ -102,8 +107,6 @@ class EbsModelCacheArgs(Gp3VolumeArgs, total=False):
     the snapshot controller's ``pvc-as-source-protection`` finalizer keeps it from deletion,
     after that the snapshot holds the same data, and keeping each revision's seed volume would
     only pay for a second copy."""
-    mount_path: str
-    """Where the loader and the serving containers see the model. Default: ``/mnt/models``."""
     claim_template_name: str
     """Name of the StatefulSet volumeClaimTemplate (and of the pod volume). Replica claims are
     ``<claim_template_name>-<statefulset>-<ordinal>``. Default: the cache's name (with the
@@ -118,8 +121,6 @@ class EbsModelCacheArgs(Gp3VolumeArgs, total=False):
     """Rate, 100 to 300 MiB/s, at which EBS pulls each restored replica volume's blocks from
     the snapshot. Default: the EBS default (blocks load lazily on first read, so the first model
     load from a fresh replica is slow)."""
-    labels: Mapping[str, str]
-    """Labels merged onto every Kubernetes object. Default: the library's own only."""
 
 
 # -- the cache's rules ------------------------------------------------------------------------
@@ -127,14 +128,43 @@ class EbsModelCacheArgs(Gp3VolumeArgs, total=False):
 MODEL_VOLUME = "model"
 
 
-def namespace_is_set(store: str, namespace: Any) -> None:
-    if namespace is None:
+# Kubernetes' Cross-namespace storage data sources (a claim restoring a VolumeSnapshot of
+# another namespace through ``dataSourceRef.namespace`` and a ReferenceGrant) are alpha since
+# 1.26, behind the CrossNamespaceVolumeDataSource feature gate of the API server, the
+# controller manager and the CSI provisioner (KEP-3294; kubernetes-csi.github.io/docs,
+# "Cross-namespace storage data sources"). One snapshot per namespace, each a
+# VolumeSnapshotContent pre-provisioned from the first one's EBS snapshot id, would need that
+# id before deploy: it is known only once the snapshot is cut.
+ONE_READER = (
+    "one namespace (a claim restores only from a VolumeSnapshot in its own namespace, and "
+    "Kubernetes' cross-namespace data sources are alpha, KEP-3294): make one cache per namespace"
+)
+
+
+def one_reader_namespace(store: str, readers: Any) -> None:
+    if readers and len(readers) > 1:
+        raise ModelStoreInputError(store, "readers", list(readers), ONE_READER)
+
+
+def no_writers(store: str, writers: Any) -> None:
+    if writers:
         raise ModelStoreInputError(
             store,
-            "namespace",
-            None,
-            "set (no default: a claim restores only from a VolumeSnapshot in its own namespace)",
+            "writers",
+            list(writers),
+            "empty: the loader writes the model once to the seed volume and each replica "
+            "restores its own copy of the snapshot; to change the model, raise model_revision",
         )
+
+
+def no_claim_name(store: str, claim_name: Any) -> None:
+    raise ModelStoreInputError(
+        store,
+        "claim_name",
+        claim_name,
+        "unset: the StatefulSet controller names each replica's claim "
+        "<claim_template_name>-<statefulset>-<ordinal> (give claim_template_name)",
+    )
 
 
 def volume_size_is_a_size(store: str, volume_size: Any) -> None:
@@ -286,10 +316,10 @@ def _base(store: str, model_revision: Any) -> str:
 def cache_rules(p: Parser) -> None:
     """Every rule of :class:`EbsModelCacheArgs`; derives ``base`` (the revision's object name)
     and, for the cache's own class, ``gp3``."""
-    # The cache's name is the value of its STORE_LABEL on every object it makes.
-    p.check(lambda: v.name_is_label_value(p.store, STORE_NAME, STORE_LABEL))
-    p.rule(namespace_is_set, "namespace")
-    p.field_rule(v.dns_label, "namespace")
+    p.rule(one_reader_namespace, "readers")
+    p.rule(no_writers, "writers")
+    if "claim_name" in p:
+        p.rule(no_claim_name, "claim_name")
     p.rule(volume_size_is_a_size, "volume_size")
     p.rule(exactly_one_source, "loader", "source_claim_name", "source_snapshot_name")
     p.field_rule(loader_is_a_container, "loader")
@@ -300,20 +330,18 @@ def cache_rules(p: Parser) -> None:
     p.field_rule(v.dns_label, "model_revision")
     if p.ok("model_revision"):
         p.derived["base"] = _base(p.store, p["model_revision"])
-        if p.ok(STORE_NAME):  # else the names made from it are refused with it, once
+        # Else the names made from the store's name are refused with it (or with the claim
+        # name it is the default of), once.
+        if p.ok(STORE_NAME, "claim_name"):
             p.rule(loader_job_name_is_a_label, "model_revision")
         if "claim_template_name" not in p:
             p.set("claim_template_name", p.derived["base"])
-            if not p.ok(STORE_NAME, LOADER_JOB_NAME):  # refused above, as a derived name
+            if not p.ok(STORE_NAME, "claim_name", LOADER_JOB_NAME):  # refused above
                 p.failed.add("claim_template_name")
-    checked(p, v.container_path, "mount_path")
-    # The replicas mount the model as a store's readers do: not where HF_HOME's emptyDir is.
-    checked(p, mount_path_is_not_hf_home, "mount_path")
     checked(p, v.dns_label, "claim_template_name")
     checked(p, claim_template_is_not_hf_home, "claim_template_name")
     if p.ok("loader", "mount_path") and isinstance(p["loader"], Mapping):
         p.check(lambda: loader_fits_its_pod(p.store, "loader", p["loader"], p["mount_path"]))
-    p.field_rule(v.label_map, "labels")
     if p["storage_class_name"] is not None:
         p.field_rule(v.dns_subdomain, "storage_class_name")
         for name in p.declared(*GP3_FIELDS):
@@ -324,7 +352,6 @@ def cache_rules(p: Parser) -> None:
         p.set("storage_class_name", f"{p.store}-gp3")
         p.rule(volume_size_fits_gp3, "iops", "volume_size")
     checked(p, v.dns_subdomain, "snapshot_class_name")
-    checked(p, v.flag, "protect")
     if p.ok("loader_pod_security_context"):
         default = fields_of(EbsModelCacheArgs)["loader_pod_security_context"].default
         p.set(
@@ -397,7 +424,7 @@ def _depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
     return []
 
 
-class EbsModelCache(EbsComponent):
+class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-snapshot"):
     """A model cache on EBS: written once, snapshotted, restored per replica.
 
     1. A gp3 StorageClass for the cache (``WaitForFirstConsumer``, expansion allowed), unless
@@ -408,21 +435,50 @@ class EbsModelCache(EbsComponent):
     3. A VolumeSnapshot of the seed (or of ``source_claim_name``), created only after the Job:
        a snapshot taken while the loader writes would capture half a model.
     4. For the replicas, a StatefulSet ``volumeClaimTemplate`` restoring that snapshot
-       (:meth:`claim_template`, :meth:`patch_stateful_set_spec`). Each replica pod gets its own
-       ReadWriteOnce volume in its own Availability Zone (an EBS volume lives in one AZ; a
-       snapshot is regional), scale-up restores new volumes with no Pulumi change, and the
-       StatefulSet controller creates the claims when it schedules the pods, so nothing waits
-       on them. Why not N claims made here: a Deployment's replicas share one claim, which an
+       (``Binding.claim_template``: ``mount_for(ns).claim_template``, :meth:`claim_template`,
+       :meth:`patch_stateful_set_spec`). Each replica pod gets its own ReadWriteOnce volume in
+       its own Availability Zone (an EBS volume lives in one AZ; a snapshot is regional),
+       scale-up restores new volumes with no Pulumi change, and the StatefulSet controller
+       creates the claims when it schedules the pods, so nothing waits on them. Why no claim
+       per namespace, as other stores make: a Deployment's replicas share one claim, which an
        RWO EBS volume cannot serve across nodes, and a fixed set of claims stops matching the
        replica count at the first scale. For such fixed claims,
        :func:`~pulumi_modelstore.kube.snapshots.restored_claim` makes one.
 
+    It joins any cluster (the ``cluster`` given, else the Kubernetes cluster of its provider):
+    it needs no fact of the EKS cluster, and the EBS CSI driver is :class:`EbsCsiDriver`'s. In
+    a program that also builds stores on that EKS cluster with the same Kubernetes provider,
+    pass one of them's ``cluster`` (``{"cluster": s3_store.cluster}``): two scopes on one
+    provider are refused.
     Pass the driver in ``opts.depends_on`` (``depends_on=[driver]``): the cache's children then
     depend on it, so a destroy deletes claims before the driver that deletes their volumes.
     """
 
+    args_type = EbsModelCacheArgs  # type: ignore[assignment]  # Required keys: no structural subtype of the base's args
+    renamed_fields = MappingProxyType({"namespace": "readers"})
+    # Each replica reads its own EBS volume: the block device loader settings (kube/serving.py).
+    loader_profile = "block"
+    example_args = MappingProxyType[str, Any](
+        {"volume_size": "100Gi", "loader": {"image": "python:3.12-slim"}}
+    )
+    # None: the VolumeSnapshot is retained on delete (``protect``), never protected (that
+    # would block the replacement a new model_revision needs).
+    data_bearing_types = tuple[str, ...]()
+    takes_writers = False
+    max_readers = 1  # one_reader_namespace
+    # Each replica restores its own volume from the snapshot the loader's result is cut into:
+    # no shared claim for a seed Job to write, so the model section waits for that loader.
+    model_fill = job_fills(
+        cloud="s3",
+        takes_writers=False,
+        no_writers=(
+            "an EBS model cache is filled by its loader and snapshotted, which the model "
+            "section does not drive yet: set loader"
+        ),
+    )
+
     namespace: pulumi.Output[str]
-    """The cache's namespace."""
+    """The cache's namespace (its reader namespace)."""
     seed_claim_name: pulumi.Output[str | None]
     """The seed claim the loader writes (None without ``loader``)."""
     loader_job_name: pulumi.Output[str | None]
@@ -438,34 +494,56 @@ class EbsModelCache(EbsComponent):
     volume_size: pulumi.Output[str]
     """Size of every replica volume."""
 
-    _args_type = EbsModelCacheArgs
-
-    @classmethod
-    def rules(cls, p: Parser) -> None:
-        cache_rules(p)
-
     def __init__(
         self,
         resource_name: str,
         args: EbsModelCacheArgs,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        values, derived = type(self).parse(resource_name, args)
-        super().__init__(CACHE_TYPE_TOKEN, resource_name, None, opts)
-        self._name = resource_name
-        self._values = values
-        self._base: str = derived["base"]
-        self._labels = {
-            **(values["labels"] or {}),
-            "app.kubernetes.io/managed-by": MANAGED_BY,
-            STORE_LABEL: resource_name,
-        }
-        self._after = _depends_on(opts)
-        self._storage_class_name = self._class(derived)
+        super().__init__(resource_name, args, opts)
+
+    @classmethod
+    def _renamed(cls, store: str, args: Any, warn: bool = True) -> Any:
+        """The deprecated ``namespace`` was one namespace: it becomes ``readers: [namespace]``."""
+        out = renamed(store, args, cls.renamed_fields, warn=warn, stacklevel=5)
+        if out is not args and isinstance(out.get("readers"), str):
+            out["readers"] = [out["readers"]]
+        return out
+
+    @classmethod
+    def rules(cls, p: Parser) -> None:
+        cache_rules(p)
+
+    def preflight(
+        self, spec: Spec[EbsModelCacheArgs], cluster: ClusterScope, opts: Opts
+    ) -> list[pulumi.Resource]:
+        """Nothing to look up; what the children wait for: ``opts.depends_on`` (the driver)."""
+        return _depends_on(opts)
+
+    def provision_storage(
+        self, spec: Spec[EbsModelCacheArgs], cluster: ClusterScope, facts: Any
+    ) -> Binding:
+        """The class, the seed and its loader, the snapshot; the replicas' claim template."""
+        known = fields_of(EbsModelCacheArgs)
+        # Every field, None where neither given nor defaulted (typos still refused).
+        self._values = FieldValues(
+            "EbsModelCacheArgs", known, {**dict.fromkeys(known), **spec.args}
+        )
+        self._name = spec.common.name
+        self._base: str = spec.derived["base"]
+        self._namespace = spec.common.readers[0]
+        self._labels = spec.common.labels
+        self._after: list[pulumi.Resource] = facts
+        self._storage_class_name = self._class(spec.derived)
         self._seed()
         self._snapshot_name = self._snapshot()
         self._set_outputs()
-        self.register_annotated()
+        return Binding(
+            capacity=spec.args["volume_size"],
+            source=lambda ns, read_only: {},
+            reader_access_mode="ReadWriteOnce",
+            claim_template=lambda ns: self.claim_template(),
+        )
 
     def _child(self, *depends_on: "pulumi.Resource | None") -> pulumi.ResourceOptions:
         """A child's options: after ``opts.depends_on`` (the driver) and ``depends_on``."""
@@ -498,7 +576,7 @@ class EbsModelCache(EbsComponent):
         self.seed_claim = volume_claim(
             f"{self._name}-seed",
             name=f"{self._base}-seed",
-            namespace=self._values["namespace"],
+            namespace=self._namespace,
             size=self._values["volume_size"],
             storage_class_name=self._storage_class_name,
             labels={**self._labels, "modelstore.pulumi.com/role": "seed"},
@@ -518,7 +596,7 @@ class EbsModelCache(EbsComponent):
         self.snapshot = volume_snapshot(
             f"{self._name}-snapshot",
             name=base,
-            namespace=values["namespace"],
+            namespace=self._namespace,
             claim_name=values["source_claim_name"] or f"{base}-seed",
             snapshot_class_name=values["snapshot_class_name"],
             labels=self._labels,
@@ -530,10 +608,10 @@ class EbsModelCache(EbsComponent):
         return name_after(self.snapshot, base)
 
     def _set_outputs(self) -> None:
-        """The outputs the class annotates, from what the steps made."""
+        """The cache's own outputs, from what the steps made (the template sets the rest)."""
         values, base = self._values, self._base
         none: pulumi.Output[Any] = pulumi.Output.from_input(None)
-        self.namespace = pulumi.Output.from_input(values["namespace"])
+        self.namespace = pulumi.Output.from_input(self._namespace)
         self.seed_claim_name = (
             name_after(self.seed_claim, f"{base}-seed") if self.seed_claim else none
         )
@@ -576,7 +654,7 @@ class EbsModelCache(EbsComponent):
         labels = {**self._labels, "modelstore.pulumi.com/role": "loader"}
         job_metadata: Any = {
             "name": f"{base}-loader",
-            "namespace": values["namespace"],
+            "namespace": self._namespace,
             "labels": labels,
         }
         job_spec: Any = {
@@ -620,8 +698,8 @@ class EbsModelCache(EbsComponent):
     def patch_stateful_set_spec(self, spec: Mapping[str, Any]) -> dict[str, Any]:
         """A copy of a StatefulSet ``spec`` serving from the cache (the StatefulSet must live in
         the cache's namespace, where the snapshot is): the claim template added; every
-        container mounts the model volume as a store's readers do (``store.workload_mount``,
-        the code behind every ``mount_for``): read-only at ``mount_path``, ``HF_HUB_OFFLINE=1``
+        container mounts the model volume as a store's readers do (:meth:`mount_for`):
+        read-only at ``mount_path``, ``HF_HUB_OFFLINE=1``
         and ``HF_HOME`` on a writable emptyDir (added once). Unless set, claims are deleted with
         their replicas (``persistentVolumeClaimRetentionPolicy`` Delete/Delete): a replica
         volume is a cache, the snapshot keeps the data, and a stale claim would otherwise be
@@ -647,19 +725,15 @@ class EbsModelCache(EbsComponent):
         )
         # The replicas read what the loader wrote, as a store's readers do: the same mount
         # (read-only, HF_HUB_OFFLINE, HF_HOME on an emptyDir), its volume the claim template's.
-        mount = workload_mount(
-            namespace=self._values["namespace"],
-            claim_name=self._values["claim_template_name"],
-            read_only=True,
-            mount_path=self._values["mount_path"],
-        )
+        mount = self.mount_for(self._namespace)
+        assert mount.claim_template is not None  # the binding's (provision_storage)
         pod["containers"] = [mount.patch_container(_none_as_empty(c)) for c in containers]
         names = {vol.get("name") for vol in volumes if isinstance(vol, Mapping)}
         volumes.extend(vol for vol in mount.extra_volumes if vol["name"] not in names)
         pod["volumes"] = volumes
         template["spec"] = pod
         out["template"] = template
-        out["volumeClaimTemplates"] = [*claim_templates, self.claim_template()]
+        out["volumeClaimTemplates"] = [*claim_templates, mount.claim_template]
         out.setdefault(
             "persistentVolumeClaimRetentionPolicy",
             {"whenDeleted": "Delete", "whenScaled": "Delete"},

@@ -1,20 +1,12 @@
-"""The skeleton both EBS components follow (:class:`~.driver.EbsCsiDriver`,
-:class:`~.cache.EbsModelCache`): the store template's order (``store.py``) for a component that
-is no store, so has no consumer namespaces, claims or ``mount_for``.
+"""The skeleton of :class:`~.driver.EbsCsiDriver`: the store template's order (``store.py``)
+for a component that is no store (once per cluster, no consumer namespaces, claims or
+``mount_for``). The model cache (:class:`~.cache.EbsModelCache`) is a store and rides the
+template itself.
 
 1. parse: the args TypedDict's fields, old spellings renamed, then the component's named
    rules; every problem is reported at once, before anything registers (:meth:`parse`);
 2. lookups, then the component registers and makes its children (its ``__init__``);
 3. the outputs: every ``pulumi.Output`` the class annotates (:meth:`register_annotated`).
-
-Why the cache is no ``ModelStore`` (with provisioned claims, as Hyperdisk ML): the template
-makes one claim per consumer namespace (``readers``/``writers``, at least one) and offers
-``mount_for``; the cache's replicas each restore their own ReadWriteOnce volume through a
-StatefulSet ``volumeClaimTemplate`` that the StatefulSet controller turns into claims, in the
-one ``namespace`` that holds the snapshot. Riding it would add fields (``readers``,
-``writers``, ``claim_name``, ``create_namespaces``, ``cluster``) and outputs (``claimNames``,
-``volumeNames``, ``mounts``), join a cluster scope (a new resource) and make claims that one
-replica at most could use.
 """
 
 # No `from __future__ import annotations`: the component analyzer reads the subclasses'
@@ -30,7 +22,7 @@ from ...fields import Parser, outputs_of, parse_args
 
 
 class EbsComponent(pulumi.ComponentResource):
-    """Base of the EBS components. Subclasses set ``_args_type``, override :meth:`rules` and,
+    """Base of the EBS driver component. Subclasses set ``_args_type``, override :meth:`rules` and,
     where a field was renamed, set ``_renamed_fields``; each declares ``__init__`` with its own
     args type (the component schema reads it)."""
 
