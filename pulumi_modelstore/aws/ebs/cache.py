@@ -25,7 +25,14 @@ from ...kube.snapshots import (
     volume_snapshot,
 )
 from ...kube.workload import HF_HOME_VOLUME
-from ...store import MANAGED_BY, STORE_LABEL, STORE_NAME, mount_path_is_not_hf_home, workload_mount
+from ...store import (
+    MANAGED_BY,
+    STORE_LABEL,
+    STORE_NAME,
+    UNPROTECTED_MARK,
+    mount_path_is_not_hf_home,
+    workload_mount,
+)
 from .classes import (
     GP3_FIELDS,
     Gp3VolumeArgs,
@@ -521,7 +528,8 @@ class EbsModelCache(EbsComponent):
             namespace=values["namespace"],
             claim_name=values["source_claim_name"] or f"{base}-seed",
             snapshot_class_name=values["snapshot_class_name"],
-            labels=self._labels,
+            # Opted out of retention: marked so, for the policy pack (store.UNPROTECTED_MARK).
+            labels={**self._labels, **({} if values["protect"] else {UNPROTECTED_MARK: "true"})},
             opts=pulumi.ResourceOptions.merge(
                 self._child(self.loader_job),
                 pulumi.ResourceOptions(retain_on_delete=values["protect"]),
