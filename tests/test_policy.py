@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import runpy
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -532,3 +534,56 @@ def test_an_ebs_cache_opted_out_of_retention_is_reported_advisory_only():
             "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshot::llama-snapshot",
         )
     ]
+
+
+def test_the_library_imports_the_policies_without_pulumi_policy():
+    code = "import sys, pulumi_modelstore.policy; print('pulumi_policy' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "False\n"
+
+
+def test_crossguard_reports_what_the_offline_check_reports_through_the_analyzer():
+    """The wrapped policies driven through CrossGuard's own analyzer service (what the engine
+    calls during a preview), without the gRPC server: a root Job and an unprotected bucket
+    are reported at their levels; an unknown property is left alone."""
+    pytest.importorskip("pulumi_policy")
+    from google.protobuf import struct_pb2
+    from pulumi.runtime.proto import analyzer_pb2
+    from pulumi_policy.policy import EnforcementLevel, _PolicyAnalyzerServicer
+
+    from pulumi_modelstore.policy.core import UNKNOWNS
+    from pulumi_modelstore.policy.crossguard import crossguard_policies
+
+    service = _PolicyAnalyzerServicer(
+        "modelstore", "0.1.0", crossguard_policies(), EnforcementLevel.MANDATORY
+    )
+
+    def analyze(type_: str, props: dict[str, Any], protect: bool) -> list[tuple[str, int, str]]:
+        properties = struct_pb2.Struct()
+        properties.update(props)
+        request = analyzer_pb2.AnalyzeRequest(
+            type=type_,
+            properties=properties,
+            urn=f"urn:pulumi:dev::p::{type_}::r",
+            name="r",
+            options=analyzer_pb2.AnalyzerResourceOptions(protect=protect),
+        )
+        return [
+            (d.policyName, d.enforcementLevel, d.message.splitlines()[-1])
+            for d in service.Analyze(request, None).diagnostics
+        ]
+
+    root_job = {"spec": {"template": {"spec": {"containers": [{"name": "seed"}]}}}}
+    assert analyze(JOB, root_job, protect=False) == [
+        ("modelstore-jobs-non-root", analyzer_pb2.MANDATORY, f"container seed {ROOT_JOB}")
+    ]
+    bucket = {"tags": {UNPROTECTED_MARK: "true"}, "bucket": sorted(UNKNOWNS)[0]}
+    assert analyze(BUCKET, bucket, protect=False) == [
+        (
+            "modelstore-data-protected-opt-out",
+            analyzer_pb2.ADVISORY,
+            "protect not set on a data-bearing resource: set protect (the store's protect: "
+            "true, its default)",
+        )
+    ]
+    assert analyze(EFS, {"encrypted": sorted(UNKNOWNS)[0]}, protect=True) == []
