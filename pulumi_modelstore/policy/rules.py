@@ -513,7 +513,8 @@ def jobs_non_root(r: Resource) -> Iterator[Finding]:
     spec = pod_spec(r)
     if spec is None:
         return
-    pod = spec.get("securityContext") if isinstance(spec.get("securityContext"), Mapping) else {}
+    given = spec.get("securityContext")
+    pod: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     for container in containers(spec):
         own = container.get("securityContext")
         own = own if isinstance(own, Mapping) else {}
