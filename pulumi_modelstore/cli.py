@@ -11,10 +11,30 @@ import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
+from . import policy as policies
 from .plan import compare as comparing
-from .plan.engine import PlanError, plan_directory
+from .plan.engine import Plan, PlanError, plan_directory
 from .plan.project import ProjectError
 from .plan.render import FORMATS, render, to_json
+
+EXIT_POLICY = 5
+"""``modelstore plan --policy``: a mandatory policy is violated."""
+POLICY_FORMATS = ("tree", "json")
+
+
+def _policy_report(plan: Plan, fmt: str) -> tuple[str, int]:
+    """The policy pack's verdict on ``plan`` as text (a line per violation, then a summary) or
+    JSON, and the exit code."""
+    violations = policies.check_plan(plan)
+    mandatory = sum(v.mandatory for v in violations)
+    code = EXIT_POLICY if mandatory else 0
+    if fmt == "json":
+        return json.dumps([v.as_json() for v in violations], indent=2) + "\n", code
+    summary = (
+        f"policy pack {policies.PACK_NAME}: {len(policies.POLICIES)} policies, {mandatory} "
+        f"mandatory and {len(violations) - mandatory} advisory violations"
+    )
+    return "".join(f"{v.line()}\n" for v in violations) + summary + "\n", code
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -55,6 +75,15 @@ def _parser() -> argparse.ArgumentParser:
         "up cannot carry them out (a protected resource replaced or deleted, a volume deleted "
         f"under its claim). Exit code {comparing.EXIT_DATA_LOSS} when a step may lose data, "
         f"else {comparing.EXIT_BLOCKED} when a step is blocked, else 0",
+    )
+    plan.add_argument(
+        "--policy",
+        action="store_true",
+        help="check the plan against the policy pack (the CrossGuard pack in policy/ runs the "
+        "same policies in pulumi preview) instead of printing it: one line per violation, "
+        "naming the enforcement level, the policy and the resource (type::name); format tree "
+        f"(text) or json. Exit code {EXIT_POLICY} when a mandatory policy is violated; advisory "
+        "ones (documented opt-outs) are reported without failing",
     )
     plan.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
     return parser
@@ -110,6 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     elif args.format == "markdown":
         print("error: --format markdown is the --compare output", file=sys.stderr)
         return 1
+    if args.policy and base is not None:
+        print("error: --policy and --compare are separate runs", file=sys.stderr)
+        return 1
+    if args.policy and args.format not in POLICY_FORMATS:
+        print(f"error: --policy prints tree (text) or json, not {args.format}", file=sys.stderr)
+        return 1
     try:
         with _program_output_to_stderr():
             plan = plan_directory(args.cwd, args.stack, fill_outputs=fill_outputs, echo=sys.stderr)
@@ -131,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         text = comparing.COMPARE_FORMATS[args.format](result, Path(args.compare).name)
         code = result.exit_code
+    elif args.policy:
+        text, code = _policy_report(plan, args.format)
     else:
         text = render(plan, args.format)
     if args.out:

@@ -60,6 +60,14 @@ DEFAULT_MOUNT_PATH = "/mnt/models"
 MANAGED_BY = "pulumi-modelstore"
 STORE_LABEL = "modelstore.pulumi.com/store"
 ACCESS_LABEL = "modelstore.pulumi.com/access"
+UNPROTECTED_MARK = "modelstore-unprotected"
+"""Tag, label (value ``"true"``) or, where keys must be identifiers, metadata key (dashes as
+underscores) a store sets on its data-bearing resources when the user chose ``protect: false``:
+how the policy pack (``pulumi_modelstore.policy``) tells a documented opt-out from a resource
+left unprotected by accident. Valid as an AWS tag, a GCP or Kubernetes label and an Azure tag."""
+ALL_NETWORKS_MARK = "modelstore-all-networks"
+"""The same mark (value ``"true"``) on a storage account opened to every network by the
+explicit opt-in (the Blob store's ``allow_all_networks``)."""
 STORE_NAME = refusal_name("store name")
 """The field an error about the store's own name names."""
 CLAIM_NAME_DEFAULT = refusal_name("claim_name (default: the store name)")
@@ -589,6 +597,11 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         """Options for the data-bearing resource: protected and retained unless opted out."""
         protect = self._common.protect
         return pulumi.ResourceOptions(parent=self, protect=protect, retain_on_delete=protect)
+
+    def opt_out_marks(self) -> dict[str, str]:
+        """Tags (or labels) the data-bearing resource adds to its own: the
+        :data:`UNPROTECTED_MARK` when the user opted out of protection, none by default."""
+        return {} if self._common.protect else {UNPROTECTED_MARK: "true"}
 
     def volume_name(self, namespace: str) -> str:
         return self._common.volume_name(namespace)

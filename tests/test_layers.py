@@ -49,6 +49,7 @@ LAYERS: dict[str, int] = {
     "schema": 4,
     "provider": 4,
     "docs": 4,
+    "policy": 4,  # the policy pack's checks, run offline by the CLI and online by policy/
 }
 CLOUD_ROOMS = ("aws", "azure", "gcp")
 

@@ -762,7 +762,7 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
             throughput_mode=a["throughput_mode"],
             provisioned_throughput_in_mibps=a.get("provisioned_throughput_in_mibps"),
             lifecycle_policies=lifecycle or None,
-            tags=tags,
+            tags={**tags, **self.opt_out_marks()},
             opts=self.data_protection(),
         )
         self.backup_policy = aws.efs.BackupPolicy(

@@ -526,7 +526,7 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
             kms_key_id=a.get("kms_key_arn"),
             file_system_type_version=a["file_system_type_version"],
             metadata_configuration=_metadata(a),
-            tags=tags,
+            tags={**tags, **self.opt_out_marks()},
             opts=pulumi.ResourceOptions.merge(
                 self.data_protection(),
                 # FSx refuses to create a file system whose group lacks the LNET rules ("do not

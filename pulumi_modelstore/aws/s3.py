@@ -929,7 +929,7 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
             # With protection off the user asked `pulumi destroy` to delete the data: a bucket
             # with objects (and versions) cannot be deleted otherwise.
             force_destroy=not spec.common.protect,
-            tags=dict(tags),
+            tags={**tags, **self.opt_out_marks()},
             opts=self.data_protection(),
         )
         # What each configuration of the bucket names: the bucket, its region, its parent.

@@ -68,7 +68,7 @@ from .cluster import (
     require_oidc_issuer,
     require_workload_identity,
 )
-from .storage import account_baseline, account_rules
+from .storage import account_baseline, account_rules, metadata_marks
 from .store import AzureModelStore, AzureModelStoreArgs
 
 DRIVER = "blob.csi.azure.com"
@@ -679,6 +679,8 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
             "container_name": spec.args["container_name"],
             "public_access": "None",
         }
+        if self.opt_out_marks():
+            private["metadata"] = metadata_marks(self.opt_out_marks())
         return azure_native.storage.BlobContainer(
             f"{spec.common.name}-container", **private, opts=self.data_protection()
         )
@@ -705,7 +707,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
             # Entra ID only, unless the driver must list the keys (account-key mode).
             "allow_shared_key_access": not token,
             **facts.network.account_settings(),
-            "tags": self.tags(spec),
+            "tags": {**self.tags(spec), **self.opt_out_marks(), **facts.network.marks()},
         }
         account = azure_native.storage.StorageAccount(
             f"{spec.common.name}-account", **settings, opts=self.data_protection()

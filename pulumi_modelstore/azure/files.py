@@ -44,7 +44,7 @@ from ..store import Binding, Spec
 from . import network as net
 from . import validation as az_v
 from .cluster import AksCluster, AksClusterFacts, require_file_csi_driver
-from .storage import account_baseline, account_rules
+from .storage import account_baseline, account_rules, metadata_marks
 from .store import AzureModelStore, AzureModelStoreArgs
 
 DRIVER = "file.csi.azure.com"
@@ -355,6 +355,8 @@ class AzureFilesNfsModelStore(
             "share_quota": a["share_quota_gib"],
             "root_squash": a["root_squash"],
         }
+        if self.opt_out_marks():
+            share_args["metadata"] = metadata_marks(self.opt_out_marks())
         if a.get("provisioned_iops") is not None:
             share_args["provisioned_iops"] = a["provisioned_iops"]
         if a.get("provisioned_bandwidth_mibps") is not None:
@@ -410,7 +412,7 @@ class AzureFilesNfsModelStore(
             # not the key-authorised data plane that azurerm's storage_share trips on.
             "allow_shared_key_access": False,
             **facts.network.account_settings(),
-            "tags": self.tags(spec),
+            "tags": {**self.tags(spec), **self.opt_out_marks()},
         }
         return azure_native.storage.StorageAccount(
             f"{spec.common.name}-account",

@@ -18,6 +18,7 @@ import pulumi
 from ..cluster import provider_of
 from ..errors import ModelStoreInputError
 from ..fields import Parser
+from ..store import ALL_NETWORKS_MARK
 from ..validation import is_output
 from . import validation as az_v
 from .cluster import AksCluster, AksClusterFacts, _get
@@ -341,6 +342,11 @@ class Network:
             "network_rule_set": rules,
             "public_network_access": "Disabled" if self.private_endpoint else "Enabled",
         }
+
+    def marks(self) -> dict[str, str]:
+        """The account's tag marking every network as the user's explicit choice (the policy
+        pack reports it as an opt-out, not a violation); none otherwise."""
+        return {ALL_NETWORKS_MARK: "true"} if self.all_networks else {}
 
 
 def same_subscription(store: str, subnet_id: Any, facts: AksClusterFacts) -> None:

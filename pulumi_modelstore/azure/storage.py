@@ -33,6 +33,13 @@ def account_baseline(
     }
 
 
+def metadata_marks(marks: dict[str, str]) -> dict[str, str]:
+    """Opt-out marks (``ModelStore.opt_out_marks``) as a container's or share's metadata, whose
+    names must be C# identifiers (learn.microsoft.com/rest/api/storageservices/naming-and-
+    referencing-containers--blobs--and-metadata, "Metadata names"): dashes become underscores."""
+    return {key.replace("-", "_"): value for key, value in marks.items()}
+
+
 # ---- the rules every store with a new-or-existing account keeps ------------------------------
 
 

@@ -954,7 +954,7 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
             uniform_bucket_level_access=True,
             public_access_prevention="enforced",
             **settings,
-            labels=self.labels(spec),
+            labels={**self.labels(spec), **self.opt_out_marks()},
             # With protection off the user asked `pulumi destroy` to delete the data.
             force_destroy=not spec.common.protect,
             opts=pulumi.ResourceOptions.merge(

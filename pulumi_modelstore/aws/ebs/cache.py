@@ -28,7 +28,14 @@ from ...kube.snapshots import (
 )
 from ...kube.workload import HF_HOME_VOLUME
 from ...modelsection import job_fills
-from ...store import STORE_NAME, Binding, ModelStore, ModelStoreArgs, Spec
+from ...store import (
+    STORE_NAME,
+    UNPROTECTED_MARK,
+    Binding,
+    ModelStore,
+    ModelStoreArgs,
+    Spec,
+)
 from .classes import (
     GP3_FIELDS,
     Gp3VolumeArgs,
@@ -599,7 +606,8 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
             namespace=self._namespace,
             claim_name=values["source_claim_name"] or f"{base}-seed",
             snapshot_class_name=values["snapshot_class_name"],
-            labels=self._labels,
+            # Opted out of retention: marked so, for the policy pack (store.UNPROTECTED_MARK).
+            labels={**self._labels, **({} if values["protect"] else {UNPROTECTED_MARK: "true"})},
             opts=pulumi.ResourceOptions.merge(
                 self._child(self.loader_job),
                 pulumi.ResourceOptions(retain_on_delete=values["protect"]),
