@@ -35,6 +35,7 @@ import pulumi_kubernetes as k8s
 
 from . import validation as v
 from .access import Access, ConsumerAccess, PodSide, grant_consumers
+from .backup import REFUSED_NOT_OWNED, BackupArgs, BackupSupport, settle_backup
 from .cluster import ClusterScope, KubernetesCluster
 from .errors import ModelStoreInputError
 from .fields import Parser, check_renames, outputs_of, refusal_name, renamed, spelled_as
@@ -105,6 +106,11 @@ class ModelStoreArgs(TypedDict, total=False):
     store seeds the revision (a Job in the loader namespace, a writer consumer of its own, or
     natively where the backend's ``model_fill`` says so), verifies it in every reader
     namespace and mounts readers at ``revisions/<revision>``."""
+    backup: BackupArgs
+    """Backups of the store's data (``enabled``, ``retention_days``, ``schedule``: see
+    ``backup.BackupArgs``), mapped onto what the backend's storage offers. Default: on for a
+    store with writers and no pinned ``model`` source, off where the data is reproducible from
+    its source; refused where the storage's API refuses backups."""
     cluster: Any
     """The cluster scope this store joins: an ``EksCluster`` for the AWS stores, a
     ``KubernetesCluster`` for the local and NFS stores. Default: the scope of the store's
@@ -477,6 +483,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
                 p.check(lambda: _loader_is_no_consumer(resource_name, common))
         cls.cloud_rules(p)
         cls.rules(p)
+        settle_backup(p, cls.backup_support(p))
         values = p.finish()
         assert common is not None
         # The values are the args type's fields (FieldValues refuses any other name).
@@ -496,6 +503,13 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     def rules(cls, p: Parser) -> None:
         """The backend's named rules, run on the parser (after the common contract and
         :meth:`cloud_rules`)."""
+
+    @classmethod
+    def backup_support(cls, p: Parser) -> BackupSupport:
+        """What the backend's storage offers for the ``backup`` section, in the configuration
+        ``p`` holds (read after :meth:`rules`). Default: refused, the store does not own its
+        storage."""
+        return REFUSED_NOT_OWNED
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:

@@ -106,7 +106,8 @@ def test_new_account_defaults():
     assert service["inputs"]["blobServicesName"] == "default"
     assert service["inputs"]["deleteRetentionPolicy"] == {"enabled": True, "days": 7}
     assert service["inputs"]["containerDeleteRetentionPolicy"] == {"enabled": True, "days": 7}
-    assert service["inputs"]["isVersioningEnabled"] is False
+    # A writer and no pinned model source: backed up by default, every overwrite a version.
+    assert service["inputs"]["isVersioningEnabled"] is True
     (container,) = p.by_type(CONTAINER)
     assert container["inputs"]["containerName"] == "llama"
     assert container["inputs"]["publicAccess"] == "None"

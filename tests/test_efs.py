@@ -267,8 +267,9 @@ def test_file_system_defaults():
     assert "provisionedThroughputInMibps" not in fs and "kmsKeyId" not in fs
     assert "lifecyclePolicies" not in fs  # no transition to IA: it slows model loads
     assert fs["tags"]["team"] == "ml" and fs["tags"]["Name"] == "llama"
+    # Readers only: nobody writes models there that exist nowhere else (backup's default).
     (backup,) = p.by_type(BACKUP)
-    assert backup["inputs"]["backupPolicy"] == {"status": "ENABLED"}
+    assert backup["inputs"]["backupPolicy"] == {"status": "DISABLED"}
     tagged = [s for s in p.states() if s["type"].startswith("aws:") and "tags" in s["inputs"]]
     assert {s["type"] for s in tagged} == {FS, SG, INGRESS, ACCESS_POINT}
     for state in tagged:
@@ -284,7 +285,7 @@ def test_file_system_options_reach_the_file_system():
             kms_key_arn=KMS_KEY_ARN,
             transition_to_ia="AFTER_30_DAYS",
             transition_to_primary_storage_class="AFTER_1_ACCESS",
-            backup=False,
+            backup={"enabled": True},
         )
     )
     fs = p.by_type(FS)[0]["inputs"]
@@ -299,7 +300,7 @@ def test_file_system_options_reach_the_file_system():
         {"transitionToIa": "AFTER_30_DAYS"},
         {"transitionToPrimaryStorageClass": "AFTER_1_ACCESS"},
     ]
-    assert p.by_type(BACKUP)[0]["inputs"]["backupPolicy"] == {"status": "DISABLED"}
+    assert p.by_type(BACKUP)[0]["inputs"]["backupPolicy"] == {"status": "ENABLED"}
 
 
 # -- file system policy -------------------------------------------------------------------------
@@ -807,8 +808,14 @@ BAD_INPUTS = [
         "llama: iam_authorization must be True or False, got 'false'",
     ),
     ({"iam_authorization": 1}, "llama: iam_authorization must be True or False, got 1"),
-    ({"backup": "false"}, "llama: backup must be True or False, got 'false'"),
-    ({"backup": None}, "llama: backup must be True or False, got None"),
+    (
+        {"backup": "false"},
+        "llama: backup must be a mapping with enabled, retention_days and schedule, got 'false'",
+    ),
+    (
+        {"backup": None},
+        "llama: backup must be a mapping with enabled, retention_days and schedule, got None",
+    ),
     (
         {"tags": ["team=ml"]},
         "llama: tags must be a mapping of strings to strings, got ['team=ml']",
@@ -873,7 +880,7 @@ def test_validate_accepts_good_input_without_any_lookup():
             "writers": ["loader"],
             "iam_authorization": True,
             "identity": "pod-identity",
-            "backup": False,
+            "backup": {"enabled": False},
             "kms_key_arn": KMS_KEY_ARN,
             "extra_mount_options": ["noresvport"],
             "tags": {"team": "ml"},

@@ -73,7 +73,9 @@ def test_the_core_installs_no_cloud_sdk_and_each_extra_installs_its_own():
         assert spec.distribution not in core
         assert [d.split(">")[0] for d in extras[spec.extra]] == [spec.distribution]
     assert extras["all"] == ["pulumi-modelstore[aws,gcp,azure]"]
-    assert "pulumi-modelstore[all]" in extras["test"]
+    # The tests run every room and the CrossGuard pack's wrapper (policy/).
+    assert "pulumi-modelstore[all,policy]" in extras["test"]
+    assert [d.split(">")[0] for d in extras["policy"]] == ["pulumi-policy"]
 
 
 @pytest.mark.parametrize("room", sorted(CLOUD_ROOMS))

@@ -95,7 +95,7 @@ def test_a_store_renaming_to_an_unknown_field_fails_when_the_class_is_defined():
 
     assert str(err.value).startswith(
         "_Typo.renamed_fields (host -> servr) names 'servr', which is not a field of "
-        "NfsModelStoreArgs (its fields: capacity_gib, claim_name, cluster, "
+        "NfsModelStoreArgs (its fields: backup, capacity_gib, claim_name, cluster, "
     )
 
 

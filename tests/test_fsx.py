@@ -443,7 +443,7 @@ def test_unknown_field_names_the_allowed_ones():
     with pytest.raises(PlanError) as err:
         plan(fsx(storage_capacity=1200))
     assert str(err.value).startswith(
-        "llama: field name must be one of auto_import_events, claim_name, cluster, cluster_name, "
+        "llama: field name must be one of auto_import_events, backup, claim_name, cluster, "
     )
     assert str(err.value).endswith(", got 'storage_capacity'")
 

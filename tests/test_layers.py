@@ -27,6 +27,7 @@ NAME = PACKAGE.name
 
 LAYERS: dict[str, int] = {
     "errors": 0,
+    "backup": 0,  # the common backup section: errors and fields only
     "fields": 0,
     "validation": 0,
     "extras": 0,

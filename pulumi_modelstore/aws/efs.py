@@ -8,6 +8,7 @@ and a static PV/PVC per consumer namespace, in one graph."""
 
 import json
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -17,6 +18,7 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import validation as v
+from ..backup import BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -144,8 +146,6 @@ class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
     transition_to_primary_storage_class: str
     """``AFTER_1_ACCESS`` moves a file back to Standard on its first read from IA. Default:
     files stay in IA once moved."""
-    backup: bool
-    """Daily AWS Backup of the file system (an explicit backup policy). Default: ``True``."""
     posix_uid: int
     """The user id every request through the store's access points runs as, and the owner of
     the root directory EFS creates: the serving pods' ``runAsUser``. From 1 to 4294967295.
@@ -546,6 +546,18 @@ def install_fits_node_role(
 # ---- the store -----------------------------------------------------------------------------------
 
 
+EFS_BACKUP = BackupSupport(
+    retention=None,
+    schedule="none",
+    fixed=(
+        "unset: the backup policy turns on AWS Backup's default EFS plan, daily backups kept "
+        "35 days (EFS user guide, Backing up EFS file systems); another plan is an AWS Backup "
+        "plan of your own"
+    ),
+)
+"""EFS's backup policy: on or off, the plan is AWS Backup's default EFS plan."""
+
+
 class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
     """A shared Amazon EFS model store for an EKS cluster.
 
@@ -591,6 +603,30 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
         super().__init__(resource_name, args, opts)
 
     # ---- 1. parse ------------------------------------------------------------------------------
+
+    @classmethod
+    def _renamed(cls, store: str, args: Any, warn: bool = True) -> Any:
+        """``backup: true|false`` (before the common ``backup`` section) is still accepted for
+        one release, as ``backup: {enabled: ...}``."""
+        args = super()._renamed(store, args, warn)
+        old = args.get("backup") if isinstance(args, Mapping) else None
+        if isinstance(old, bool):
+            if warn:
+                message = (
+                    f"{store}: backup: {str(old).lower()} is deprecated, use backup: "
+                    f"{{enabled: {str(old).lower()}}}"
+                )
+                warnings.warn(message, DeprecationWarning, stacklevel=4)
+                pulumi.log.warn(message)
+            args = {**args, "backup": {"enabled": old}}
+        return args
+
+    @classmethod
+    def backup_support(cls, p: Parser) -> BackupSupport:
+        """A backup policy turns on AWS Backup's default EFS plan, which fixes the schedule
+        and the retention (docs.aws.amazon.com/efs/latest/ug/awsbackup.html: daily backups
+        kept 35 days)."""
+        return EFS_BACKUP
 
     @classmethod
     def rules(cls, p: Parser) -> None:
@@ -768,7 +804,7 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
         self.backup_policy = aws.efs.BackupPolicy(
             f"{name}-backup",
             file_system_id=fs.id,
-            backup_policy={"status": "ENABLED" if a["backup"] else "DISABLED"},
+            backup_policy={"status": "ENABLED" if spec.derived["backup"].enabled else "DISABLED"},
             opts=pulumi.ResourceOptions(parent=self),
         )
         iam_authorization, writers = a["iam_authorization"], bool(spec.common.writers)

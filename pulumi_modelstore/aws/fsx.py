@@ -14,6 +14,7 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import validation as v
+from ..backup import Backup, BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -318,6 +319,37 @@ class _Preflight:
     region: Any
 
 
+FSX_BACKUPS = BackupSupport(
+    retention=(1, 90),
+    retention_source="FSx automatic backups",
+    schedule="daily",
+    fixed="FSx starts automatic backups once a day (daily_automatic_backup_start_time, HH:MM UTC)",
+)
+"""FSx automatic backups: kept 0 (off) to 90 days, started once a day at a time of day (FSx
+API reference, LustreFileSystemConfiguration: AutomaticBackupRetentionDays 0-90,
+DailyAutomaticBackupStartTime HH:MM)."""
+# FSx API reference, CreateBackup: a Lustre file system can be backed up only when it is of a
+# Persistent deployment type and not linked to a data repository.
+_FSX_NO_BACKUP_SCRATCH = (
+    "FSx backs up no {} file system (FSx API reference, CreateBackup: Persistent deployment "
+    "types only)"
+)
+_FSX_NO_BACKUP_LINKED = (
+    "FSx backs up no file system linked to a data repository (FSx API reference, "
+    "CreateBackup), and its models are in S3 at data_repository_path"
+)
+
+
+def fsx_backup_support(deployment_type: Any, data_repository_path: Any) -> BackupSupport:
+    """What FSx offers a file system of ``deployment_type`` (linked to S3 when
+    ``data_repository_path`` is set)."""
+    if isinstance(deployment_type, str) and deployment_type.startswith("SCRATCH"):
+        return BackupSupport(refusal=_FSX_NO_BACKUP_SCRATCH.format(deployment_type))
+    if data_repository_path is not None:
+        return BackupSupport(refusal=_FSX_NO_BACKUP_LINKED)
+    return FSX_BACKUPS
+
+
 class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-lustre"):
     """A shared FSx for Lustre model store for an EKS cluster.
 
@@ -366,6 +398,13 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(resource_name, args, opts)
+
+    @classmethod
+    def backup_support(cls, p: Parser) -> BackupSupport:
+        """FSx automatic backups (``automatic_backup_retention_days``,
+        ``daily_automatic_backup_start_time``, ``copy_tags_to_backups``: FSx API reference,
+        LustreFileSystemConfiguration), where FSx takes backups at all."""
+        return fsx_backup_support(p["deployment_type"], p["data_repository_path"])
 
     @classmethod
     def rules(cls, p: Parser) -> None:
@@ -526,6 +565,7 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
             kms_key_id=a.get("kms_key_arn"),
             file_system_type_version=a["file_system_type_version"],
             metadata_configuration=_metadata(a),
+            **_automatic_backups(spec.derived["backup"]),
             tags={**tags, **self.opt_out_marks()},
             opts=pulumi.ResourceOptions.merge(
                 self.data_protection(),
@@ -634,3 +674,16 @@ def _metadata(
     return aws.fsx.LustreFileSystemMetadataConfigurationArgs(
         mode="USER_PROVISIONED", iops=a["metadata_iops"]
     )
+
+
+def _automatic_backups(backup: Backup) -> dict[str, Any]:
+    """The file system's automatic backup settings when the store is backed up; none
+    otherwise (the file system keeps FSx's own default)."""
+    if not backup.enabled:
+        return {}
+    hour, minute = backup.daily_start
+    return {
+        "automatic_backup_retention_days": backup.retention_days,
+        "daily_automatic_backup_start_time": f"{hour:02d}:{minute:02d}",
+        "copy_tags_to_backups": True,  # a backup is found and billed by the store's tags
+    }

@@ -36,6 +36,7 @@ import pulumi_aws as aws
 
 from .. import validation as v
 from ..access import Consumer, ConsumerAccess, Grant
+from ..backup import EXISTING_LEFT_ALONE, BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
@@ -556,6 +557,19 @@ def _node_values(role: ServiceAccountRole | None) -> dict[str, Any]:
 # ---- the store ------------------------------------------------------------------------------
 
 
+S3_BACKUPS = BackupSupport(
+    retention=(1, 2147483647),
+    retention_source="S3 NoncurrentDays",
+    schedule="none",
+    fixed=(
+        "unset: versioning keeps every overwritten or deleted object as it happens (no "
+        "schedule); retention_days is how long a noncurrent version stays"
+    ),
+)
+"""S3 lifecycle NoncurrentVersionExpiration.NoncurrentDays: a positive whole number of days
+(S3 API reference, NoncurrentVersionExpiration)."""
+
+
 class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend="mountpoint-s3"):
     """A shared model store in Amazon S3, mounted with Mountpoint for Amazon S3 on EKS.
 
@@ -630,6 +644,16 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
                 pulumi.log.warn(message)
             args = {**args, "metadata_ttl": str(ttl)}
         return args
+
+    @classmethod
+    def backup_support(cls, p: Parser) -> BackupSupport:
+        """A new bucket's versioning (always on) with noncurrent versions expired after the
+        retention: continuous, so no schedule. An existing bucket is left alone."""
+        if p["bucket_name"] is not None:
+            return BackupSupport(
+                refusal=EXISTING_LEFT_ALONE.format("bucket", "bucket_name is given")
+            )
+        return S3_BACKUPS
 
     @classmethod
     def rules(cls, p: Parser) -> None:
@@ -977,6 +1001,30 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
         # conditional operation is currently in progress"): the policy goes last, after every
         # other configuration of the bucket.
         configuration: list[pulumi.Resource] = [public_access, ownership, encryption, versioning]
+        backup = spec.derived["backup"]
+        if backup.enabled:
+            # Versioning keeps every overwritten or deleted object; the backup's retention is
+            # how long a noncurrent version stays (S3 API, LifecycleRule
+            # NoncurrentVersionExpiration.NoncurrentDays). After versioning: S3 takes one
+            # configuration change of a bucket at a time.
+            configuration.append(
+                aws.s3.BucketLifecycleConfiguration(
+                    f"{name}-bucket-lifecycle",
+                    rules=[
+                        {
+                            "id": "backup-retention",
+                            "status": "Enabled",
+                            "filter": {"prefix": ""},
+                            "noncurrent_version_expiration": {
+                                "noncurrent_days": backup.retention_days
+                            },
+                        }
+                    ],
+                    bucket=bucket.id,
+                    region=region,
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[versioning]),
+                )
+            )
         policy = aws.s3.BucketPolicy(
             f"{name}-bucket-policy",
             bucket=bucket.id,

@@ -54,6 +54,7 @@ import pulumi
 
 from .. import validation as v
 from ..access import PER_ACCESS, PER_NAMESPACE, Consumer, ConsumerAccess, Grant
+from ..backup import EXISTING_LEFT_ALONE, Backup, BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -437,6 +438,22 @@ class _Preflight:
     network: net.Network
 
 
+BLOB_BACKUPS = BackupSupport(
+    retention=(1, 365),
+    retention_source="Azure Blob soft delete",
+    schedule="none",
+    sets=("blob_soft_delete_days", "container_soft_delete_days", "versioning"),
+    fixed=(
+        "unset: blob versions and soft delete keep every overwritten or deleted blob as it "
+        "happens (no schedule); retention_days is how long deleted ones stay"
+    ),
+)
+"""Blob soft delete (1 to 365 days: learn.microsoft.com/azure/storage/blobs/
+soft-delete-blob-overview), container soft delete and blob versioning, set on the account's
+blob service (``BlobServiceProperties``: Microsoft.Storage REST API, Blob Services - Set
+Service Properties)."""
+
+
 class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azure-blob"):
     """A shared model store in an Azure Blob container, mounted with blobfuse2 by the AKS blob
     CSI driver through workload identity.
@@ -496,6 +513,18 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         super().__init__(resource_name, args, opts)
 
     # ---- 1. parse ------------------------------------------------------------------------------
+
+    @classmethod
+    def backup_support(cls, p: Parser) -> BackupSupport:
+        """The new account's blob service settings. An existing account's are the account
+        owner's: its blob service is one per account, shared by every container in it."""
+        if p["create_storage_account"] is False:
+            return BackupSupport(
+                refusal=EXISTING_LEFT_ALONE.format(
+                    "storage account", "create_storage_account is False"
+                )
+            )
+        return BLOB_BACKUPS
 
     @classmethod
     def rules(cls, p: Parser) -> None:
@@ -716,9 +745,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
             "account_name": account.name,
             "resource_group_name": facts.resource_group,
             "blob_services_name": "default",
-            "delete_retention_policy": _retention(a["blob_soft_delete_days"]),
-            "container_delete_retention_policy": _retention(a["container_soft_delete_days"]),
-            "is_versioning_enabled": a["versioning"],
+            **_protection(a, spec.derived["backup"]),
         }
         # A singleton of the account: deleting it from the stack deletes nothing in Azure.
         blob_service = azure_native.storage.BlobServiceProperties(
@@ -772,3 +799,21 @@ def _source(
 
 def _retention(days: int) -> dict[str, Any]:
     return {"enabled": True, "days": days} if days else {"enabled": False}
+
+
+def _protection(a: AzureBlobModelStoreArgs, backup: Backup) -> dict[str, Any]:
+    """The blob service's soft delete and versioning: the backup's when it is enabled (every
+    overwritten blob a version, deleted blobs and containers kept ``retention_days``), else
+    the store's own fields."""
+    if backup.enabled:
+        days = backup.retention_days
+        return {
+            "delete_retention_policy": _retention(days),
+            "container_delete_retention_policy": _retention(days),
+            "is_versioning_enabled": True,
+        }
+    return {
+        "delete_retention_policy": _retention(a["blob_soft_delete_days"]),
+        "container_delete_retention_policy": _retention(a["container_soft_delete_days"]),
+        "is_versioning_enabled": a["versioning"],
+    }

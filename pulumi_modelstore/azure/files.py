@@ -37,6 +37,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from .. import validation as v
+from ..backup import BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -215,6 +216,16 @@ class _Preflight:
     network: net.Network
 
 
+FILES_NO_BACKUP = BackupSupport(
+    refusal=(
+        "the Files API takes a share snapshot one call at a time (FileREST Snapshot Share, "
+        "GA for NFS shares) with no schedule or retention of its own; scheduled snapshots are "
+        "Azure Backup's (a Recovery Services vault and policy), which this store does not make"
+    )
+)
+"""Azure Files NFS: snapshots exist, a schedule does not (outside Azure Backup)."""
+
+
 class AzureFilesNfsModelStore(
     AzureModelStore[AzureFilesNfsModelStoreArgs], backend="azure-files-nfs"
 ):
@@ -266,6 +277,11 @@ class AzureFilesNfsModelStore(
         super().__init__(resource_name, args, opts)
 
     # ---- 1. parse ------------------------------------------------------------------------------
+
+    @classmethod
+    def backup_support(cls, p: Parser) -> BackupSupport:
+        """None of its own: see :data:`FILES_NO_BACKUP`."""
+        return FILES_NO_BACKUP
 
     @classmethod
     def rules(cls, p: Parser) -> None:

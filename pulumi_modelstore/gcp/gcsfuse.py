@@ -42,6 +42,7 @@ import pulumi_gcp as gcp
 
 from .. import validation as v
 from ..access import Consumer, ConsumerAccess, Grant, PodSide
+from ..backup import EXISTING_LEFT_ALONE, Backup, BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -74,7 +75,8 @@ KMS_ROLE = "roles/cloudkms.cryptoKeyEncrypterDecrypter"
 VOLUMES_ANNOTATION = "gke-gcsfuse/volumes"
 SIDECAR_ANNOTATION = "gke-gcsfuse/"
 # Soft delete: 0 (off) or 7 to 90 days (cloud.google.com/storage/docs/soft-delete).
-SOFT_DELETE_MIN, SOFT_DELETE_MAX = 7 * 86400, 90 * 86400
+DAY_SECONDS = 86400
+SOFT_DELETE_MIN, SOFT_DELETE_MAX = 7 * DAY_SECONDS, 90 * DAY_SECONDS
 
 # gcsfuse flags (as `key=value` or config-file style `section:key:value`) for each tuning of
 # the readers' PVs, and the volume attributes that go with them.
@@ -693,6 +695,21 @@ class _Preflight:
     """The readers' tuning volume attributes the cluster's GKE ships."""
 
 
+GCS_BACKUPS = BackupSupport(
+    retention=(SOFT_DELETE_MIN // DAY_SECONDS, SOFT_DELETE_MAX // DAY_SECONDS),
+    retention_source="Cloud Storage soft delete",
+    schedule="none",
+    sets=("soft_delete_retention_seconds",),
+    fixed=(
+        "unset: soft delete and object versions keep every overwritten or deleted object as "
+        "it happens (no schedule); retention_days is how long they stay"
+    ),
+)
+"""Cloud Storage soft delete (cloud.google.com/storage/docs/soft-delete: a retention of 7 to 90
+days) and object versioning, whose noncurrent versions a lifecycle rule deletes after the
+retention (cloud.google.com/storage/docs/lifecycle: ``daysSinceNoncurrentTime``)."""
+
+
 class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"):
     """A shared model store in Cloud Storage, mounted with the GKE Cloud Storage FUSE CSI
     driver.
@@ -744,6 +761,18 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
         super().__init__(resource_name, args, opts)
 
     # ---- 1. parse ------------------------------------------------------------------------------
+
+    @classmethod
+    def backup_support(cls, p: Parser) -> BackupSupport:
+        """A new bucket's soft delete (retention 7 to 90 days) and object versioning with
+        noncurrent versions deleted after the retention (versioning only without a
+        hierarchical namespace): continuous, so no schedule. An existing bucket is left
+        alone."""
+        if p["bucket_name"] is not None:
+            return BackupSupport(
+                refusal=EXISTING_LEFT_ALONE.format("bucket", "bucket_name is given")
+            )
+        return GCS_BACKUPS
 
     @classmethod
     def rules(cls, p: Parser) -> None:
@@ -936,14 +965,19 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
             )
             encryption = {"default_kms_key_name": a["kms_key_name"]}
         protection = self.data_protection()
-        hns = a["hierarchical_namespace"]
+        hns, backup = a["hierarchical_namespace"], spec.derived["backup"]
         settings: Any = {
             # Object versioning is one of the features a hierarchical namespace bucket lacks
             # (cloud.google.com/storage/docs/hns-overview, "Limitations"): never both.
             "versioning": None if hns else {"enabled": True},
             "soft_delete_policy": {
-                "retention_duration_seconds": a["soft_delete_retention_seconds"]
+                "retention_duration_seconds": (
+                    backup.retention_days * DAY_SECONDS
+                    if backup.enabled
+                    else a["soft_delete_retention_seconds"]
+                )
             },
+            "lifecycle_rules": _noncurrent_expiry(backup) if backup.enabled and not hns else None,
             "hierarchical_namespace": {"enabled": True} if hns else None,
             "encryption": encryption,
         }
@@ -1014,3 +1048,16 @@ def _cache_wiring(cache_volume: Mapping[str, Any] | None, fs_group: int) -> dict
 
 def _access(read_only: bool) -> str:
     return "reader" if read_only else "writer"
+
+
+def _noncurrent_expiry(backup: Backup) -> list[dict[str, Any]]:
+    """Delete a noncurrent object version once it is ``retention_days`` old."""
+    return [
+        {
+            "action": {"type": "Delete"},
+            "condition": {
+                "days_since_noncurrent_time": backup.retention_days,
+                "with_state": "ARCHIVED",
+            },
+        }
+    ]

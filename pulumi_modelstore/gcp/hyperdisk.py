@@ -47,6 +47,7 @@ import pulumi_kubernetes as k8s
 
 from .. import validation as v
 from ..access import Access, Consumer, ConsumerAccess, Grant
+from ..backup import BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -243,6 +244,17 @@ def _default_service_account(store: str, claim_name: str) -> str:
 # ---- the store -----------------------------------------------------------------------------
 
 
+HYPERDISK_NO_BACKUP = BackupSupport(
+    refusal=(
+        "the disk is made by the GKE volume populator from source_uri, which stays the models' "
+        "copy, and the store has no disk resource to attach a snapshot schedule to (a Compute "
+        "Engine snapshot schedule is a resource policy attached to a named disk)"
+    )
+)
+"""Hyperdisk ML: filled from Cloud Storage by the populator (reproducible), its disk named by
+the PD CSI driver, not the store."""
+
+
 class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="hyperdisk-ml"):
     """A model store on Hyperdisk ML volumes, one per reader namespace, each filled from
     ``source_uri`` by the GKE Volume Populator and mounted ReadOnlyMany. Readers only: the
@@ -306,6 +318,11 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(resource_name, args, opts)
+
+    @classmethod
+    def backup_support(cls, p: Parser) -> BackupSupport:
+        """None: see :data:`HYPERDISK_NO_BACKUP`."""
+        return HYPERDISK_NO_BACKUP
 
     @classmethod
     def rules(cls, p: Parser) -> None:

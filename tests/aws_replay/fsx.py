@@ -17,6 +17,9 @@ def lustre(r: Replay, s: dict[str, Any]) -> str:
     for key, name in (
         ("perUnitStorageThroughput", "PerUnitStorageThroughput"),
         ("driveCacheType", "DriveCacheType"),
+        ("automaticBackupRetentionDays", "AutomaticBackupRetentionDays"),
+        ("dailyAutomaticBackupStartTime", "DailyAutomaticBackupStartTime"),
+        ("copyTagsToBackups", "CopyTagsToBackups"),
     ):
         if key in i:
             lustre[name] = i[key]

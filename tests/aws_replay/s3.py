@@ -1,5 +1,5 @@
 """S3 buckets and their hardening (public access block, ownership controls, default encryption,
-versioning, bucket policy).
+versioning, bucket policy) and backups (a lifecycle expiring noncurrent versions).
 
 Bucket names are not id-shaped, so :data:`AWS_ID` never catches them: each configuration
 resource here maps its ``bucket`` to a bucket the replay created, and fails on any other."""
@@ -91,6 +91,24 @@ def encryption(r: Replay, s: dict[str, Any]) -> str:
 def versioning(r: Replay, s: dict[str, Any]) -> str:
     status = s["inputs"]["versioningConfiguration"]["status"]
     return _configure(r, s, "put_bucket_versioning", VersioningConfiguration={"Status": status})
+
+
+@handles("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
+def lifecycle(r: Replay, s: dict[str, Any]) -> str:
+    rules = [
+        {
+            "ID": rule["id"],
+            "Status": rule["status"],
+            "Filter": {"Prefix": rule["filter"].get("prefix", "")},
+            "NoncurrentVersionExpiration": {
+                "NoncurrentDays": rule["noncurrentVersionExpiration"]["noncurrentDays"]
+            },
+        }
+        for rule in s["inputs"]["rules"]
+    ]
+    return _configure(
+        r, s, "put_bucket_lifecycle_configuration", LifecycleConfiguration={"Rules": rules}
+    )
 
 
 @handles("aws:s3/bucketPolicy:BucketPolicy")
