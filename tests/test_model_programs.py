@@ -142,26 +142,29 @@ def test_source_uris_parse_into_their_parts() -> None:
     assert parse_source("hf://meta-llama/Llama-3.1-8B").location == "meta-llama/Llama-3.1-8B"
 
 
-@pytest.mark.parametrize("revision", ["main", "v1.0", SHA[:12], SHA.upper()])
-def test_an_unpinned_hugging_face_revision_is_refused_with_the_hint_to_pin(revision: str):
-    with pytest.raises(SourceError) as caught:
-        check_revision("hf", revision)
-    assert str(caught.value) == (
-        "revision must be a commit SHA (40 lowercase hexadecimal characters) for a Hugging "
-        "Face source: a branch or tag moves; pin the commit it points to (the repository's "
-        f"commit history shows it), got {revision!r}"
-    )
+UNPINNED_HF_REVISION = (
+    "revision must be a commit SHA (40 lowercase hexadecimal characters) for a Hugging "
+    "Face source: a branch or tag moves; pin the commit it points to (the repository's "
+    "commit history shows it), got {!r}"
+)
+NOT_ONE_PATH_COMPONENT = (
+    "revision must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or "
+    "digit, other than 'partial' (it names the directories revisions/<revision>/ and "
+    ".modelstore/<revision>/, beside .modelstore/partial/), got {!r}"
+)
 
 
-@pytest.mark.parametrize("revision", ["../up", "a/b", "", ".hidden", "partial"])
-def test_a_revision_label_must_be_one_path_component(revision: str) -> None:
+@pytest.mark.parametrize(
+    ("scheme", "revision", "message"),
+    # A Hugging Face revision must be pinned (the hint says how); any other is a label that
+    # must be one path component.
+    [("hf", r, UNPINNED_HF_REVISION) for r in ["main", "v1.0", SHA[:12], SHA.upper()]]
+    + [("s3", r, NOT_ONE_PATH_COMPONENT) for r in ["../up", "a/b", "", ".hidden", "partial"]],
+)
+def test_a_refused_revision_says_what_is_allowed(scheme: str, revision: str, message: str):
     with pytest.raises(SourceError) as caught:
-        check_revision("s3", revision)
-    assert str(caught.value) == (
-        "revision must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or "
-        "digit, other than 'partial' (it names the directories revisions/<revision>/ and "
-        f".modelstore/<revision>/, beside .modelstore/partial/), got {revision!r}"
-    )
+        check_revision(scheme, revision)
+    assert str(caught.value) == message.format(revision)
 
 
 def test_gs_and_az_sources_say_they_are_not_written_yet() -> None:

@@ -1,6 +1,7 @@
-"""AWS CSI drivers: the one place their chart versions live, and the one way a component
-installs one (a Helm release, the EKS add-on, or nothing): its fields, their validation and the
-add-on resource. Helm releases go through ``kube/drivers.py``'s ``helm_release``."""
+"""AWS CSI drivers: the one place their chart versions live, and how a component installs one
+(a Helm release, the EKS add-on, or nothing): its fields, their validation and the add-on
+resource. Helm releases go through ``kube/drivers.py``'s ``helm_release``; a store's install,
+once per cluster, is ``AwsModelStore.install_driver``."""
 
 # No `from __future__ import annotations`: the component analyzer reads DriverInstallArgs'
 # annotations (every AWS store's args include them) as objects.
@@ -16,9 +17,8 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import validation as v
-from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
-from ..kube.drivers import CsiDriverChart, helm_release
+from ..kube.drivers import CsiDriverChart
 from . import validation as aws_v
 from .identity import ServiceAccountRole
 
@@ -193,60 +193,6 @@ def describe_install(install: DriverInstall, chart: CsiDriverChart) -> str:
         )
         return f"eks-addon {EKS_ADDONS[chart.driver]} ({version}){configuration}"
     return f"helm chart {chart.chart} {chart.version} in {install.namespace}"
-
-
-def install_driver(
-    *,
-    store: pulumi.Resource,
-    store_name: str,
-    cluster: ClusterScope,
-    cluster_name: pulumi.Input[str] | None,
-    chart: CsiDriverChart,
-    install: DriverInstall,
-    helm_values: Mapping[str, Any],
-    old_name: str,
-    role: ServiceAccountRole | None = None,
-    addon_defaults: Mapping[str, Any] | None = None,
-    tags: Mapping[str, str],
-    depends_on: Sequence[pulumi.Resource] = (),
-) -> pulumi.Resource | None:
-    """The CSI driver on the store's cluster: made once per cluster by the scope, for the first
-    store that asks; every later store gets the same install (and a store asking for a
-    different one is refused, naming the first). ``driver_install: none`` asks for nothing and
-    gets another store's install, if any, so its PVs still wait for the driver.
-
-    The install is the scope's child, named ``<cluster>-<chart>``; ``old_name`` is what it was
-    called under its first store before it moved (an alias, so no replacement)."""
-    if install.driver == "none":
-        return cluster.install_once(chart.driver, store_name, None, lambda: None)
-
-    def make() -> pulumi.Resource:
-        name = f"{cluster.scope_name}-{chart.chart}"
-        opts = cluster.child_options(old_name=old_name, old_parent=store)
-        if install.driver == "eks-addon":
-            return eks_addon(
-                name,
-                chart,
-                cluster_name=cluster_name,
-                install=install,
-                defaults=addon_defaults,
-                role=role,
-                tags=tags,
-                parent=cluster,
-                depends_on=depends_on,
-                opts=opts,
-            )
-        return helm_release(
-            name,
-            chart,
-            namespace=install.namespace,
-            values=helm_values,
-            parent=cluster,
-            depends_on=depends_on,
-            opts=opts,
-        )
-
-    return cluster.install_once(chart.driver, store_name, describe_install(install, chart), make)
 
 
 def require_addon_cluster(store: str, args: Mapping[str, Any], driver: str) -> None:

@@ -10,13 +10,13 @@ from typing import Any, ClassVar, TypeVar
 import pulumi
 
 from ..fields import Parser
-from ..kube.drivers import CsiDriverChart
+from ..kube.drivers import CsiDriverChart, helm_release
 from ..modelsection import job_fills
 from ..store import STORE_NAME, ModelStore, ModelStoreArgs, Spec
 from . import names
 from . import validation as aws_v
 from .cluster import EksCluster, EksClusterArgs, _check_given_facts, cluster_named
-from .drivers import DriverInstall, DriverInstallArgs, describe_install, install_driver
+from .drivers import DriverInstall, DriverInstallArgs, describe_install, eks_addon
 from .identity import ServiceAccountRole
 from .tags import STORE_TAG_KEYS, cluster_tags, store_tags
 
@@ -124,21 +124,45 @@ class AwsModelStore(ModelStore[AwsArgs, EksCluster]):
         addon_defaults: Mapping[str, Any] | None = None,
         depends_on: Sequence[pulumi.Resource] = (),
     ) -> pulumi.Resource | None:
-        """The store's CSI driver, installed once per cluster (see ``drivers.install_driver``);
-        ``old_name`` is the install's resource name when it lived under this store."""
-        return install_driver(
-            store=self,
-            store_name=spec.common.name,
-            cluster=cluster,
-            cluster_name=cluster.name,
-            chart=chart,
-            install=install,
-            helm_values=helm_values,
-            old_name=old_name,
-            role=role,
-            addon_defaults=addon_defaults,
-            tags=cluster_tags(spec.args.get("tags") or {}),
-            depends_on=depends_on,
+        """The store's CSI driver on its cluster: made once per cluster by the scope, for the first
+        store that asks; every later store gets the same install (and a store asking for a
+        different one is refused, naming the first). ``driver_install: none`` asks for nothing
+        and gets another store's install, if any, so its PVs still wait for the driver.
+
+        The install is the scope's child, named ``<cluster>-<chart>``; ``old_name`` is what it
+        was called under its first store before it moved (an alias, so no replacement)."""
+        store_name = spec.common.name
+        if install.driver == "none":
+            return cluster.install_once(chart.driver, store_name, None, lambda: None)
+
+        def make() -> pulumi.Resource:
+            name = f"{cluster.scope_name}-{chart.chart}"
+            opts = cluster.child_options(old_name=old_name, old_parent=self)
+            if install.driver == "eks-addon":
+                return eks_addon(
+                    name,
+                    chart,
+                    cluster_name=cluster.name,
+                    install=install,
+                    defaults=addon_defaults,
+                    role=role,
+                    tags=cluster_tags(spec.args.get("tags") or {}),
+                    parent=cluster,
+                    depends_on=depends_on,
+                    opts=opts,
+                )
+            return helm_release(
+                name,
+                chart,
+                namespace=install.namespace,
+                values=helm_values,
+                parent=cluster,
+                depends_on=depends_on,
+                opts=opts,
+            )
+
+        return cluster.install_once(
+            chart.driver, store_name, describe_install(install, chart), make
         )
 
 

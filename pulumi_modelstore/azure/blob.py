@@ -46,7 +46,6 @@ least 11 and ``prefetch x block size <= pool`` (not reduced for you once the poo
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -70,7 +69,7 @@ from .cluster import (
     require_workload_identity,
 )
 from .storage import account_baseline, account_rules, metadata_marks
-from .store import AzureModelStore, AzureModelStoreArgs
+from .store import AzureModelStore, AzureModelStoreArgs, Placement
 
 DRIVER = "blob.csi.azure.com"
 # Blob storage has no size: Kubernetes requires a capacity on PV and claim, the driver ignores
@@ -429,15 +428,6 @@ def mount_options(a: Any, read_only: bool) -> list[str]:
     return [*options, *(a.get("extra_mount_options") or ())]
 
 
-@dataclass(frozen=True)
-class _Preflight:
-    facts: AksClusterFacts
-    region: str
-    resource_group: str
-    account_name: str
-    network: net.Network
-
-
 BLOB_BACKUPS = BackupSupport(
     retention=(1, 365),
     retention_source="Azure Blob soft delete",
@@ -578,32 +568,17 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
 
     def preflight(
         self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, opts: Opts
-    ) -> _Preflight:
-        a, name = spec.args, spec.common.name
-        facts = cluster.facts(name)
-        region = self.region(spec, facts)
-        token_mode_supported(name, a["mount_mode"], facts)
-        group = self.resource_group(spec, facts)
-        network = net.plan_network(
-            name,
-            a,
-            cluster,
-            facts,
-            group,
-            region,
-            net.BLOB,
-            opts,
-            allow_all_networks=bool(a["allow_all_networks"]),
+    ) -> Placement:
+        facts = cluster.facts(spec.common.name)
+        token_mode_supported(spec.common.name, spec.args["mount_mode"], facts)
+        return self.place(
+            spec, cluster, opts, net.BLOB, allow_all_networks=bool(spec.args["allow_all_networks"])
         )
-        account = a.get("storage_account_name") or az_v.default_account_name(
-            facts.subscription_id, group, name
-        )
-        return _Preflight(facts, region, group, account, network)
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
     def provision_storage(
-        self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, facts: _Preflight
+        self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, facts: Placement
     ) -> Binding:
         a, c = spec.args, spec.common
         self.storage_account: Any = None
@@ -651,7 +626,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         )
 
     def consumer_access(
-        self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, facts: _Preflight
+        self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, facts: Placement
     ) -> ConsumerAccess:
         """A user-assigned identity per access level (or per namespace, ``identity_per``)
         with a federated credential per consumer service account and one role: in the token
@@ -697,7 +672,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         )
 
     def _new_container(
-        self, spec: Spec[AzureBlobModelStoreArgs], facts: _Preflight, account_name: Any
+        self, spec: Spec[AzureBlobModelStoreArgs], facts: Placement, account_name: Any
     ) -> Any:
         """The private container holding the models (protected unless opted out)."""
         import pulumi_azure_native as azure_native
@@ -714,7 +689,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
             f"{spec.common.name}-container", **private, opts=self.data_protection()
         )
 
-    def _new_account(self, spec: Spec[AzureBlobModelStoreArgs], facts: _Preflight) -> Any:
+    def _new_account(self, spec: Spec[AzureBlobModelStoreArgs], facts: Placement) -> Any:
         """StorageV2 on the account baseline: HTTPS only, shared keys only for the key mode,
         other networks denied but for the admitted subnets or a private endpoint (every
         network only with ``allow_all_networks``); and its blob service's soft delete and
@@ -754,7 +729,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         return account, blob_service
 
 
-def _account_id(facts: _Preflight) -> str:
+def _account_id(facts: Placement) -> str:
     return (
         f"/subscriptions/{facts.facts.subscription_id}/resourceGroups/{facts.resource_group}/"
         f"providers/Microsoft.Storage/storageAccounts/{facts.account_name}"
@@ -763,7 +738,7 @@ def _account_id(facts: _Preflight) -> str:
 
 def _source(
     spec: Spec[AzureBlobModelStoreArgs],
-    facts: _Preflight,
+    facts: Placement,
     client_id: Any,
     volume_name: str,
     read_only: bool,

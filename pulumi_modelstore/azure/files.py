@@ -29,7 +29,6 @@ docs ``storage/files/files-nfs-protocol``, ``understanding-billing``):
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
@@ -44,9 +43,9 @@ from ..fields import Parser
 from ..store import Binding, Spec
 from . import network as net
 from . import validation as az_v
-from .cluster import AksCluster, AksClusterFacts, require_file_csi_driver
+from .cluster import AksCluster, require_file_csi_driver
 from .storage import account_baseline, account_rules, metadata_marks
-from .store import AzureModelStore, AzureModelStoreArgs
+from .store import AzureModelStore, AzureModelStoreArgs, Placement
 
 DRIVER = "file.csi.azure.com"
 SKUS_V1 = ("Premium_LRS", "Premium_ZRS")
@@ -204,18 +203,6 @@ def default_share_name(claim_name: str) -> str:
     return name if len(name) >= 3 else f"{name}-share"
 
 
-# ---- preflight ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Preflight:
-    facts: AksClusterFacts
-    location: str
-    resource_group: str
-    account_name: str
-    network: net.Network
-
-
 FILES_NO_BACKUP = BackupSupport(
     refusal=(
         "the Files API takes a share snapshot one call at a time (FileREST Snapshot Share, "
@@ -309,23 +296,13 @@ class AzureFilesNfsModelStore(
 
     def preflight(
         self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, opts: Opts
-    ) -> _Preflight:
-        a, name = spec.args, spec.common.name
-        facts = cluster.facts(name)
-        location = self.region(spec, facts)
-        resource_group = self.resource_group(spec, facts)
-        account = a.get("storage_account_name") or az_v.default_account_name(
-            facts.subscription_id, resource_group, name
-        )
-        network = net.plan_network(
-            name, a, cluster, facts, resource_group, location, net.FILE, opts
-        )
-        return _Preflight(facts, location, resource_group, account, network)
+    ) -> Placement:
+        return self.place(spec, cluster, opts, net.FILE)
 
     # ---- 3. provision ---------------------------------------------------------------------------
 
     def provision_storage(
-        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, facts: _Preflight
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, facts: Placement
     ) -> Binding:
         a = spec.args
         self.account: Any = None
@@ -357,7 +334,7 @@ class AzureFilesNfsModelStore(
     def _share(
         self,
         spec: Spec[AzureFilesNfsModelStoreArgs],
-        facts: _Preflight,
+        facts: Placement,
         account_name: pulumi.Input[str],
     ) -> "azure_native.storage.FileShare":
         """The NFS share in ``account_name``, protected unless ``protect`` is False; the v2
@@ -382,7 +359,7 @@ class AzureFilesNfsModelStore(
         )
 
     def _private_endpoint(
-        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, facts: _Preflight
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, facts: Placement
     ) -> list[pulumi.Resource]:
         """The account's private endpoint and its DNS record where the network plan has one
         (none otherwise): what a mount must wait for, since a mount before the private DNS
@@ -405,7 +382,7 @@ class AzureFilesNfsModelStore(
         )
 
     def _new_account(
-        self, spec: Spec[AzureFilesNfsModelStoreArgs], facts: _Preflight
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], facts: Placement
     ) -> "azure_native.storage.StorageAccount":
         """A premium FileStorage account in the store's region: the hardened baseline, secure
         transfer off (NFS), public traffic denied but for the admitted subnets or a private
@@ -415,7 +392,7 @@ class AzureFilesNfsModelStore(
             **account_baseline(infrastructure_encryption=False, services=("file",)),
             "account_name": facts.account_name,
             "resource_group_name": facts.resource_group,
-            "location": facts.location,
+            "location": facts.region,
             "kind": "FileStorage",
             "sku": {"name": a["sku_name"]},
             # "Secure transfer required" off: NFS 4.1 does not use TLS and the account refuses
@@ -438,7 +415,7 @@ class AzureFilesNfsModelStore(
 
 
 def nfs_share_source(
-    facts: _Preflight, share_name: str, volume_handle: str, read_only: bool
+    facts: Placement, share_name: str, volume_handle: str, read_only: bool
 ) -> dict[str, Any]:
     """A PV's CSI source on the share: ``protocol: nfs``, the driver's ``fsGroupChangePolicy``
     (see :data:`FS_GROUP_CHANGE_POLICY`) and, for readers, ``mountPermissions: "0"`` (the

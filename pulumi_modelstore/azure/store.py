@@ -4,13 +4,16 @@ resources go (resource group, region), Azure tags, and the hardened storage acco
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..modelsection import job_fills
 from ..store import MANAGED_BY, STORE_NAME, ModelStore, ModelStoreArgs, Spec
+from . import network as net
 from . import validation as az_v
 from .cluster import AksCluster, AksClusterArgs, AksClusterFacts, cluster_named
 
@@ -44,6 +47,18 @@ class AzureModelStoreArgs(ModelStoreArgs, AksClusterArgs, total=False):
 
 # An Azure store's args type: its hooks here read the fields every Azure store has.
 AzureArgs = TypeVar("AzureArgs", bound=AzureModelStoreArgs)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where an Azure store's storage account goes and how it is reached, decided in preflight
+    (:meth:`AzureModelStore.place`)."""
+
+    facts: AksClusterFacts
+    region: str
+    resource_group: str
+    account_name: str
+    network: net.Network
 
 
 class AzureModelStore(ModelStore[AzureArgs, AksCluster]):
@@ -89,6 +104,40 @@ class AzureModelStore(ModelStore[AzureArgs, AksCluster]):
         """Tags of what the cluster's stores share (a private DNS zone and its links): the
         user's and ``managed-by``, no one store's."""
         return {**(spec.args.get("tags") or {}), MANAGED_BY_TAG: MANAGED_BY}
+
+    def place(
+        self,
+        spec: Spec[AzureArgs],
+        cluster: AksCluster,
+        opts: Opts,
+        service: net.StorageService,
+        *,
+        allow_all_networks: bool = False,
+    ) -> Placement:
+        """The store's cluster facts, :meth:`region`, :meth:`resource_group`, storage account
+        (``storage_account_name``, else a name derived from the subscription, the group and the
+        store) and the account's network for ``service`` (``network.plan_network``; every
+        network only with ``allow_all_networks``)."""
+        args: Mapping[str, Any] = spec.args
+        name = spec.common.name
+        facts = cluster.facts(name)
+        region = self.region(spec, facts)
+        group = self.resource_group(spec, facts)
+        network = net.plan_network(
+            name,
+            args,
+            cluster,
+            facts,
+            group,
+            region,
+            service,
+            opts,
+            allow_all_networks=allow_all_networks,
+        )
+        account = args.get("storage_account_name") or az_v.default_account_name(
+            facts.subscription_id, group, name
+        )
+        return Placement(facts, region, group, account, network)
 
     @staticmethod
     def resource_group(spec: Spec[AzureModelStoreArgs], facts: AksClusterFacts) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from importlib import metadata as _metadata
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -251,62 +251,46 @@ def volume_claim(
     )
 
 
+class ClaimArgs(TypedDict, total=False):
+    """A claim's own fields for :func:`restored_claim` and :func:`cloned_claim`: those of
+    :func:`volume_claim` but its data source, with its defaults (ReadWriteOnce, Filesystem,
+    waiting for a consumer, no labels or annotations)."""
+
+    name: Required[str]
+    namespace: Required[str]
+    size: Required[pulumi.Input[str]]
+    storage_class_name: Required[pulumi.Input[str]]
+    access_modes: Sequence[str]
+    volume_mode: str
+    binding_waits_for_consumer: bool
+    labels: Mapping[str, str] | None
+    annotations: Mapping[str, str] | None
+    opts: pulumi.ResourceOptions | None
+
+
 def restored_claim(
-    resource_name: str,
-    *,
-    name: str,
-    namespace: str,
-    snapshot_name: pulumi.Input[str],
-    size: pulumi.Input[str],
-    storage_class_name: pulumi.Input[str],
-    access_modes: Sequence[str] = ("ReadWriteOnce",),
-    volume_mode: str = "Filesystem",
-    binding_waits_for_consumer: bool = True,
-    labels: Mapping[str, str] | None = None,
-    annotations: Mapping[str, str] | None = None,
-    opts: pulumi.ResourceOptions | None = None,
+    resource_name: str, *, snapshot_name: pulumi.Input[str], **claim: Unpack[ClaimArgs]
 ) -> k8s.core.v1.PersistentVolumeClaim:
-    """A claim restored from the VolumeSnapshot ``snapshot_name`` in the same ``namespace``.
-    ``size`` must be at least the snapshot's restore size."""
+    """A claim (:func:`volume_claim`) restored from the VolumeSnapshot ``snapshot_name`` in the
+    same ``namespace``. ``size`` must be at least the snapshot's restore size."""
     v.dns_subdomain(resource_name, "snapshot_name", snapshot_name)
-    return volume_claim(
-        resource_name,
-        name=name,
-        namespace=namespace,
-        size=size,
-        storage_class_name=storage_class_name,
-        access_modes=access_modes,
-        volume_mode=volume_mode,
-        data_source=snapshot_source(snapshot_name),
-        binding_waits_for_consumer=binding_waits_for_consumer,
-        labels=labels,
-        annotations=annotations,
-        opts=opts,
-    )
+    return volume_claim(resource_name, data_source=snapshot_source(snapshot_name), **claim)
 
 
 def cloned_claim(
     resource_name: str,
     *,
-    name: str,
-    namespace: str,
     source_claim_name: pulumi.Input[str],
     source_namespace: str,
-    size: pulumi.Input[str],
-    storage_class_name: pulumi.Input[str],
-    access_modes: Sequence[str] = ("ReadWriteOnce",),
-    volume_mode: str = "Filesystem",
-    binding_waits_for_consumer: bool = True,
-    labels: Mapping[str, str] | None = None,
-    annotations: Mapping[str, str] | None = None,
-    opts: pulumi.ResourceOptions | None = None,
+    **claim: Unpack[ClaimArgs],
 ) -> k8s.core.v1.PersistentVolumeClaim:
-    """A claim cloned from ``source_claim_name``.
+    """A claim (:func:`volume_claim`) cloned from ``source_claim_name``.
 
     Kubernetes clones only within a namespace: a ``namespace`` other than ``source_namespace`` is
     refused here rather than left to fail at provisioning. The clone must use the source's
     storage class and volume mode, and ``size`` must be at least the source's.
     """
+    namespace = claim["namespace"]
     v.dns_label(resource_name, "source_namespace", source_namespace)
     v.dns_label(resource_name, "namespace", namespace)
     if namespace != source_namespace:
@@ -318,17 +302,4 @@ def cloned_claim(
             "from a claim in its own namespace)",
         )
     v.dns_subdomain(resource_name, "source_claim_name", source_claim_name)
-    return volume_claim(
-        resource_name,
-        name=name,
-        namespace=namespace,
-        size=size,
-        storage_class_name=storage_class_name,
-        access_modes=access_modes,
-        volume_mode=volume_mode,
-        data_source=claim_source(source_claim_name),
-        binding_waits_for_consumer=binding_waits_for_consumer,
-        labels=labels,
-        annotations=annotations,
-        opts=opts,
-    )
+    return volume_claim(resource_name, data_source=claim_source(source_claim_name), **claim)

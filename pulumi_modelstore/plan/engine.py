@@ -32,7 +32,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypedDict, Unpack
 
 from google.protobuf import json_format
 from pulumi.runtime import config as pulumi_config
@@ -512,16 +512,21 @@ def _quiet_unretrieved(loop: asyncio.AbstractEventLoop, context: dict[str, Any])
     loop.default_exception_handler(context)
 
 
+class PlanOptions(TypedDict, total=False):
+    """How :func:`plan_program` runs a program, whoever gives the program: the options
+    :func:`plan_directory` hands on as given (defaults: no filled outputs, no invoke overrides,
+    no echo)."""
+
+    fill_outputs: bool
+    invoke_overrides: Mapping[str, placeholders.InvokeHandler] | None
+    echo: TextIO | None
+
+
 def plan_directory(
-    directory: str | Path,
-    stack: str | None = None,
-    *,
-    fill_outputs: bool = False,
-    invoke_overrides: Mapping[str, placeholders.InvokeHandler] | None = None,
-    echo: TextIO | None = None,
+    directory: str | Path, stack: str | None = None, **options: Unpack[PlanOptions]
 ) -> Plan:
-    """Plan the Pulumi project in ``directory`` for ``stack`` (default: its default stack);
-    ``echo`` as for :func:`plan_program`."""
+    """Plan the Pulumi project in ``directory`` for ``stack`` (default: its default stack),
+    with :func:`plan_program`'s ``options``."""
     project = load_project(directory)
     stack = stack or project.default_stack()
     config, secret_keys = project.stack_config(stack)
@@ -532,9 +537,7 @@ def plan_directory(
             stack=stack,
             config=config,
             secret_keys=secret_keys,
-            fill_outputs=fill_outputs,
-            invoke_overrides=invoke_overrides,
-            echo=echo,
+            **options,
             stack_outputs_dir=project.stack_config_dir / "stack-outputs",
         )
 

@@ -86,6 +86,19 @@ _RULE_SOURCE_TYPE = tuple(
 )
 
 
+# hashicorp/terraform-provider-aws internal/service/s3/bucket.go (0070bcd1): bucket,
+# bucket_prefix, object_lock_configuration.object_lock_enabled ForceNew: true; (4c72bcc7): the
+# top-level object_lock_enabled ForceNew: true ("S3 Object Lock can only be enabled on bucket
+# creation"), and object_lock_configuration.object_lock_enabled still ForceNew. Both Pulumi
+# bucket types (Bucket, BucketV2) take these fields from it.
+_S3_BUCKET: tuple[Rule, ...] = (
+    "bucket",
+    "bucketPrefix",
+    "objectLockEnabled",
+    "objectLockConfiguration.objectLockEnabled",
+)
+
+
 def _number(value: Any) -> float:
     try:
         return float(value)
@@ -135,22 +148,8 @@ FORCE_NEW: dict[str, tuple[Rule, ...]] = {
     # internal/service/efs/mount_target.go (0593466d): ForceNew: true (securityGroups is
     # updated in place: ModifyMountTargetSecurityGroups)
     "aws:efs/mountTarget:MountTarget": ("fileSystemId", "ipAddress", "subnetId"),
-    # internal/service/s3/bucket.go (0070bcd1): bucket, bucket_prefix,
-    # object_lock_configuration.object_lock_enabled ForceNew: true; (4c72bcc7): the top-level
-    # object_lock_enabled ForceNew: true ("S3 Object Lock can only be enabled on bucket
-    # creation"), and object_lock_configuration.object_lock_enabled still ForceNew
-    "aws:s3/bucket:Bucket": (
-        "bucket",
-        "bucketPrefix",
-        "objectLockEnabled",
-        "objectLockConfiguration.objectLockEnabled",
-    ),
-    "aws:s3/bucketV2:BucketV2": (
-        "bucket",
-        "bucketPrefix",
-        "objectLockEnabled",
-        "objectLockConfiguration.objectLockEnabled",
-    ),
+    "aws:s3/bucket:Bucket": _S3_BUCKET,
+    "aws:s3/bucketV2:BucketV2": _S3_BUCKET,
     # internal/service/s3/bucket_policy.go (0073593e): bucket ForceNew: true
     "aws:s3/bucketPolicy:BucketPolicy": ("bucket",),
     # internal/service/s3/bucket_versioning.go (01c08000): bucket, expected_bucket_owner
