@@ -175,7 +175,7 @@ def test_gs_and_az_sources_say_they_are_not_written_yet() -> None:
 
 
 def test_the_model_package_imports_only_the_standard_library_at_import_time() -> None:
-    # The Job image needs nothing extra: boto3 is imported inside the s3:// source only.
+    # The Job image needs nothing extra: every source speaks HTTP through urllib.
     for module in (ROOT / "pulumi_modelstore" / "model").glob("*.py"):
         tree = ast.parse(module.read_text())
         for node in tree.body:
