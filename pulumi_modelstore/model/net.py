@@ -4,6 +4,7 @@ source, the request and the cause, never a stack trace."""
 
 from __future__ import annotations
 
+import base64
 import json
 import urllib.error
 import urllib.parse
@@ -113,3 +114,9 @@ class Body:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def md5_hex(value: str | None) -> str | None:
+    """A base64 MD5 (Cloud Storage's ``md5Hash``, Azure's ``Content-MD5``) as hex, None when
+    absent."""
+    return base64.b64decode(value).hex() if value else None
