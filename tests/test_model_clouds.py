@@ -843,3 +843,32 @@ def test_az_without_workload_identity_names_the_missing_variables() -> None:
         "azure.workload.identity/client-id and that is labelled azure.workload.identity/use: "
         '"true")'
     )
+
+
+def test_az_an_unreachable_authority_fails_in_one_line(tmp_path: Path) -> None:
+    root = materialize(tmp_path / "bundle")
+    (tmp_path / "token").write_text("t")
+    env = {
+        "AZURE_CLIENT_ID": CLIENT_ID,
+        "AZURE_TENANT_ID": TENANT,
+        "AZURE_FEDERATED_TOKEN_FILE": str(tmp_path / "token"),
+        "AZURE_AUTHORITY_HOST": "http://127.0.0.1:9/",
+    }
+    out = run_bundled(
+        root,
+        "seed",
+        "--source",
+        "az://acct/models/llama",
+        "--revision",
+        "v1",
+        "--dest",
+        str(tmp_path),
+        "--termination-log",
+        "",
+        env=env,
+    )
+    assert out.returncode == 1
+    assert out.stderr == (
+        "FAILED: source az://acct/models/llama: cannot reach http://127.0.0.1:9: [Errno 111] "
+        "Connection refused\n"
+    )
