@@ -167,18 +167,8 @@ def test_a_refused_revision_says_what_is_allowed(scheme: str, revision: str, mes
     assert str(caught.value) == message.format(revision)
 
 
-def test_gs_and_az_sources_say_they_are_not_written_yet() -> None:
-    with pytest.raises(SourceError) as caught:
-        open_source("gs://bucket/llama", "v1")
-    assert str(caught.value) == (
-        "source gs://bucket/llama: seeding from gs:// is not written yet (no Cloud Storage "
-        "client ships with the package); stage the model in an s3:// bucket or a Hugging Face "
-        "repository"
-    )
-
-
 def test_the_model_package_imports_only_the_standard_library_at_import_time() -> None:
-    # The Job image needs nothing extra: boto3 is imported inside the s3:// source only.
+    # The Job image needs nothing extra: every source speaks HTTP through urllib.
     for module in (ROOT / "pulumi_modelstore" / "model").glob("*.py"):
         tree = ast.parse(module.read_text())
         for node in tree.body:

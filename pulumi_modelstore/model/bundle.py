@@ -32,3 +32,21 @@ def bundle_digest() -> str:
     for path, text in program_files().items():
         digest.update(path.encode() + b"\0" + text.encode() + b"\0")
     return digest.hexdigest()
+
+
+PROGRAMS = ("seed", "verify")
+
+
+def command(program: str, root: str) -> list[str]:
+    """The argv that runs ``program`` (``seed`` or ``verify``) from the bundle mounted at
+    ``root``, before the program's own arguments: ``python -I -S``, so the interpreter reads
+    no ``PYTHON*`` variable, no user or site packages and not the working directory (the
+    image's Python and this bundle are all it can import). ``-I`` also ignores
+    ``PYTHONPATH``, hence ``root`` goes on ``sys.path`` in the one-line launcher."""
+    if program not in PROGRAMS:
+        raise ValueError(f"program must be one of {', '.join(PROGRAMS)}, got {program!r}")
+    launcher = (
+        f"import runpy,sys;sys.path.insert(0,{root!r});"
+        f"runpy.run_module('{PACKAGE}.model.{program}',run_name='__main__',alter_sys=True)"
+    )
+    return ["python", "-I", "-S", "-c", launcher]

@@ -190,10 +190,19 @@ def download(source: Source, file: SourceFile, partial: Path) -> dict[str, Any]:
     git = hashlib.sha1(f"blob {file.size}\0".encode()) if file.git_sha1 else None
     size = 0
     with source.open(file) as stream, out_path.open("wb") as out:
+        # What the source published when the bytes were asked for (S3 sends its checksum
+        # with the object), where the listing published nothing.
+        published = file.sha256 or getattr(stream, "sha256", None)
+        published_md5 = file.md5 or getattr(stream, "md5", None)
+        # MD5 only where the source publishes nothing stronger: it is the one digest Cloud
+        # Storage and Azure Blob keep for a whole object.
+        md5 = hashlib.md5(usedforsecurity=False) if published_md5 and not published else None
         while chunk := stream.read(CHUNK):
             sha256.update(chunk)
             if git is not None:
                 git.update(chunk)
+            if md5 is not None:
+                md5.update(chunk)
             out.write(chunk)
             size += len(chunk)
         out.flush()
@@ -202,10 +211,15 @@ def download(source: Source, file: SourceFile, partial: Path) -> dict[str, Any]:
         raise SeedError(
             f"size mismatch in {rel}: the source lists {file.size} bytes, {size} arrived"
         )
-    if file.sha256 is not None and digest != file.sha256:
+    if published is not None and digest != published:
         raise SeedError(
-            f"sha256 mismatch in {rel}: the source publishes {file.sha256}, "
+            f"sha256 mismatch in {rel}: the source publishes {published}, "
             f"the bytes that arrived hash to {digest}"
+        )
+    if md5 is not None and md5.hexdigest() != published_md5:
+        raise SeedError(
+            f"md5 mismatch in {rel}: the source publishes {published_md5}, "
+            f"the bytes that arrived hash to {md5.hexdigest()}"
         )
     if git is not None and git.hexdigest() != file.git_sha1:
         raise SeedError(

@@ -3,9 +3,9 @@ a revision (with the sha256 the source publishes, where it publishes one) and st
 
 Schemes: ``hf://<org>/<repo>`` (a revision is a commit SHA), ``s3://<bucket>/<prefix>``,
 ``gs://<bucket>/<prefix>``, ``az://<account>/<container>/<prefix>`` and ``file:///<path>`` (a
-local directory: tests and air-gapped copies). ``gs://`` and ``az://`` parse, but their
-download is not written yet (no client library is a dependency of the package): seeding from
-them fails with :class:`SourceError` saying so.
+local directory: tests and air-gapped copies). The object stores are spoken to over HTTP with
+the standard library (:mod:`.aws`, :mod:`.gcs`, :mod:`.azure`), so the seed Job's image needs
+no SDK.
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol
+from typing import Any, Protocol
+
+from . import aws, azure, gcs
+from .net import Body, SourceError, md5_hex
 
 SCHEMES = ("hf", "s3", "gs", "az", "file")
 FORMS = (
@@ -38,21 +40,18 @@ DEFAULT_HF_ENDPOINT = "https://huggingface.co"
 CHUNK = 8 << 20  # 8 MiB reads: large enough that per-call overhead vanishes next to hashing
 
 
-class SourceError(ValueError):
-    """A source URI, revision or file that cannot be used, with a one-line message naming the
-    value given and what is allowed (``source must be ..., got '...'``)."""
-
-
 @dataclass(frozen=True)
 class SourceFile:
     """One file of a revision: its path relative to the revision's root, its size, and what the
     source publishes to check its bytes against (``sha256``: hex; ``git_sha1``: the Git blob id
-    of a Hugging Face file not stored with LFS). None where the source publishes nothing."""
+    of a Hugging Face file not stored with LFS; ``md5``: hex, Cloud Storage's ``md5Hash`` or
+    Azure's ``Content-MD5``). None where the source publishes nothing."""
 
     path: str
     size: int
     sha256: str | None = None
     git_sha1: str | None = None
+    md5: str | None = None
 
 
 class Source(Protocol):
@@ -66,7 +65,9 @@ class Source(Protocol):
         ...
 
     def open(self, file: SourceFile) -> Any:
-        """A context manager yielding a binary stream of the file's bytes."""
+        """A context manager yielding a binary stream of the file's bytes. The stream may
+        carry ``sha256``/``md5`` (hex): what the source published when the bytes were asked
+        for, checked when the listing published none."""
         ...
 
 
@@ -175,11 +176,9 @@ def open_source(
         return HuggingFaceSource(uri, revision, parsed.location, endpoint.rstrip("/"), token)
     if parsed.scheme == "s3":
         return S3Source(uri, revision, parsed.location, parsed.prefix)
-    raise SourceError(
-        f"source {uri}: seeding from {parsed.scheme}:// is not written yet (no "
-        f"{'Cloud Storage' if parsed.scheme == 'gs' else 'Azure Blob'} client ships with the "
-        "package); stage the model in an s3:// bucket or a Hugging Face repository"
-    )
+    if parsed.scheme == "gs":
+        return GcsSource(uri, revision, parsed.location, parsed.prefix)
+    return AzureBlobSource(uri, revision, parsed.location, parsed.container, parsed.prefix)
 
 
 class LocalSource:
@@ -301,43 +300,39 @@ def _next_link(header: str | None) -> str | None:
 
 
 class S3Source:
-    """Objects under ``s3://<bucket>/<prefix>/`` through boto3 (imported here, when used; the
-    endpoint comes from boto3's own settings, e.g. ``AWS_ENDPOINT_URL``). An object's published
-    sha256 is its ``ChecksumSHA256`` when it is a whole-object checksum (objects uploaded with
-    a SHA-256 checksum; a multipart upload's composite value ends in ``-<parts>`` and is not a
-    digest of the bytes, so it is not used)."""
+    """Objects under ``s3://<bucket>/<prefix>/`` through :class:`.aws.S3Client` (the standard
+    library only: credentials, endpoint and region as that module says). An object's published
+    sha256 is its ``x-amz-checksum-sha256`` (asked with ``x-amz-checksum-mode: ENABLED``) when
+    it is a whole-object checksum (objects uploaded with a SHA-256 checksum; a multipart
+    upload's composite value ends in ``-<parts>`` and is not a digest of the bytes, so it is
+    not used)."""
 
-    def __init__(self, uri: str, revision: str, bucket: str, prefix: str) -> None:
+    def __init__(
+        self,
+        uri: str,
+        revision: str,
+        bucket: str,
+        prefix: str,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.uri = uri
         self.revision = revision
         self.bucket = bucket
         self.prefix = f"{prefix}/" if prefix else ""
-        import boto3  # only the s3:// source needs it
-
-        self.client = boto3.client("s3")
+        self.client = aws.S3Client(uri, env)
 
     def files(self) -> list[SourceFile]:
         found = []
-        for page in self.client.get_paginator("list_objects_v2").paginate(
-            Bucket=self.bucket, Prefix=self.prefix
-        ):
-            for obj in page.get("Contents", []):
-                key = obj["Key"]
-                if key.endswith("/"):
-                    continue  # a folder placeholder, not a file
-                head = self.client.head_object(Bucket=self.bucket, Key=key, ChecksumMode="ENABLED")
-                found.append(
-                    SourceFile(key[len(self.prefix) :], obj["Size"], sha256=_s3_sha256(head))
-                )
+        for key, size in self.client.list(self.bucket, self.prefix):
+            if key.endswith("/"):
+                continue  # a folder placeholder, not a file
+            head = aws.checksums(self.client.head(self.bucket, key))
+            found.append(SourceFile(key[len(self.prefix) :], size, sha256=_s3_sha256(head)))
         return sorted(found, key=lambda f: f.path)
 
-    @contextmanager
-    def open(self, file: SourceFile) -> Iterator[BinaryIO]:
-        body = self.client.get_object(Bucket=self.bucket, Key=self.prefix + file.path)["Body"]
-        try:
-            yield body
-        finally:
-            body.close()
+    def open(self, file: SourceFile) -> Body:
+        response = self.client.get(self.bucket, self.prefix + file.path)
+        return Body(response, sha256=_s3_sha256(aws.checksums(response.headers)))
 
 
 def _s3_sha256(head: dict[str, Any]) -> str | None:
@@ -345,3 +340,76 @@ def _s3_sha256(head: dict[str, Any]) -> str | None:
     if not value or "-" in value or head.get("ChecksumType", "FULL_OBJECT") != "FULL_OBJECT":
         return None
     return base64.b64decode(value).hex()
+
+
+class GcsSource:
+    """Objects under ``gs://<bucket>/<prefix>/`` through :class:`.gcs.GcsClient` (the JSON
+    API over urllib, the GKE metadata server's token). An object's ``md5Hash`` is checked
+    when it has one; a composite object has only a CRC32C, which is not checked (see
+    :mod:`.gcs`)."""
+
+    def __init__(
+        self,
+        uri: str,
+        revision: str,
+        bucket: str,
+        prefix: str,
+        env: dict[str, str] | None = None,
+        endpoint: str | None = None,
+    ) -> None:
+        self.uri = uri
+        self.revision = revision
+        self.bucket = bucket
+        self.prefix = f"{prefix}/" if prefix else ""
+        self.client = gcs.GcsClient(uri, env, endpoint)
+
+    def files(self) -> list[SourceFile]:
+        found = []
+        for item in self.client.list(self.bucket, self.prefix):
+            name = item["name"]
+            if name.endswith("/"):
+                continue  # a folder placeholder, not a file
+            found.append(
+                SourceFile(
+                    name[len(self.prefix) :],
+                    int(item["size"]),
+                    md5=md5_hex(item.get("md5Hash")),
+                )
+            )
+        return sorted(found, key=lambda f: f.path)
+
+    def open(self, file: SourceFile) -> Body:
+        return Body(self.client.get(self.bucket, self.prefix + file.path))
+
+
+class AzureBlobSource:
+    """Blobs under ``az://<account>/<container>/<prefix>/`` through
+    :class:`.azure.BlobClient` (the Blob REST API over urllib, the pod's AKS workload
+    identity). A blob's ``Content-MD5`` is checked when it has one."""
+
+    def __init__(
+        self,
+        uri: str,
+        revision: str,
+        account: str,
+        container: str,
+        prefix: str,
+        env: dict[str, str] | None = None,
+        endpoint: str | None = None,
+    ) -> None:
+        self.uri = uri
+        self.revision = revision
+        self.container = container
+        self.prefix = f"{prefix}/" if prefix else ""
+        self.client = azure.BlobClient(uri, account, env, endpoint)
+
+    def files(self) -> list[SourceFile]:
+        found = []
+        for name, size, md5 in self.client.list(self.container, self.prefix):
+            if name.endswith("/"):
+                continue  # a folder placeholder, not a file
+            found.append(SourceFile(name[len(self.prefix) :], size, md5=md5_hex(md5)))
+        return sorted(found, key=lambda f: f.path)
+
+    def open(self, file: SourceFile) -> Body:
+        return Body(self.client.get(self.container, self.prefix + file.path))
