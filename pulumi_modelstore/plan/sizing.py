@@ -402,7 +402,7 @@ def size_fsx(need: Need, declared: Mapping[str, Any] | None) -> Sizing:
     lim.figure_step("per client: bounded by the client's own network", FSX_PER_CLIENT)
     _nic_step(lim)
     price = FSX_P2_PRICE.get(int(per_unit)) if deployment == "PERSISTENT_2" else None
-    cost = None
+    cost: float | None = None
     if price is not None:
         cost = capacity * price.usd
         lim.figure_step(
@@ -688,7 +688,7 @@ def size_files(need: Need, declared: Mapping[str, Any] | None) -> Sizing:
         bandwidth = int(given) if given else files.default_bandwidth_v2(quota)
         lim.aggregate = float(bandwidth)
         lim.step(f"storage aggregate (provisioned v2): {bandwidth} MiB/s")
-        cost = None
+        cost: float | None = None
         lim.step("cost: no provisioned v2 price recorded")
     else:
         lim.aggregate = float(files.baseline_v1(quota)[1])
