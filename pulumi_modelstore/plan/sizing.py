@@ -386,12 +386,14 @@ def size_fsx(need: Need, declared: Mapping[str, Any] | None) -> Sizing:
         deployment = declared.get("deployment_type", "PERSISTENT_2")
         storage_type = declared.get("storage_type", "SSD")
         capacity = int(declared.get("storage_capacity_gib", 1200))
-        per_unit = declared.get("per_unit_storage_throughput") or fsx.default_throughput(
+        given = declared.get("per_unit_storage_throughput") or fsx.default_throughput(
             deployment, storage_type
         )
-        if per_unit is None:
-            per_unit = FSX_SCRATCH_MBPS_PER_TIB.value
+        if given is None:  # scratch: no per-unit setting
+            per_unit = int(FSX_SCRATCH_MBPS_PER_TIB.value)
             lim.figure_step(f"{deployment}: {n(per_unit)} MBps/TiB", FSX_SCRATCH_MBPS_PER_TIB)
+        else:
+            per_unit = int(given)
     agg_mb = capacity / 1024 * per_unit
     lim.aggregate = mb_to_mib(agg_mb)
     lim.step(
