@@ -13,6 +13,7 @@ from pathlib import Path
 
 from . import policy as policies
 from .plan import compare as comparing
+from .plan import sizing
 from .plan.engine import Plan, PlanError, plan_directory
 from .plan.project import ProjectError
 from .plan.render import FORMATS, render, to_json
@@ -86,7 +87,63 @@ def _parser() -> argparse.ArgumentParser:
         "ones (documented opt-outs) are reported without failing",
     )
     plan.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
+    size = sub.add_parser(
+        "size",
+        help="the settings each backend needs for a cold-start target, with the arithmetic",
+        description=(
+            "Per backend: the settings that load a model of --model-gib into --replicas "
+            "replicas starting together (one per node) within --cold-start-seconds, the limit "
+            "that binds (storage aggregate, per-client, node NIC), the predicted cold start "
+            "and the monthly storage cost, each step with its published figure. With --stack: "
+            "the stores the stack declares, as declared. Exit code "
+            f"{sizing.EXIT_OUT_OF_REACH} when a backend sized misses the target, "
+            f"{sizing.EXIT_BAD_INPUT} on bad input."
+        ),
+    )
+    size.add_argument("--model-gib", required=True, help="the model's size in GiB")
+    size.add_argument("--replicas", required=True, help="replicas starting together")
+    size.add_argument(
+        "--cold-start-seconds", required=True, help="the target: seconds to read the model"
+    )
+    size.add_argument("--backend", help="size this backend only (default: every backend)")
+    size.add_argument(
+        "--node-gbps",
+        default=str(sizing.NODE_GBPS.value),
+        help=f"each node's network bandwidth in Gbps (default: {sizing.NODE_GBPS.value:g}, "
+        "a judgement)",
+    )
+    size.add_argument(
+        "--nfs-mibps", help="an NFS server's read throughput in MiB/s (default: unknown)"
+    )
+    size.add_argument("--stack", help="size the stores this stack declares, as declared")
+    size.add_argument("--cwd", default=".", help="Pulumi project directory, with --stack")
+    size.add_argument("--format", choices=("text", "json"), default="text")
     return parser
+
+
+def _size(args: argparse.Namespace) -> int:
+    """``modelstore size``: the report on standard output; exit code as the help says."""
+    try:
+        need = sizing.Need(
+            model_gib=sizing.positive("--model-gib", args.model_gib),
+            replicas=int(sizing.positive("--replicas", args.replicas, whole=True)),
+            seconds=sizing.positive("--cold-start-seconds", args.cold_start_seconds),
+            node_gbps=sizing.positive("--node-gbps", args.node_gbps),
+            nfs_mibps=(
+                None if args.nfs_mibps is None else sizing.positive("--nfs-mibps", args.nfs_mibps)
+            ),
+        )
+        if args.stack is None:
+            results = sizing.size_backends(need, args.backend)
+        else:
+            results = sizing.size_stack(need, args.cwd, args.stack, args.backend)
+    except (sizing.SizingInputError, ProjectError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return sizing.EXIT_BAD_INPUT
+    data = sizing.report(need, results, args.stack)
+    render = sizing.render_json if args.format == "json" else sizing.render_text
+    sys.stdout.write(render(data))
+    return sizing.EXIT_OUT_OF_REACH if data["out_of_reach"] else 0
 
 
 @contextlib.contextmanager
@@ -118,6 +175,8 @@ def _program_output_to_stderr() -> Iterator[None]:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "size":
+        return _size(args)
     base = None
     fill_outputs = args.fill_outputs
     if args.compare is not None:

@@ -51,6 +51,18 @@ THROUGHPUT_MBPS_PER_TIB: dict[tuple[str, str], tuple[int, ...]] = {
     ("PERSISTENT_1", "HDD"): (12, 40),
     ("PERSISTENT_2", "SSD"): (125, 250, 500, 1000),
 }
+# SSD capacity (CreateFileSystem StorageCapacity): these small sizes, or a multiple of the step
+# (SCRATCH_1 3600 GiB, the other SSD deployment types 2400 GiB).
+SSD_SMALL_CAPACITIES_GIB = (1200, 2400)
+SSD_CAPACITY_STEP_GIB = 2400
+SCRATCH_1_CAPACITY_STEP_GIB = 3600
+
+
+def ssd_capacity_step(deployment_type: str) -> int:
+    """The multiple an SSD capacity above the small sizes must be, for ``deployment_type``."""
+    return SCRATCH_1_CAPACITY_STEP_GIB if deployment_type == "SCRATCH_1" else SSD_CAPACITY_STEP_GIB
+
+
 # The store's own mount options: extra_mount_options add to these.
 DEFAULT_MOUNT_OPTIONS = ("flock",)
 
@@ -185,8 +197,8 @@ def validate_storage_capacity(
                 f"a multiple of {step} for PERSISTENT_1 HDD at {throughput} MB/s/TiB",
             )
         return
-    step = 3600 if deployment_type == "SCRATCH_1" else 2400
-    if capacity not in (1200, 2400) and capacity % step:
+    step = ssd_capacity_step(deployment_type)
+    if capacity not in SSD_SMALL_CAPACITIES_GIB and capacity % step:
         raise ModelStoreInputError(
             store,
             "storage_capacity_gib",

@@ -158,6 +158,12 @@ def baseline_v1(quota_gib: int) -> tuple[int, int]:
     return iops, 100 + math.ceil(0.04 * quota_gib) + math.ceil(0.06 * quota_gib)
 
 
+def default_bandwidth_v2(quota_gib: int) -> int:
+    """Provisioned v2's throughput in MiB/s for a share of ``quota_gib`` when
+    ``provisioned_bandwidth_mibps`` is not set (Azure's recommendation for the size)."""
+    return 100 + math.ceil(0.1 * quota_gib)
+
+
 def quota_in_range(store: str, quota: int, sku: str) -> None:
     low, high = QUOTA_V2 if is_v2(sku) else QUOTA_V1
     if not low <= quota <= high:
