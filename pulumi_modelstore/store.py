@@ -510,6 +510,10 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         """One static PV and its claim per consumer namespace, after the storage is ready and
         the consumers are granted (``granted``)."""
         for ns, read_only in c.consumers:
+            # The backend's storage and driver, and the consumers' grants (order:
+            # storage-before-volume, driver-before-volume, grant-before-volume); the claim
+            # waits for its PV, so the PV carries the namespace for both (order:
+            # namespace-first).
             deps = [*binding.ready, *granted]
             if c.create_namespaces:
                 namespace = cluster.namespace(ns, self, c.name)

@@ -686,7 +686,7 @@ class EbsCsiDriver(EbsComponent):
         if install.driver == "none":
             return None
         # The controller must start with its permissions, and after the snapshot CRDs: the
-        # driver's install guide wants the CRDs first.
+        # driver's install guide wants the CRDs first (order: driver-install-order).
         depends_on = self._identity_resources() + (
             [self.snapshot_controller] if self.snapshot_controller else []
         )
