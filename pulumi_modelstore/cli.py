@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .plan import compare as comparing
+from .plan import timeline as timelines
 from .plan.engine import PlanError, plan_directory
 from .plan.project import ProjectError
 from .plan.render import FORMATS, render, to_json
@@ -55,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
         "up cannot carry them out (a protected resource replaced or deleted, a volume deleted "
         f"under its claim). Exit code {comparing.EXIT_DATA_LOSS} when a step may lose data, "
         f"else {comparing.EXIT_BLOCKED} when a step is blocked, else 0",
+    )
+    plan.add_argument(
+        "--timeline",
+        action="store_true",
+        help="model pulumi up over the plan's dependency graph with typical create times per "
+        "resource type (each with its source): the critical path, the modelled total and when "
+        "the first claim is usable; --format tree (text) or json",
     )
     plan.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
     return parser
@@ -110,6 +118,10 @@ def main(argv: list[str] | None = None) -> int:
     elif args.format == "markdown":
         print("error: --format markdown is the --compare output", file=sys.stderr)
         return 1
+    if args.timeline and (base is not None or args.format not in timelines.FORMATS):
+        what = "--compare" if base is not None else f"--format {args.format}"
+        print(f"error: --timeline prints tree or json, not {what}", file=sys.stderr)
+        return 1
     try:
         with _program_output_to_stderr():
             plan = plan_directory(args.cwd, args.stack, fill_outputs=fill_outputs, echo=sys.stderr)
@@ -131,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         text = comparing.COMPARE_FORMATS[args.format](result, Path(args.compare).name)
         code = result.exit_code
+    elif args.timeline:
+        text = timelines.render(plan, args.format)
     else:
         text = render(plan, args.format)
     if args.out:
