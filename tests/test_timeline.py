@@ -17,6 +17,7 @@ from pulumi_modelstore.plan.timeline import (
     ORDERING_KINDS,
     ORDERINGS,
     PVC,
+    UNAWAITED_CLAIM,
     UNLISTED,
     timeline,
     to_json,
@@ -136,6 +137,10 @@ def test_a_claim_that_skips_the_await_is_not_the_first_usable():
     t = timeline(p)
     assert t.first_claim is None
     assert "First claim usable: none bound during pulumi up" in to_text(t)
+    # pulumi up does not wait for it to bind: created in one request.
+    entry = t.entries[claim["urn"]]
+    assert entry.finish - entry.start == UNAWAITED_CLAIM.seconds < seconds(PVC)
+    assert f"{PVC} (pulumi.com/skipAwait): 1 s" in to_text(t)
 
 
 @pytest.mark.parametrize("stack", STACKS)

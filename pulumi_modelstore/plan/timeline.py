@@ -242,6 +242,12 @@ NO_WAIT = Figure(
     "without a provider create",
 )
 READ = Figure(1, "a read of an existing resource", "judgement: one provider read call")
+UNAWAITED_CLAIM = Figure(
+    1,
+    "a claim annotated pulumi.com/skipAwait: created, its binding not awaited",
+    "judgement: one API server request; pulumi-kubernetes skips its await logic for an object "
+    "so annotated (pulumi.com/blog/improving-kubernetes-management-with-pulumis-await-logic)",
+)
 UNLISTED = Figure(
     30,
     "a type with no figure in CREATE_TIMES",
@@ -256,6 +262,8 @@ def figure_of(state: Mapping[str, Any], op: str = "create") -> Figure:
         return NO_WAIT
     if op in ("read", "import"):
         return READ
+    if type_ == PVC and _skips_await(state):
+        return UNAWAITED_CLAIM
     return CREATE_TIMES.get(type_, UNLISTED)
 
 
@@ -534,11 +542,12 @@ class Timeline:
 
     def figures(self) -> dict[str, Figure]:
         """The create time of each custom resource type on the timeline."""
-        return {
-            e.type: e.figure
-            for e in sorted(self.entries.values(), key=lambda e: e.type)
+        found = {
+            e.type + (f" ({SKIP_AWAIT})" if e.figure is UNAWAITED_CLAIM else ""): e.figure
+            for e in self.entries.values()
             if e.figure is not NO_WAIT
         }
+        return dict(sorted(found.items()))
 
 
 def _data(state: Mapping[str, Any]) -> set[str]:
