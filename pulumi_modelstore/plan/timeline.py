@@ -428,6 +428,19 @@ ORDERINGS: tuple[Ordering, ...] = (
         "destroy deletes the claim before the PV (kubernetes.io/pv-protection).",
     ),
     Ordering(
+        "class-after-driver",
+        frozenset(
+            {
+                "kubernetes:storage.k8s.io/v1:StorageClass",
+                "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshotClass",
+            }
+        ),
+        frozenset({_RELEASE, _ADDON}),
+        "Claims and snapshots made on the driver's classes name them through an output (a data "
+        "edge to the class): with the class after the driver they wait for it, and a destroy "
+        "deletes them before the driver, without which their volumes and snapshots stay.",
+    ),
+    Ordering(
         "driver-install-order",
         frozenset({_RELEASE, _ADDON, "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshotClass"}),
         frozenset(
