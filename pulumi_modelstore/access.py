@@ -215,7 +215,7 @@ def _service_account(
     }
     if grant.service_account_annotations is not None:
         metadata["annotations"] = dict(grant.service_account_annotations)
-    # The namespace must exist first, where the store creates it.
+    # The namespace must exist first, where the store creates it (order: namespace-first).
     depends = [cluster.namespace(ns, store, common.name)] if common.creates_namespace(ns) else []
     return k8s.core.v1.ServiceAccount(
         service_account_resource_name(common.name, declared.account_role, ns),

@@ -14,6 +14,7 @@ from pathlib import Path
 from . import policy as policies
 from .plan import compare as comparing
 from .plan import sizing
+from .plan import timeline as timelines
 from .plan.engine import Plan, PlanError, plan_directory
 from .plan.project import ProjectError
 from .plan.render import FORMATS, render, to_json
@@ -85,6 +86,13 @@ def _parser() -> argparse.ArgumentParser:
         "naming the enforcement level, the policy and the resource (type::name); format tree "
         f"(text) or json. Exit code {EXIT_POLICY} when a mandatory policy is violated; advisory "
         "ones (documented opt-outs) are reported without failing",
+    )
+    plan.add_argument(
+        "--timeline",
+        action="store_true",
+        help="model pulumi up over the plan's dependency graph with typical create times per "
+        "resource type (each with its source): the critical path, the modelled total and when "
+        "the first claim is usable; --format tree (text) or json",
     )
     plan.add_argument("--verbose", action="store_true", help="show tracebacks on errors")
     size = sub.add_parser(
@@ -198,11 +206,18 @@ def main(argv: list[str] | None = None) -> int:
     elif args.format == "markdown":
         print("error: --format markdown is the --compare output", file=sys.stderr)
         return 1
+    if args.policy and args.timeline:
+        print("error: --policy and --timeline are separate runs", file=sys.stderr)
+        return 1
     if args.policy and base is not None:
         print("error: --policy and --compare are separate runs", file=sys.stderr)
         return 1
     if args.policy and args.format not in POLICY_FORMATS:
         print(f"error: --policy prints tree (text) or json, not {args.format}", file=sys.stderr)
+        return 1
+    if args.timeline and (base is not None or args.format not in timelines.FORMATS):
+        what = "--compare" if base is not None else f"--format {args.format}"
+        print(f"error: --timeline prints tree or json, not {what}", file=sys.stderr)
         return 1
     try:
         with _program_output_to_stderr():
@@ -227,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
         code = result.exit_code
     elif args.policy:
         text, code = _policy_report(plan, args.format)
+    elif args.timeline:
+        text = timelines.render(plan, args.format)
     else:
         text = render(plan, args.format)
     if args.out:

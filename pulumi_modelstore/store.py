@@ -635,6 +635,10 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         """One static PV and its claim per consumer namespace, after the storage is ready and
         the consumers are granted (``granted``)."""
         for ns, read_only in c.consumers:
+            # The backend's storage and driver, and the consumers' grants (order:
+            # storage-before-volume, driver-before-volume, grant-before-volume); the claim
+            # waits for its PV, so the PV carries the namespace for both (order:
+            # namespace-first).
             deps = [*binding.ready, *granted]
             if c.creates_namespace(ns):
                 namespace = cluster.namespace(ns, self, c.name)
@@ -695,6 +699,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         loader = c.loader
         config_maps = {}
         for ns in (loader, *c.readers):
+            # order: namespace-first
             deps = [self.namespaces[ns]] if ns in self.namespaces else []
             config_maps[ns] = model_jobs.programs_config_map(
                 f"{c.name}-programs-{ns}",
@@ -704,6 +709,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
                 opts=pulumi.ResourceOptions(parent=self, depends_on=deps),
             )
 
+        # order: job-after-its-mount
         def ready(ns: str) -> list[pulumi.Resource]:
             account = access.service_accounts.get(ns)
             return [self.claims[ns], config_maps[ns], *([account] if account else [])]

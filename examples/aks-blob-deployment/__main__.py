@@ -67,6 +67,7 @@ k8s.apps.v1.Deployment(
             "spec": pod_spec,
         },
     },
+    # Pods start once the store's volumes and grants exist (order: workload-after-store).
     opts=pulumi.ResourceOptions(depends_on=[store]),
 )
 

@@ -61,6 +61,7 @@ cache = EbsModelCache(
         "volume_initialization_rate_mibps": 300,
         "snapshot_class_name": driver.snapshot_class_name,
     },
+    # A destroy deletes the cache's claims before the driver (order: cache-after-driver).
     opts=pulumi.ResourceOptions(depends_on=[driver]),
 )
 
@@ -94,6 +95,7 @@ k8s.apps.v1.StatefulSet(
     "vllm-llama",
     metadata={"name": "vllm-llama", "namespace": "inference", "labels": labels},
     spec=stateful_set_spec,
+    # Pods start once the cache's snapshot exists (order: workload-after-store).
     opts=pulumi.ResourceOptions(depends_on=[cache]),
 )
 

@@ -73,6 +73,7 @@ k8s.apps.v1.Deployment(
     "vllm-llama",
     metadata=metadata,
     spec=deployment_spec,
+    # Pods start once the store's volumes and grants exist (order: workload-after-store).
     opts=pulumi.ResourceOptions(depends_on=[store]),
 )
 

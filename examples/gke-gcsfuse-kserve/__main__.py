@@ -93,6 +93,7 @@ k8s.apiextensions.CustomResource(
     kind="InferenceService",
     metadata=inference_service["metadata"],
     spec=inference_service["spec"],
+    # Pods start once the store's volumes and grants exist (order: workload-after-store).
     opts=pulumi.ResourceOptions(depends_on=[store]),
 )
 

@@ -111,6 +111,7 @@ seed = k8s.batch.v1.Job(
         },
     },
     opts=pulumi.ResourceOptions(
+        # Pods start once the store's volumes and grants exist (order: workload-after-store).
         depends_on=[store],
         custom_timeouts=pulumi.CustomTimeouts(create="15m", update="15m"),
     ),
@@ -156,7 +157,8 @@ server = k8s.apps.v1.Deployment(
             "spec": pod_spec,
         },
     },
-    # Created only once the seeding Job has completed (Pulumi awaits the Job).
+    # Created only once the seeding Job has completed (Pulumi awaits the Job)
+    # (order: workload-after-store).
     opts=pulumi.ResourceOptions(depends_on=[seed]),
 )
 

@@ -43,6 +43,7 @@ k8s.batch.v1.Job(
             )
         },
     },
+    # Pods start once the store's volumes and grants exist (order: workload-after-store).
     opts=pulumi.ResourceOptions(depends_on=[store]),
 )
 
@@ -69,6 +70,7 @@ k8s.apps.v1.Deployment(
             ),
         },
     },
+    # Pods start once the store's volumes and grants exist (order: workload-after-store).
     opts=pulumi.ResourceOptions(depends_on=[store]),
 )
 

@@ -725,7 +725,7 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
         fs = self._file_system(spec, tags)
         sg_id, rules = self._network(name, spec.args, facts.cluster, tags)
         # Mount targets wait for the NFS rules: PVs wait for the mount targets, so no pod
-        # mounts before its node may reach NFS.
+        # mounts before its node may reach NFS (order: nfs-rules-first).
         self.mount_targets: dict[str, aws.efs.MountTarget] = {
             zone: aws.efs.MountTarget(
                 f"{name}-mount-target-{zone}",
@@ -749,17 +749,19 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
         self.driver_install = self._install_driver(spec, eks)
         ready: list[pulumi.Resource] = [
             # The driver (this store's install or the cluster's): a destroy removes the
-            # volumes before the driver that unmounts them.
+            # volumes before the driver that unmounts them (order: driver-before-volume).
             *([self.driver_install] if self.driver_install is not None else []),
-            # A mount needs a mount target in the node's zone.
+            # A mount needs a mount target in the node's zone (order: storage-before-volume).
             *self.mount_targets.values(),
             # The file system policy refuses clients without TLS (and, under IAM
-            # authorization, anonymous ones): no volume is offered before it applies.
+            # authorization, anonymous ones): no volume is offered before it applies
+            # (order: storage-before-volume).
             self.file_system_policy,
         ]
         if self.node_role is not None and self.node_policy is not None:
             # `iam` mounts are signed with the node role: denied until this store's own policy
-            # is on it, and (Pod Identity) until the association hands the role out.
+            # is on it, and (Pod Identity) until the association hands the role out
+            # (order: grant-before-volume).
             ready += [self.node_policy, *self.node_role.associations]
         self._outputs_of(sg_id)
         return Binding(
@@ -969,7 +971,8 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
         if role is not None:
             # The install waits for the role, and for Pod Identity for the association: EKS
             # hands Pod Identity credentials only to pods created after it exists, so a node
-            # pod started before it has none and every `iam` mount fails.
+            # pod started before it has none and every `iam` mount fails
+            # (order: driver-install-order).
             ready = [role.role, *role.associations]
             if role.association is not None:
                 # Labelling the node pods (chart 4.4.1 values.yaml node.podLabels, on the

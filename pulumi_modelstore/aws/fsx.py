@@ -528,7 +528,8 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
             reader_access_mode="ReadWriteMany",
             writer_access_mode="ReadWriteMany",
             mount_options=pv_mount_options(a.get("extra_mount_options")),
-            # No mount without the driver, and a destroy removes the volumes before it. Not the
+            # No mount without the driver, and a destroy removes the volumes before it
+            # (order: driver-before-volume). Not the
             # data repository association: the file system mounts without it (its data
             # reaches the PVs through the file system's id and names) and S3 imports lazily.
             ready=[install] if install is not None else [],
@@ -582,7 +583,8 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
             opts=pulumi.ResourceOptions.merge(
                 self.data_protection(),
                 # FSx refuses to create a file system whose group lacks the LNET rules ("do not
-                # permit Lustre LNET network traffic on port 988"): wait for every one.
+                # permit Lustre LNET network traffic on port 988"): wait for every one
+                # (order: lnet-rules-first).
                 pulumi.ResourceOptions(depends_on=list(rules)),
             ),
         )

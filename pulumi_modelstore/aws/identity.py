@@ -229,6 +229,9 @@ def service_account_role(
                     service_account=sa,
                     role_arn=role.arn,
                     tags=dict(tags),
+                    # Mounts wait for the association alone (ServiceAccountRole.ready): made
+                    # after the policy, it is the role's last step, so a pod it gets
+                    # credentials for has the permissions too (order: policy-before-association).
                     opts=opts(suffix, depends_on=[role_policy] if role_policy else []),
                 )
             )

@@ -790,14 +790,16 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
         self.region = pulumi.Output.from_input(facts.bucket_region)
 
         # What the PVs wait for: each edge says why.
-        ready: list[pulumi.Resource] = [*hardening]  # mounts need the bucket configured
+        # Mounts need the bucket configured (order: storage-before-volume).
+        ready: list[pulumi.Resource] = [*hardening]
         state = _driver_state(cluster)
         self.driver_role = self._driver_role(
             spec, cluster, facts, state, self._policy(spec, read_only=True), ready
         )
         self.driver_install = self._install_driver(spec, cluster, state)
         if self.driver_install is not None:
-            ready.append(self.driver_install)  # no mount before the driver runs
+            # No mount before the driver runs (order: driver-before-volume).
+            ready.append(self.driver_install)
         self.driver_role_arn = (
             self.driver_role.arn if self.driver_role is not None else pulumi.Output.from_input(None)
         )
@@ -875,7 +877,8 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
             role=role,
             # The driver's pods must not start before their identity exists: with IRSA the
             # role, with Pod Identity the association (EKS hands its credentials only to pods
-            # created after it). Each store's policy is its own PVs' concern.
+            # created after it). Each store's policy is its own PVs' concern
+            # (order: driver-install-order).
             depends_on=role.ready if role is not None else (),
         )
         if install.driver != "none" and state.installed_by is None:
@@ -936,7 +939,8 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
         # one role, so it only ever carries read-only policies: driver-level credentials are
         # refused for a store with writers (rules), and this policy never writes.
         own = attach_policy(f"{name}-driver-policy", state.role, read_only_policy, self)
-        ready.append(own)  # no mount before the role can read this store's bucket
+        # No mount before the role can read this store's bucket (order: grant-before-volume).
+        ready.append(own)
         return state.role
 
     def _new_bucket(
@@ -999,7 +1003,7 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
         )
         # S3 rejects concurrent configuration changes on one bucket ("A conflicting
         # conditional operation is currently in progress"): the policy goes last, after every
-        # other configuration of the bucket.
+        # other configuration of the bucket (order: bucket-configuration-first).
         configuration: list[pulumi.Resource] = [public_access, ownership, encryption, versioning]
         backup = spec.derived["backup"]
         if backup.enabled:
@@ -1022,6 +1026,7 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
                     ],
                     bucket=bucket.id,
                     region=region,
+                    # order: versioning-before-lifecycle
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[versioning]),
                 )
             )

@@ -659,7 +659,8 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
                 issuer=f.oidc_issuer_url,
                 tags=self.tags(spec),
                 parent=self,
-                # The scope must exist before a role is assigned on it.
+                # The scope must exist before a role is assigned on it (its id is built from
+                # names, not an output) (order: scope-first).
                 scope_ready=[r for r in (self.storage_account, self.container) if r is not None],
             )
 

@@ -318,7 +318,8 @@ class AzureFilesNfsModelStore(
         else:
             account_name = facts.account_name
         self.share = self._share(spec, facts, account_name)
-        ready: list[pulumi.Resource] = [self.share]  # no mount before the share exists
+        # No mount before the share exists (order: storage-before-volume).
+        ready: list[pulumi.Resource] = [self.share]
         ready += self._private_endpoint(spec, cluster, facts)
         self.storage_account_name = pulumi.Output.from_input(account_name)
         self.share_name = self.share.name

@@ -141,7 +141,8 @@ def federated_credentials(
             issuer=issuer,
             subject=subject(namespace, service_account),
             audiences=[AUDIENCE],
-            # One after another: ARM refuses concurrent credential writes on one identity.
+            # One after another: ARM refuses concurrent credential writes on one identity
+            # (order: one-credential-at-a-time).
             opts=pulumi.ResourceOptions(
                 parent=parent, depends_on=[previous] if previous is not None else []
             ),
@@ -219,7 +220,7 @@ def grant(
         subscription_id=subscription_id,
         name_parts=(store, key),
         parent=parent,
-        depends_on=scope_ready,
+        depends_on=scope_ready,  # the scope exists first (order: scope-first)
     )
     return Grant(
         ready=[assignment, *credentials.values()],

@@ -953,7 +953,8 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
         encryption: Any = None
         if a.get("kms_key_name") is not None:
             assert facts.storage_agent is not None
-            # Cloud Storage checks the key when the bucket is created: the grant first.
+            # Cloud Storage checks the key when the bucket is created: the grant first
+            # (order: key-grant-first).
             depends.append(
                 gcp.kms.CryptoKeyIAMMember(
                     f"{name}-bucket-kms",

@@ -401,6 +401,9 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
                 "dataSourceRef": {
                     "apiGroup": DATA_SOURCE_GROUP,
                     "kind": DATA_SOURCE_KIND,
+                    # A data edge (name_after): the data source outlives its claim, so a
+                    # destroy (or a replacement) deletes the claim first; a claim whose data
+                    # source is gone is stuck (FACTS).
                     "name": name_after(sources[ns], ds_name),
                 },
             },
@@ -408,9 +411,6 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
             # wait for it. The revision annotation names what the volume holds.
             claim_annotations={SKIP_AWAIT: "true", REVISION_ANNOTATION: revision},
             claim_options=lambda ns: pulumi.ResourceOptions(
-                # The data source outlives its claim: a destroy (or a replacement) deletes the
-                # claim first; a claim whose data source is gone is stuck (FACTS).
-                depends_on=[sources[ns]],
                 # A claim's spec is immutable and its volume read-only for good once attached:
                 # any change (revision, size, class) is a new volume under the same name.
                 replace_on_changes=["spec"],
@@ -474,6 +474,8 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
             },
             opts=pulumi.ResourceOptions(
                 parent=self,
+                # The account's grant and the namespace (order: grant-before-volume,
+                # namespace-first), and the transfer Job's class (order: driver-before-volume).
                 depends_on=[*after, *([self.compute_class] if self.compute_class else [])],
             ),
         )

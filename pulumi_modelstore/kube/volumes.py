@@ -64,7 +64,7 @@ def static_volume(
         spec=pv_spec,
         opts=pulumi.ResourceOptions(
             parent=parent,
-            depends_on=list(depends_on),
+            depends_on=list(depends_on),  # the caller's, each with its reason there
             # Kubernetes refuses to change a PV's volumeMode, or its nodeAffinity once set
             # (k8s.io/kubernetes pkg/apis/core/validation/validation.go
             # ValidatePersistentVolumeUpdate; a mutable nodeAffinity is the alpha feature gate
@@ -115,6 +115,8 @@ def static_volume(
         # --compare` blocks a replacement whose new PV is smaller than that request.
         opts=pulumi.ResourceOptions(
             parent=parent,
+            # Pre-bound to the PV by name: made after it, it binds at once, and a destroy
+            # deletes it before the PV (order: volume-before-claim).
             depends_on=[pv],
             replace_with=[pv],
             ignore_changes=list(CLAIM_REQUEST_KEPT),

@@ -324,7 +324,8 @@ class NfsModelStore(ModelStore[NfsModelStoreArgs, ClusterScope], backend="nfs"):
             reader_access_mode="ReadOnlyMany",
             writer_access_mode="ReadWriteMany",
             # The PVs (and so the claims workloads wait for) come after the driver, so pods do
-            # not start before the node plugin exists and fail their mounts until it does.
+            # not start before the node plugin exists and fail their mounts until it does
+            # (order: driver-before-volume).
             ready=[driver] if driver is not None else [],
         )
 

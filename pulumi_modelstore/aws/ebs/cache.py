@@ -553,7 +553,8 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         )
 
     def _child(self, *depends_on: "pulumi.Resource | None") -> pulumi.ResourceOptions:
-        """A child's options: after ``opts.depends_on`` (the driver) and ``depends_on``."""
+        """A child's options: after ``opts.depends_on`` (the driver: a destroy deletes the
+        claims and the snapshot before it, order: cache-after-driver) and ``depends_on``."""
         return pulumi.ResourceOptions(
             parent=self, depends_on=self._after + [d for d in depends_on if d is not None]
         )
@@ -599,7 +600,9 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         if values["source_snapshot_name"] is not None:
             return values["source_snapshot_name"]
         # The model's data: retained (see ``protect``), not protected, so a new
-        # model_revision can still replace it.
+        # model_revision can still replace it. Taken after the loader Job completes: it names
+        # the seed claim by name, and earlier it would hold a partial model
+        # (order: seed-before-snapshot).
         self.snapshot = volume_snapshot(
             f"{self._name}-snapshot",
             name=base,

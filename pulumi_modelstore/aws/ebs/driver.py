@@ -561,6 +561,11 @@ class EbsCsiDriver(EbsComponent):
             )
         self.snapshot_controller = self._install_snapshot_controller(resource_name, cluster)
         self.driver_install = self._install_driver(resource_name, cluster)
+        # The classes come after the driver (and the snapshot CRDs): claims and snapshots made
+        # on them use storage_class_name / snapshot_class_name (name_after, a data edge), so
+        # they wait for the driver and a destroy deletes them before it; a claim or snapshot
+        # deleted without the driver leaves its EBS volume or snapshot and a stuck finalizer
+        # (order: class-after-driver).
         after_driver = [r for r in (self.driver_install, self.snapshot_controller) if r]
 
         self.snapshot_class = None
@@ -686,7 +691,7 @@ class EbsCsiDriver(EbsComponent):
         if install.driver == "none":
             return None
         # The controller must start with its permissions, and after the snapshot CRDs: the
-        # driver's install guide wants the CRDs first.
+        # driver's install guide wants the CRDs first (order: driver-install-order).
         depends_on = self._identity_resources() + (
             [self.snapshot_controller] if self.snapshot_controller else []
         )
