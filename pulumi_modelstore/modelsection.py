@@ -245,7 +245,7 @@ def parse_model(
         )
     if errors:
         raise ModelStoreInputError.combine(errors)
-    assert parsed is not None
+    assert parsed is not None and isinstance(source, str) and isinstance(revision, str)
     return Model(
         source=source,
         scheme=parsed,

@@ -473,8 +473,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         common = parse_common(p)
         p.check(lambda: _no_literal_token(resource_name, args))
         if common is not None and p.ok("model"):
+            claim_name = common.claim_name
             model = p.check(
-                lambda: parse_model(resource_name, p["model"], cls.model_fill, common.claim_name)
+                lambda: parse_model(resource_name, p["model"], cls.model_fill, claim_name)
             )
             if model is not None:
                 seeded = cls.model_fill[model.scheme].how == "job"
