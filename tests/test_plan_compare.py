@@ -1137,3 +1137,40 @@ def _state(type_: str, name: str, inputs: dict[str, Any], parent: str = "") -> d
 def _doc(stack: str, steps_: list[dict[str, Any]]) -> dict[str, Any]:
     steps_ = json.loads(json.dumps(steps_).replace("urn:pulumi:STACK::", f"urn:pulumi:{stack}::"))
     return {"project": "modelstore", "stack": stack, "steps": steps_}
+
+
+# --- model revisions -------------------------------------------------------------------------
+
+NEW_REVISION = "5206a32e0bd3067aef1ce90f5528ade7d866253f"
+
+
+def model_revision(revision: str, store: str = "models") -> Edit:
+    def apply(stores: dict[str, Any]) -> None:
+        stores[store]["model"]["revision"] = revision
+
+    return apply
+
+
+def test_a_revision_change_seeds_beside_the_old_and_replaces_no_volume(tmp_path, capsys):
+    """The CLI's --compare of the local stack with ``model.revision`` moved: a new seed Job and
+    verification Job, the readers' mount moves (the mounts output), and no PV or claim is
+    replaced or deleted: exit 0, no DATA LOSS."""
+    base_file = tmp_path / "base.json"
+    base_dir = stack_dir(tmp_path, "local")
+    argv = ["plan", "--stack", "local", "--format", "json"]
+    assert main([*argv, "--cwd", str(base_dir), "--fill-outputs", "--out", str(base_file)]) == 0
+    capsys.readouterr()
+    changed = stack_dir(tmp_path, "local", model_revision(NEW_REVISION))
+    code = main([*argv, "--cwd", str(changed), "--compare", str(base_file)])
+    doc = json.loads(capsys.readouterr()[0])
+    assert code == 0
+    assert doc["dataLossRisk"] == []
+    cmp = compare(json.loads(base_file.read_text()), planned(changed, "local"))
+    assert not cmp.data_loss and not cmp.blocked
+    touched = {(c.op, c.type) for c in cmp.changes if c.op != "same"}
+    assert not {t for op, t in touched if t in (PV, PVC)}, touched
+    jobs = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, "kubernetes:batch/v1:Job")}
+    assert sorted(jobs.values()) == ["create", "create", "delete", "delete"], jobs
+    assert any(NEW_REVISION[:12] in name and op == "create" for name, op in jobs.items()), jobs
+    outputs = json.dumps(planned(changed, "local")["outputs"])
+    assert f"revisions/{NEW_REVISION}" in outputs
