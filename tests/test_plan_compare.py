@@ -1174,3 +1174,37 @@ def test_a_revision_change_seeds_beside_the_old_and_replaces_no_volume(tmp_path,
     assert any(NEW_REVISION[:12] in name and op == "create" for name, op in jobs.items()), jobs
     outputs = json.dumps(planned(changed, "local")["outputs"])
     assert f"revisions/{NEW_REVISION}" in outputs
+
+
+def test_an_fsx_s3_model_revision_change_adds_an_association_and_replaces_no_volume(
+    tmp_path, capsys
+):
+    """aws-prod (FSx) with an s3:// model moved to a new revision (a new source prefix): the
+    new revision's data repository association is created beside the file system, the old
+    one goes (keeping its files), new seed and verification Jobs; no file system, PV or claim
+    is replaced, and the CLI exits 0."""
+    dra = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
+
+    def model(revision: str) -> Edit:
+        def apply(stores: dict[str, Any]) -> None:
+            # The model section's association takes the place of the stack's own link.
+            stores["llama"].pop("data_repository_path", None)
+            source = f"s3://acme-models/llama-3.1-8b/{revision}"
+            stores["llama"]["model"] = {"source": source, "revision": revision}
+
+        return apply
+
+    base_file = tmp_path / "base.json"
+    argv = ["plan", "--stack", "aws-prod", "--format", "json"]
+    base_dir = stack_dir(tmp_path, "aws-prod", model("v1"))
+    assert main([*argv, "--cwd", str(base_dir), "--fill-outputs", "--out", str(base_file)]) == 0
+    capsys.readouterr()
+    changed = stack_dir(tmp_path, "aws-prod", model("v2"))
+    assert main([*argv, "--cwd", str(changed), "--compare", str(base_file)]) == 0
+    assert json.loads(capsys.readouterr()[0])["dataLossRisk"] == []
+    cmp = compare(json.loads(base_file.read_text()), planned(changed, "aws-prod"))
+    assert not cmp.data_loss and not cmp.blocked
+    links = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, dra)}
+    assert links == {"llama-model-v1": "delete", "llama-model-v2": "create"}
+    touched = {c.type for c in cmp.changes if c.op in ("replace", "delete")}
+    assert touched.isdisjoint({PV, PVC, FSX}), touched

@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -198,11 +198,14 @@ def _job(
     return k8s.batch.v1.Job(
         resource_name,
         metadata={"name": name, "namespace": namespace, "labels": dict(labels)},
-        spec={
-            "backoffLimit": BACKOFF_LIMIT,
-            "activeDeadlineSeconds": minutes * 60,
-            "template": {"metadata": dict(pod_metadata), "spec": pod_spec},
-        },
+        spec=cast(
+            Any,
+            {
+                "backoffLimit": BACKOFF_LIMIT,
+                "activeDeadlineSeconds": minutes * 60,
+                "template": {"metadata": dict(pod_metadata), "spec": pod_spec},
+            },
+        ),
         opts=pulumi.ResourceOptions.merge(
             opts,
             pulumi.ResourceOptions(
