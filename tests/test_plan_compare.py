@@ -642,7 +642,8 @@ def test_a_local_store_on_another_node_replaces_its_volumes_and_claims(tmp_path)
         store_set("node_name", "node-b", "models"),
     )
     pvs, claims = by_type(cmp, PV), by_type(cmp, PVC)
-    assert len(pvs) == len(claims) == 2
+    # One per consumer: the reader, the writer and the model's loader namespace.
+    assert len(pvs) == len(claims) == 3
     for pv in pvs:
         assert pv.op == "replace" and pv.paths == [NODE_AFFINITY_VALUE]
         assert pv.forcing == [f"{NODE_AFFINITY_VALUE} (replaceOnChanges)"]
@@ -779,7 +780,7 @@ def test_a_renamed_azure_storage_account_is_a_new_account_and_risks_its_data(tmp
         assert replaced.loses_data and not replaced.protected
     # The claims' volumes point at the new account (PV specs are immutable), kept by Retain.
     pvs = by_type(cmp, PV)
-    assert len(pvs) == 2
+    assert len(pvs) == 3  # the reader's, the writer's and the model loader's
     assert all(pv.op == "replace" and not pv.loses_data and pv.retained for pv in pvs)
     assert {c.type for c in cmp.data_loss} == {STORAGE_ACCOUNT, BLOB_CONTAINER}
     assert {c.type for c in cmp.ordered()[:2]} == {STORAGE_ACCOUNT, BLOB_CONTAINER}
