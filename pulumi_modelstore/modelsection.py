@@ -98,6 +98,15 @@ class Fill:
     how: str
     reason: str = ""
     wired: bool = True
+    publish: str = ""
+    """For a native fill: the seed program's ``--publish`` mode that publishes what the storage
+    filled (``imported``: a seed Job, as the loader namespace's writer, hashes the files and
+    writes the manifest). Default: empty, no Job runs."""
+
+    @property
+    def job(self) -> bool:
+        """Whether a seed Job runs in the loader namespace (to seed, or to publish)."""
+        return self.how == "job" or bool(self.publish)
 
     @property
     def refusal(self) -> str | None:

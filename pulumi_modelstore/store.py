@@ -473,13 +473,10 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         common = parse_common(p)
         p.check(lambda: _no_literal_token(resource_name, args))
         if common is not None and p.ok("model"):
-            claim_name = common.claim_name
-            model = p.check(
-                lambda: parse_model(resource_name, p["model"], cls.model_fill, claim_name)
-            )
+            claim = common.claim_name
+            model = p.check(lambda: parse_model(resource_name, p["model"], cls.model_fill, claim))
             if model is not None:
-                seeded = cls.model_fill[model.scheme].how == "job"
-                loader = model.namespace if seeded else None
+                loader = model.namespace if cls.model_fill[model.scheme].job else None
                 common = replace(common, model=model, loader=loader)
                 p.check(lambda: _loader_is_no_consumer(resource_name, common))
         cls.cloud_rules(p)
@@ -725,11 +722,13 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             revision=m.revision,
             include=m.include,
             keep_revisions=m.keep_revisions,
-            publish=type(self).model_publish,
+            publish=type(self).model_fill[m.scheme].publish or type(self).model_publish,
             token_secret=m.token_secret,
             manifest_sha256=m.manifest_sha256,
             patch=self._patcher(loader, model_jobs.STORE_ROOT),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=ready(loader)),
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[*ready(loader), *self.model_filled()]
+            ),
         )
         for ns in c.readers:
             self.verify_jobs[ns] = model_jobs.verify_job(
@@ -753,6 +752,11 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         self.model_verify_job_names = pulumi.Output.from_input(
             {ns: model_jobs.job_name(c.claim_name, "verify", m.revision) for ns in c.readers}
         )
+
+    def model_filled(self) -> list[pulumi.Resource]:
+        """What fills the model natively, which the seed Job waits for before it publishes
+        (``Fill.publish``). Default: nothing."""
+        return []
 
     def _patcher(self, namespace: str, mount_path: str | None) -> Callable[..., Any]:
         """``patch(pod_spec, labels)``: the pod spec and template metadata of a Job that mounts

@@ -239,6 +239,51 @@ def test_data_repository_association_imports_new_changed_deleted():
     assert inputs["fileSystemId"] == UNKNOWN  # a preview: the id is known after apply
 
 
+S3_MODEL = {"source": "s3://acme-models/llama-3.1-8b/v2", "revision": "v2"}
+JOB = "kubernetes:batch/v1:Job"
+
+
+def test_an_s3_model_is_imported_by_an_association_of_its_own_and_published_by_the_seed_job():
+    """The association imports the source into revisions/<rev> (what readers mount), without
+    automatic import (a published revision never changes) and keeping the files when it goes;
+    the seed Job, the loader's writer, waits for it and only publishes (--publish imported);
+    readers mount the revision behind the gate and get a verification Job as elsewhere."""
+    built: list[Any] = []
+    p = plan(
+        lambda: built.append(
+            FsxLustreModelStore(
+                "llama",
+                {
+                    "cluster_name": CLUSTER,
+                    "readers": ["inference"],
+                    "model": S3_MODEL,
+                    "imported_file_chunk_size_mib": 4096,
+                },
+            )
+        )
+    )
+    (link,) = p.by_type(DRA)
+    assert link["urn"].endswith("::llama-model-v2")
+    inputs = link["inputs"]
+    assert inputs["fileSystemPath"] == "/revisions/v2"
+    assert inputs["dataRepositoryPath"] == "s3://acme-models/llama-3.1-8b/v2/"
+    assert inputs["deleteDataInFilesystem"] is False
+    assert inputs["batchImportMetaDataOnCreate"] is True
+    assert inputs["importedFileChunkSize"] == 4096
+    assert "s3" not in inputs  # no auto-import policy
+    jobs = {j["inputs"]["metadata"]["name"]: j for j in p.by_type(JOB)}
+    assert sorted(jobs) == ["llama-seed-v2", "llama-verify-v2"]
+    seed = jobs["llama-seed-v2"]
+    assert seed["inputs"]["metadata"]["namespace"] == "llama-loader"
+    args = seed["inputs"]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[args.index("--publish") + 1] == "imported"
+    assert args[args.index("--source") + 1] == S3_MODEL["source"]
+    assert link["urn"] in seed["dependencies"]
+    store = built[0]
+    assert store.mount_for("inference").volume_mount["subPath"] == "revisions/v2"
+    assert store.mount_for("llama-loader").read_only is False
+
+
 def test_user_provisioned_metadata_and_hdd():
     p = plan(fsx(metadata_iops=24000))
     assert p.by_type(FS)[0]["inputs"]["metadataConfiguration"] == {
@@ -426,6 +471,28 @@ BAD_INPUTS = [
     (
         {"node_security_group_ids": []},
         "llama: node_security_group_ids must be a non-empty list of ids, got []",
+    ),
+    (
+        {"model": S3_MODEL, "data_repository_path": "s3://acme-models/shared/"},
+        "llama: file_system_path must be a path outside /revisions and /.modelstore beside an "
+        "s3:// model (its own data repository association is at /revisions/<revision>, and FSx "
+        "refuses associations with overlapping file system paths), got '/'",
+    ),
+    (
+        {
+            "model": S3_MODEL,
+            "data_repository_path": "s3://acme-models/shared/",
+            "file_system_path": "/revisions/x",
+        },
+        "llama: file_system_path must be a path outside /revisions and /.modelstore beside an "
+        "s3:// model (its own data repository association is at /revisions/<revision>, and FSx "
+        "refuses associations with overlapping file system paths), got '/revisions/x'",
+    ),
+    (
+        {"model": S3_MODEL, "deployment_type": "SCRATCH_1", "per_unit_storage_throughput": None},
+        "llama: model.source must be an hf:// source on SCRATCH_1 or Lustre 2.10 (an s3:// "
+        "model is imported by a data repository association, which needs Lustre 2.12 or newer "
+        "and a deployment type other than SCRATCH_1), got 's3://acme-models/llama-3.1-8b/v2'",
     ),
     (
         {"cluster_subnet_ids": "subnet-00000abc"},

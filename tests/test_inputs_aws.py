@@ -228,8 +228,9 @@ BAD_INPUTS: list[tuple[str, str, dict[str, Any], str]] = [
         "fsx-lustre",
         "llama",
         {"imported_file_chunk_size_mib": 1024},
-        "llama: imported_file_chunk_size_mib must be unset unless data_repository_path is set "
-        "(it is the data repository association's chunk size for imported files), got 1024",
+        "llama: imported_file_chunk_size_mib must be unset unless data_repository_path or an "
+        "s3:// model source is set (it is the data repository association's chunk size for "
+        "imported files), got 1024",
     ),
     (
         "fsx-lustre",

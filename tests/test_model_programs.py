@@ -316,6 +316,39 @@ def test_manifest_last_publish_writes_in_place_and_publishes_with_the_manifest(
     assert str(caught.value) == "publish must be one of rename, manifest-last, got 'copy'"
 
 
+def test_imported_publish_hashes_what_the_storage_put_there_and_opens_no_source(
+    tmp_path: Path,
+) -> None:
+    """FSx's association imports the source into revisions/<rev>/: the seed Job, run as a
+    program with ``--publish imported``, only hashes those files and writes the manifest (an
+    s3:// source it never opens: no boto3, no credentials); the verify program then passes,
+    a rerun does nothing, and an empty revision directory fails with the cause."""
+    store = tmp_path / "store"
+    make_model(store / "revisions" / "v1")
+    uri = "s3://no-such-bucket-here/llama"
+    args = ("--publish", "imported", *JSON_AND_SHARDS)
+    log = tmp_path / "log"
+    done = seed(uri, "v1", store, *args, log=str(log))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok: seeded v1: 5 files, ")
+    manifest = json.loads((store / ".modelstore/v1/manifest.json").read_text())
+    assert manifest["source"] == uri
+    assert {f["path"] for f in manifest["files"]} == set(MODEL) - {"README.md"}
+    assert verify_seeded(store, "--all").returncode == 0
+    again = seed(uri, "v1", store, *args)
+    assert again.stdout.startswith("ok: already seeded, nothing to do: v1: 5 files")
+    empty = seed(uri, "v2", store, *args, log=str(log))
+    assert empty.returncode == 1
+    line = (
+        "FAILED: revisions/v2 holds no file matching the include patterns *.safetensors, "
+        "*.json: has the storage imported s3://no-such-bucket-here/llama there?"
+    )
+    assert empty.stderr.strip() == line == log.read_text().strip()
+    with pytest.raises(seed_mod.SeedError) as caught:
+        seed_mod.seed(open_source(f"file://{store}", "v1"), store, publish="imported")
+    assert str(caught.value) == "publish must be one of rename, manifest-last, got 'imported'"
+
+
 def test_a_revision_label_seeded_again_from_another_source_is_replaced_unless_in_use(
     seeded: Path, tmp_path: Path
 ) -> None:

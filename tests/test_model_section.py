@@ -29,7 +29,8 @@ def test_every_backend_says_how_each_source_gets_in() -> None:
         for scheme, fill in cls.model_fill.items():
             assert fill.how in ("job", "native", "refused"), (name, scheme)
             # A native fill the section does not drive yet is refused, never silently skipped.
-            assert (fill.refusal is None) == (fill.how == "job"), (name, scheme)
+            taken = fill.how == "job" or (fill.how == "native" and fill.wired)
+            assert (fill.refusal is None) == taken, (name, scheme)
         assert (cls.model_fill["hf"].how == "job") is cls.takes_writers, name
     # Filled once and read-only after (no writers): the volume populator, the EBS loader.
     assert [n for n in NAMES if n not in ("ebs-snapshot", "hyperdisk-ml")] == SEEDED
@@ -169,12 +170,11 @@ def local(**model: Any) -> Any:
             ),
         ),
         (
-            lambda: build("fsx-lustre", model={"source": "s3://b/llama", "revision": "v1"}),
+            lambda: build("fsx-lustre", model={"source": "gs://b/llama", "revision": "v1"}),
             (
-                "llama: model.source must be a source this store takes (hf://): s3:// is refused "
-                "because FSx for Lustre imports from S3 through its data repository association, "
-                "which the model section does not drive yet: set data_repository_path, got "
-                "'s3://b/llama'"
+                "llama: model.source must be a source this store takes (hf://, s3://): gs:// is "
+                "refused because the seed Job runs as the store's AWS identity, which cannot read "
+                "Google Cloud storage: copy the model to a s3:// bucket first, got 'gs://b/llama'"
             ),
         ),
     ],

@@ -642,7 +642,7 @@ def test_a_local_store_on_another_node_replaces_its_volumes_and_claims(tmp_path)
         store_set("node_name", "node-b", "models"),
     )
     pvs, claims = by_type(cmp, PV), by_type(cmp, PVC)
-    # The reader's, the writer's and the model loader's (the seed Job's writer claim).
+    # One per consumer: the reader, the writer and the model's loader namespace.
     assert len(pvs) == len(claims) == 3
     for pv in pvs:
         assert pv.op == "replace" and pv.paths == [NODE_AFFINITY_VALUE]
@@ -1138,3 +1138,74 @@ def _state(type_: str, name: str, inputs: dict[str, Any], parent: str = "") -> d
 def _doc(stack: str, steps_: list[dict[str, Any]]) -> dict[str, Any]:
     steps_ = json.loads(json.dumps(steps_).replace("urn:pulumi:STACK::", f"urn:pulumi:{stack}::"))
     return {"project": "modelstore", "stack": stack, "steps": steps_}
+
+
+# --- model revisions -------------------------------------------------------------------------
+
+NEW_REVISION = "5206a32e0bd3067aef1ce90f5528ade7d866253f"
+
+
+def model_revision(revision: str, store: str = "models") -> Edit:
+    def apply(stores: dict[str, Any]) -> None:
+        stores[store]["model"]["revision"] = revision
+
+    return apply
+
+
+def test_a_revision_change_seeds_beside_the_old_and_replaces_no_volume(tmp_path, capsys):
+    """The CLI's --compare of the local stack with ``model.revision`` moved: a new seed Job and
+    verification Job, the readers' mount moves (the mounts output), and no PV or claim is
+    replaced or deleted: exit 0, no DATA LOSS."""
+    base_file = tmp_path / "base.json"
+    base_dir = stack_dir(tmp_path, "local")
+    argv = ["plan", "--stack", "local", "--format", "json"]
+    assert main([*argv, "--cwd", str(base_dir), "--fill-outputs", "--out", str(base_file)]) == 0
+    capsys.readouterr()
+    changed = stack_dir(tmp_path, "local", model_revision(NEW_REVISION))
+    code = main([*argv, "--cwd", str(changed), "--compare", str(base_file)])
+    doc = json.loads(capsys.readouterr()[0])
+    assert code == 0
+    assert doc["dataLossRisk"] == []
+    cmp = compare(json.loads(base_file.read_text()), planned(changed, "local"))
+    assert not cmp.data_loss and not cmp.blocked
+    touched = {(c.op, c.type) for c in cmp.changes if c.op != "same"}
+    assert not {t for op, t in touched if t in (PV, PVC)}, touched
+    jobs = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, "kubernetes:batch/v1:Job")}
+    assert sorted(jobs.values()) == ["create", "create", "delete", "delete"], jobs
+    assert any(NEW_REVISION[:12] in name and op == "create" for name, op in jobs.items()), jobs
+    outputs = json.dumps(planned(changed, "local")["outputs"])
+    assert f"revisions/{NEW_REVISION}" in outputs
+
+
+def test_an_fsx_s3_model_revision_change_adds_an_association_and_replaces_no_volume(
+    tmp_path, capsys
+):
+    """aws-prod (FSx) with an s3:// model moved to a new revision (a new source prefix): the
+    new revision's data repository association is created beside the file system, the old
+    one goes (keeping its files), new seed and verification Jobs; no file system, PV or claim
+    is replaced, and the CLI exits 0."""
+    dra = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
+
+    def model(revision: str) -> Edit:
+        def apply(stores: dict[str, Any]) -> None:
+            # The model section's association takes the place of the stack's own link.
+            stores["llama"].pop("data_repository_path", None)
+            source = f"s3://acme-models/llama-3.1-8b/{revision}"
+            stores["llama"]["model"] = {"source": source, "revision": revision}
+
+        return apply
+
+    base_file = tmp_path / "base.json"
+    argv = ["plan", "--stack", "aws-prod", "--format", "json"]
+    base_dir = stack_dir(tmp_path, "aws-prod", model("v1"))
+    assert main([*argv, "--cwd", str(base_dir), "--fill-outputs", "--out", str(base_file)]) == 0
+    capsys.readouterr()
+    changed = stack_dir(tmp_path, "aws-prod", model("v2"))
+    assert main([*argv, "--cwd", str(changed), "--compare", str(base_file)]) == 0
+    assert json.loads(capsys.readouterr()[0])["dataLossRisk"] == []
+    cmp = compare(json.loads(base_file.read_text()), planned(changed, "aws-prod"))
+    assert not cmp.data_loss and not cmp.blocked
+    links = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, dra)}
+    assert links == {"llama-model-v1": "delete", "llama-model-v2": "create"}
+    touched = {c.type for c in cmp.changes if c.op in ("replace", "delete")}
+    assert touched.isdisjoint({PV, PVC, FSX}), touched

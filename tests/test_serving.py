@@ -176,3 +176,23 @@ def test_the_kserve_helper_refuses_another_namespace():
         "InferenceService metadata.namespace must be 'inference', the namespace of claim "
         f"{mount.claim_name}, got 'batch'"
     )
+
+
+def test_the_kserve_helper_gates_the_predictor_on_the_pinned_revision():
+    """With a ``model`` section the predictor waits in the gate init container (which mounts
+    the claim itself, so its volume goes in beside the one KServe adds) and serves the pinned
+    revision's directory; the result passes KServe v0.16.0's CRD."""
+    sha = "0e9e39f249a16976918f6564b8830bc894c89659"
+    built: list[Any] = []
+    plan(lambda: built.append(build("local", model={"source": "hf://org/m", "revision": sha})))
+    mount = built[0].mount_for("inference")
+    isvc = mount.patch_inference_service(ISVC, path="llama")
+    predictor = isvc["spec"]["predictor"]
+    assert predictor["model"]["storageUri"] == f"pvc://{mount.claim_name}/revisions/{sha}/llama"
+    assert [c["name"] for c in predictor["initContainers"]] == ["modelstore-revision-gate"]
+    assert predictor["initContainers"] == mount.init_containers
+    assert predictor["volumes"] == [mount.volume, *mount.extra_volumes]
+    gate_mounts = {m["name"] for c in mount.init_containers for m in c["volumeMounts"]}
+    assert gate_mounts <= {v["name"] for v in predictor["volumes"]}
+    for minor in KUBERNETES_MINORS:
+        validator(minor).validate(isvc)  # KServe v0.16.0's CRD

@@ -5,7 +5,7 @@ link to S3, the CSI driver (once per cluster) and a static PV/PVC per consumer n
 # Signatures naming a provider SDK class quote it: evaluated at import, it would load the SDK's
 # lazily loaded modules (about half a second of every plan's start-up).
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -18,6 +18,7 @@ from ..backup import Backup, BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
+from ..kube import model_jobs
 from ..modelsection import Fill, job_fills
 from ..store import Binding, Spec
 from . import validation as aws_v
@@ -109,10 +110,15 @@ class FsxLustreModelStoreArgs(AwsModelStoreArgs, total=False):
     """PERSISTENT_2 on Lustre 2.15: provisioned metadata IOPS (1500, 3000, 6000, or 12000 to
     192000 in steps of 12000). Default: AUTOMATIC metadata mode, which scales with capacity."""
     data_repository_path: str
-    """``s3://bucket[/prefix]`` to link with a data repository association, so models
-    published once to S3 appear in Lustre, loaded lazily. Default: no link."""
+    """The advanced form, kept beside ``model``: ``s3://bucket[/prefix]`` to link with a data
+    repository association at ``file_system_path``, so whatever is published to S3 appears in
+    Lustre, loaded lazily (no revision, manifest or verification). For one pinned model use
+    ``model: {source: s3://..., revision: ...}`` instead: its own association imports the
+    source into ``revisions/<revision>``. With both, ``file_system_path`` must not overlap
+    ``/revisions`` or ``/.modelstore`` (FSx refuses overlapping association paths). Default:
+    no link."""
     file_system_path: str
-    """Where the S3 path appears in the file system. Default: ``/``."""
+    """Where ``data_repository_path`` appears in the file system. Default: ``/``."""
     auto_import_events: Sequence[str]
     """S3 events imported automatically (NEW, CHANGED, DELETED). Default:
     ``["NEW", "CHANGED", "DELETED"]``."""
@@ -267,6 +273,44 @@ def data_repository_needs_lustre_2_12(
         )
 
 
+def model_link_fits(
+    store: str, model: Any, repository: Any, fs_path: Any, deployment_type: str, version: str
+) -> None:
+    """An ``s3://`` model is imported by an association of its own at ``/revisions/<rev>``:
+    FSx refuses two associations with overlapping file system paths, and associations on
+    SCRATCH_1 or Lustre 2.10 (CreateDataRepositoryAssociation, FileSystemPath and the
+    operation's description, Amazon FSx API Reference)."""
+    source = model.get("source") if isinstance(model, Mapping) else None
+    if not (isinstance(source, str) and source.startswith("s3://")):
+        return
+    if not _outputs(deployment_type, version) and (
+        deployment_type == "SCRATCH_1" or version == "2.10"
+    ):
+        raise ModelStoreInputError(
+            store,
+            "model.source",
+            source,
+            "an hf:// source on SCRATCH_1 or Lustre 2.10 (an s3:// model is imported by a "
+            "data repository association, which needs Lustre 2.12 or newer and a deployment "
+            "type other than SCRATCH_1)",
+        )
+    if repository is None or v.is_output(fs_path):
+        return
+    path = "/" + str(fs_path).strip("/")
+    if any(
+        path == top or path.startswith(f"{top}/") or top.startswith(path.rstrip("/") + "/")
+        for top in ("/revisions", "/.modelstore")
+    ):
+        raise ModelStoreInputError(
+            store,
+            "file_system_path",
+            fs_path,
+            "a path outside /revisions and /.modelstore beside an s3:// model (its own data "
+            "repository association is at /revisions/<revision>, and FSx refuses "
+            "associations with overlapping file system paths)",
+        )
+
+
 def import_events_are_known(store: str, field: str, events: Sequence[Any]) -> None:
     for event in events:
         v.one_of(store, field, event, IMPORT_EVENTS)
@@ -280,15 +324,17 @@ def chunk_size_in_range(store: str, field: str, mib: Any) -> None:
         )
 
 
-def chunk_size_needs_data_repository(store: str, mib: Any, repository: Any) -> None:
-    """The chunk size is the data repository association's: without one it would be dropped."""
-    if mib is not None and repository is None:
+def chunk_size_needs_data_repository(store: str, mib: Any, repository: Any, model: Any) -> None:
+    """The chunk size is the data repository associations': without one it would be dropped."""
+    source = model.get("source") if isinstance(model, Mapping) else None
+    s3_model = isinstance(source, str) and source.startswith("s3://")
+    if mib is not None and repository is None and not s3_model:
         raise ModelStoreInputError(
             store,
             "imported_file_chunk_size_mib",
             mib,
-            "unset unless data_repository_path is set (it is the data repository "
-            "association's chunk size for imported files)",
+            "unset unless data_repository_path or an s3:// model source is set (it is the data "
+            "repository association's chunk size for imported files)",
         )
 
 
@@ -374,19 +420,10 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
     args_type = FsxLustreModelStoreArgs
     # FSx for Lustre: a parallel network file system: vLLM loader settings in kube/serving.py.
     loader_profile = "parallel-fs"
-    # hf:// by the seed Job; s3:// natively, by the data repository association, which the
-    # model section does not drive yet: until then data_repository_path is the way.
-    model_fill = job_fills(
-        cloud="s3",
-        native={
-            "s3": Fill(
-                "native",
-                "FSx for Lustre imports from S3 through its data repository association, "
-                "which the model section does not drive yet: set data_repository_path",
-                wired=False,
-            )
-        },
-    )
+    # hf:// by the seed Job; s3:// natively: a data repository association per revision
+    # imports the source into revisions/<rev>, then the seed Job (the loader's writer) only
+    # publishes it: hashes what was imported and writes the manifest (seed --publish imported).
+    model_fill = job_fills(cloud="s3", native={"s3": Fill("native", publish="imported")})
     example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
     data_bearing_types = ("aws:fsx/lustreFileSystem:LustreFileSystem",)
     _csi_chart = FSX_CSI
@@ -463,6 +500,14 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
             "data_repository_path",
         )
         p.field_rule(v.absolute_path, "file_system_path")
+        p.rule(
+            model_link_fits,
+            "model",
+            "data_repository_path",
+            "file_system_path",
+            "deployment_type",
+            "file_system_type_version",
+        )
         p.field_rule(import_events_are_known, "auto_import_events")
         p.field_rule(v.positive_int, "imported_file_chunk_size_mib")
         p.field_rule(chunk_size_in_range, "imported_file_chunk_size_mib")
@@ -470,6 +515,7 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
             chunk_size_needs_data_repository,
             "imported_file_chunk_size_mib",
             "data_repository_path",
+            "model",
         )
         p.derived["install"] = p.rule(driver_install_is_known, *_INSTALL_FIELDS)
         p.field_rule(one_subnet, "subnet_ids")
@@ -514,6 +560,7 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
         sg_id, rules = self._network(spec.common.name, a, facts, tags)
         fs = self.file_system = self._file_system(spec, facts, sg_id, rules, tags)
         dra = self.data_repository_association = self._s3_link(spec, fs, tags)
+        self.model_association = self._model_link(spec, fs, tags)
         self.file_system_id = fs.id
         self.dns_name = fs.dns_name
         self.mount_name = fs.mount_name
@@ -612,6 +659,41 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
             tags=tags,
             opts=pulumi.ResourceOptions(parent=self),
         )
+
+    def _model_link(
+        self,
+        spec: Spec[FsxLustreModelStoreArgs],
+        fs: "aws.fsx.LustreFileSystem",
+        tags: dict[str, str],
+    ) -> "aws.fsx.DataRepositoryAssociation | None":
+        """The data repository association importing an ``s3://`` model's source into
+        ``/revisions/<revision>``; None for another source or none. One per revision, named
+        after it: a new revision is a new association beside the store's data, and the old
+        one's removal keeps every file (``delete_data_in_filesystem`` False), each read whole
+        by the publishing seed Job. FSx allows 8 associations per file system, each with its
+        own S3 prefix (CreateDataRepositoryAssociation, Amazon FSx API Reference): a new
+        revision takes a new source prefix."""
+        m = spec.common.model
+        if m is None or m.scheme != "s3":
+            return None
+        return aws.fsx.DataRepositoryAssociation(
+            f"{spec.common.name}-model-{model_jobs.slug(m.revision)}",
+            file_system_id=fs.id,
+            file_system_path=f"/{m.revision_path}",
+            data_repository_path=m.source.rstrip("/") + "/",
+            batch_import_meta_data_on_create=True,
+            # The stripe layout of imported files: the chunk size sets how many disks a large
+            # shard is striped over (ImportedFileChunkSize, FSx API Reference).
+            imported_file_chunk_size=spec.args.get("imported_file_chunk_size_mib"),
+            delete_data_in_filesystem=False,
+            # No automatic import: a published revision never changes under its readers.
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def model_filled(self) -> list[pulumi.Resource]:
+        """The model's association: the publishing seed Job runs once it exists."""
+        return [self.model_association] if self.model_association is not None else []
 
     def _network(
         self, name: str, a: FsxLustreModelStoreArgs, facts: _Preflight, tags: dict[str, str]

@@ -21,6 +21,11 @@ What it does, in order:
    With ``--publish manifest-last`` (object-store mounts: Mountpoint for S3 cannot rename, and
    Cloud Storage FUSE and blobfuse2 rename a directory object by object) the files are written
    straight into ``revisions/<revision>/`` and the manifest, written last, is what publishes.
+   With ``--publish imported`` (a store that fills itself: FSx for Lustre's data repository
+   association imports the source into ``revisions/<revision>/``) nothing is downloaded and the
+   source is not opened: the files already there (matching ``--include``) are read whole, each
+   hashed, and the manifest written last publishes them. Reading them also loads every file
+   an association imported lazily, so readers never wait on S3 and the association can go.
 4. Removes published revisions beyond ``--keep-revisions`` (the oldest first, by publish time),
    never the one just seeded and never one named by ``--in-use`` (what readers mount).
 
@@ -49,8 +54,10 @@ from .sources import (
     Source,
     SourceError,
     SourceFile,
+    check_revision,
     included,
     open_source,
+    parse_source,
     read_token,
     safe_relative,
 )
@@ -62,7 +69,7 @@ GIB = 1 << 30
 # doc/SEMANTICS.md, "Semantics tenets"); Cloud Storage FUSE renames a directory only in a
 # hierarchical-namespace bucket, else refuses or copies object by object (gcsfuse
 # docs/semantics.md, "Renaming directories is only supported in Hierarchical Namespace").
-PUBLISH = ("rename", "manifest-last")
+PUBLISH = ("rename", "manifest-last", "imported")
 
 
 class SeedError(Exception):
@@ -108,8 +115,9 @@ def seed(
     :class:`SourceError` with a one-line message."""
     if keep_revisions < 1:
         raise SeedError(f"keep_revisions must be 1 or more, got {keep_revisions}")
-    if publish not in PUBLISH:
-        raise SeedError(f"publish must be one of {', '.join(PUBLISH)}, got {publish!r}")
+    # `imported` opens no source: publish_imported() is that mode.
+    if publish not in PUBLISH[:2]:
+        raise SeedError(f"publish must be one of {', '.join(PUBLISH[:2])}, got {publish!r}")
     layout = Layout(dest)
     revision = source.revision
     existing = complete_manifest(layout, source.uri, revision)
@@ -174,6 +182,71 @@ def seed(
         # Mountpoint for S3 cannot rename).
         layout.manifest(revision).parent.mkdir(parents=True, exist_ok=True)
         layout.manifest(revision).write_bytes(data)
+    removed = collect(layout, keep_revisions, {revision, *in_use})
+    return SeedResult(
+        True, revision, len(entries), manifest["total_bytes"], manifest["digest"], removed
+    )
+
+
+def publish_imported(
+    dest: Path,
+    uri: str,
+    revision: str,
+    *,
+    include: Sequence[str] = (),
+    keep_revisions: int = 2,
+    in_use: Sequence[str] = (),
+    manifest_sha256: str | None = None,
+) -> SeedResult:
+    """Publish the files the storage itself put under ``revisions/<revision>/`` (``--publish
+    imported``, module docstring): hash each, write the manifest last. A complete manifest
+    already there is kept (a rerun does nothing); ``manifest_sha256`` as for :func:`seed`.
+    Raises :class:`SeedError` when no file matching ``include`` is there."""
+    if keep_revisions < 1:
+        raise SeedError(f"keep_revisions must be 1 or more, got {keep_revisions}")
+    layout = Layout(dest)
+    existing = complete_manifest(layout, uri, revision)
+    if manifest_sha256 is not None:
+        found = existing["digest"] if existing is not None else "no complete manifest"
+        if found != manifest_sha256:
+            raise SeedError(
+                f"revision {revision} must be published with the pinned manifest "
+                f"{manifest_sha256}, found {found} (unpin manifest_sha256 to publish it anew)"
+            )
+    if existing is not None:
+        removed = collect(layout, keep_revisions, {revision, *in_use})
+        return SeedResult(
+            False,
+            revision,
+            len(existing["files"]),
+            existing["total_bytes"],
+            existing["digest"],
+            removed,
+        )
+    target = layout.revision_dir(revision)
+    found_files = (
+        sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
+        if target.is_dir()
+        else []
+    )
+    wanted = [f for f in found_files if included(f, include)]
+    if not wanted:
+        patterns = ", ".join(include) or "(none)"
+        raise SeedError(
+            f"revisions/{revision} holds no file matching the include patterns {patterns}: "
+            f"has the storage imported {uri} there?"
+        )
+    entries = []
+    for rel in wanted:
+        digest = hashlib.sha256()
+        size = 0
+        with (target / rel).open("rb", buffering=0) as stream:
+            while chunk := stream.read(CHUNK):
+                digest.update(chunk)
+                size += len(chunk)
+        entries.append({"path": rel, "size": size, "sha256": digest.hexdigest()})
+    manifest = make_manifest(uri, revision, entries, datetime.now(UTC).isoformat())
+    write_atomically(layout.manifest(revision), json.dumps(manifest, indent=1).encode())
     removed = collect(layout, keep_revisions, {revision, *in_use})
     return SeedResult(
         True, revision, len(entries), manifest["total_bytes"], manifest["digest"], removed
@@ -299,21 +372,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--termination-log", default="/dev/termination-log")
     args = parser.parse_args(argv)
     try:
-        source = open_source(
-            args.source,
-            args.revision,
-            token=read_token(args.token_file, args.token_env),
-            hf_endpoint=args.hf_endpoint,
-        )
-        result = seed(
-            source,
-            args.dest,
-            include=args.include,
-            keep_revisions=args.keep_revisions,
-            in_use=args.in_use,
-            publish=args.publish,
-            manifest_sha256=args.manifest_sha256,
-        )
+        if args.publish == "imported":
+            # The storage filled itself: the source is named, never opened.
+            check_revision(parse_source(args.source).scheme, args.revision)
+            result = publish_imported(
+                args.dest,
+                args.source,
+                args.revision,
+                include=args.include,
+                keep_revisions=args.keep_revisions,
+                in_use=args.in_use,
+                manifest_sha256=args.manifest_sha256,
+            )
+        else:
+            result = _seed_from(args)
     except (SeedError, SourceError) as error:
         line = f"FAILED: {error}"
     except Exception as error:  # a network or client error: still one line for the Job
@@ -326,6 +398,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(line, file=sys.stderr)
     _write_termination(args.termination_log, line)
     return 1
+
+
+def _seed_from(args: argparse.Namespace) -> SeedResult:
+    """Open the source the command line names and seed it."""
+    source = open_source(
+        args.source,
+        args.revision,
+        token=read_token(args.token_file, args.token_env),
+        hf_endpoint=args.hf_endpoint,
+    )
+    return seed(
+        source,
+        args.dest,
+        include=args.include,
+        keep_revisions=args.keep_revisions,
+        in_use=args.in_use,
+        publish=args.publish,
+        manifest_sha256=args.manifest_sha256,
+    )
 
 
 if __name__ == "__main__":
