@@ -107,7 +107,8 @@ DYNAMIC_BASE_PATH = "/dynamic"
 DYNAMIC_DIRECTORY_PERMS = "700"
 # The driver's own default range, pinned: each claim's access point gets a gid (used as its
 # uid too) from it, so claims do not share an owner. A file system holds at most 10,000 access
-# points (docs.aws.amazon.com/efs/latest/ug/limits.html), the store's own included.
+# points unless raised (docs.aws.amazon.com/efs/latest/ug/create-access-point.html), the
+# store's own included.
 DYNAMIC_GID_RANGE = (50000, 7000000)
 
 
