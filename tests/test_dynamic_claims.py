@@ -12,6 +12,7 @@ import pytest
 
 from pulumi_modelstore.aws import EfsModelStore, MountpointS3ModelStore
 from pulumi_modelstore.azure import AzureFilesNfsModelStore
+from pulumi_modelstore.local import LocalModelStore
 from pulumi_modelstore.nfs import NfsModelStore
 from tests.conftest import CLUSTER, assert_refused, plan
 from tests.validators.kube_schema import KUBERNETES_MINORS, validator
@@ -108,6 +109,12 @@ def test_no_class_without_dynamic_claims():
 
 
 REFUSED = [
+    (
+        LocalModelStore,
+        {},
+        "llama: dynamic_claims must be False here: local volumes are statically created "
+        "PersistentVolumes only (kubernetes.io/docs/concepts/storage/volumes/#local), got True",
+    ),
     (
         MountpointS3ModelStore,
         {"cluster_name": CLUSTER},
