@@ -4,6 +4,7 @@ refusals elsewhere."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -14,7 +15,9 @@ from pulumi_modelstore.aws import EfsModelStore, MountpointS3ModelStore
 from pulumi_modelstore.azure import AzureFilesNfsModelStore
 from pulumi_modelstore.local import LocalModelStore
 from pulumi_modelstore.nfs import NfsModelStore
+from pulumi_modelstore.nfs.store import HELM_VALUES, NFS_CSI
 from tests.conftest import CLUSTER, assert_refused, plan
+from tests.test_helm import Release, manifests, render
 from tests.validators.kube_schema import KUBERNETES_MINORS, validator
 
 SC = "kubernetes:storage.k8s.io/v1:StorageClass"
@@ -154,3 +157,20 @@ def test_refused(store_type, args, message):
         lambda: store_type("llama", cast(Any, {**args, **READERS, "dynamic_claims": True})),
         message,
     )
+
+
+def test_the_nfs_chart_installs_the_controller_that_serves_the_class():
+    """The class's claims are made by the driver's controller (its csi-provisioner), which the
+    chart the store installs renders with the store's values."""
+    release = Release(
+        NFS_CSI.chart, NFS_CSI.chart, NFS_CSI.version, "kube-system", json.dumps(HELM_VALUES)
+    )
+    objects = manifests(render(release))
+    provisioners = [
+        c
+        for o in objects
+        if o.get("kind") == "Deployment"
+        for c in o["spec"]["template"]["spec"]["containers"]
+        if "csi-provisioner" in c["image"]
+    ]
+    assert provisioners, "no csi-provisioner in the rendered chart"
