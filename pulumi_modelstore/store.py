@@ -40,7 +40,8 @@ from .cluster import ClusterScope, KubernetesCluster
 from .errors import ModelStoreInputError
 from .fields import Parser, check_renames, outputs_of, refusal_name, renamed, spelled_as
 from .kube import model_jobs
-from .kube.volumes import static_volume
+from .kube.snapshots import name_after
+from .kube.volumes import DYNAMIC_SUFFIX, DynamicClass, dynamic_storage_class, static_volume
 from .kube.workload import (
     HF_HOME_PATH,
     HF_HOME_VOLUME,
@@ -111,6 +112,14 @@ class ModelStoreArgs(TypedDict, total=False):
     ``backup.BackupArgs``), mapped onto what the backend's storage offers. Default: on for a
     store with writers and no pinned ``model`` source, off where the data is reproducible from
     its source; refused where the storage's API refuses backups."""
+    dynamic_claims: bool
+    """Make a StorageClass ``<store>-dynamic`` for claims made on demand on the store's own
+    storage (scratch space, caches, per-run outputs), each claim in a directory or share of its
+    own outside the model's, which the store's readers never see. Use it for data a job makes
+    and throws away next to the model; keep models in the store itself. Offered where the
+    storage allows it (EFS: an access point per claim; Azure Files NFS: a share per claim in
+    the store's account; NFS: a subdirectory per claim), refused elsewhere with the reason.
+    Default: ``False``."""
     cluster: Any
     """The cluster scope this store joins: an ``EksCluster`` for the AWS stores, a
     ``KubernetesCluster`` for the local and NFS stores. Default: the scope of the store's
@@ -224,6 +233,9 @@ class Binding:
     pod: PodSide = field(default_factory=PodSide)
     """What the driver needs of consumer pods (none by default); the consumers' identity is
     the access layer's to add."""
+    dynamic_class: DynamicClass | None = None
+    """The StorageClass for claims made on demand (``dynamic_claims``), which the base makes as
+    ``<store>-dynamic``. Default: None (not asked for)."""
     claim_template: Callable[[str], Mapping[str, Any]] | None = None
     """For a backend whose every replica needs a volume of its own (a ReadWriteOnce disk
     restored from a snapshot): ``claim_template(namespace)`` gives the StatefulSet
@@ -231,6 +243,21 @@ class Binding:
     each replica's claim. The base then makes no claim and no PV in that namespace (one claim
     could serve one replica only), and :meth:`ModelStore.mount_for` offers the template
     (``WorkloadMount.claim_template``). Default: None, a claim per consumer namespace."""
+
+
+DYNAMIC_OUTPUT = "dynamic_storage_class_name"
+
+
+class DynamicClaims:
+    """The output of the stores that offer ``dynamic_claims`` (a base of their classes)."""
+
+    dynamic_storage_class_name: pulumi.Output[str]
+    """The StorageClass ``<store>-dynamic`` for claims made on demand; registered only with
+    ``dynamic_claims: true``."""
+
+
+def _dynamic_claims_refused(store: str, reason: str) -> None:
+    raise ModelStoreInputError(store, "dynamic_claims", True, f"False here: {reason}")
 
 
 def parse_common(p: Parser) -> StoreCommon | None:
@@ -482,6 +509,10 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         cls.cloud_rules(p)
         cls.rules(p)
         settle_backup(p, cls.backup_support(p))
+        if p.ok("dynamic_claims") and p["dynamic_claims"]:
+            reason = cls.dynamic_claims_refusal(p)
+            if reason is not None:
+                p.check(lambda: _dynamic_claims_refused(resource_name, reason))
         values = p.finish()
         assert common is not None
         # The values are the args type's fields (FieldValues refuses any other name).
@@ -508,6 +539,16 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         ``p`` holds (read after :meth:`rules`). Default: refused, the store does not own its
         storage."""
         return REFUSED_NOT_OWNED
+
+    @classmethod
+    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
+        """Why ``dynamic_claims: true`` is refused for the configuration ``p`` holds (read
+        after :meth:`rules`); None where the backend's :meth:`provision_storage` hands a
+        ``Binding.dynamic_class``. Default: refused, with the backends that offer it."""
+        return (
+            "this backend offers no claims made on demand on its storage (efs, "
+            "azure-files-nfs and nfs do)"
+        )
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
@@ -586,11 +627,27 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         self._binding = binding
         self._pod = binding.pod.merged(access.pod)
         self._bind(spec.common, cluster, binding, access.ready)
+        self._dynamic_claims(spec.common, binding)
         self._model(spec.common, access)
         self.summary: dict[str, Any] = {
-            name: getattr(self, attribute) for name, attribute in self._outputs().items()
+            name: getattr(self, attribute)
+            for name, attribute in self._outputs().items()
+            # Only a store that made the class has the output (other stacks' outputs unchanged).
+            if attribute != DYNAMIC_OUTPUT or self.dynamic_storage_class is not None
         }
         self.register_outputs(self.summary)
+
+    def _dynamic_claims(self, c: StoreCommon, binding: Binding) -> None:
+        """The StorageClass ``<store>-dynamic`` the backend describes, if asked for."""
+        self.dynamic_storage_class: k8s.storage.v1.StorageClass | None = None
+        if binding.dynamic_class is None:
+            return
+        self.dynamic_storage_class = dynamic_storage_class(
+            c.name, binding.dynamic_class, labels=c.labels, parent=self, depends_on=binding.ready
+        )
+        self.dynamic_storage_class_name = name_after(
+            self.dynamic_storage_class, f"{c.name}{DYNAMIC_SUFFIX}"
+        )
 
     def access(self, spec: Spec[A], cluster: C, facts: Any) -> Access:
         """The consumers' access (``access.grant_consumers``), made once: the template asks

@@ -52,7 +52,8 @@ ROWS: list[tuple[str, str, list[str]]] = [
         [
             "modelstore:stores.llama.readerz must be a field of backend local: one of "
             "backup, capacity_gib, claim_name, cluster, cluster_name, create_namespaces, "
-            "host_path, labels, model, mount_path, node_name, protect, readers, writers, "
+            "dynamic_claims, host_path, labels, model, mount_path, node_name, protect, readers, "
+            "writers, "
             "got 'readerz'"
         ],
     ),

@@ -1291,7 +1291,7 @@ BAD_CACHE = [
     (
         {"sizes": "100Gi"},
         "llama: field name must be one of backup, claim_name, claim_template_name, cluster, "
-        "create_namespaces, encrypted, fs_type, iops, kms_key_arn, labels, loader, "
+        "create_namespaces, dynamic_claims, encrypted, fs_type, iops, kms_key_arn, labels, loader, "
         "loader_pod_security_context, loader_service_account_name, loader_timeout_minutes, "
         "model, model_revision, mount_path, protect, readers, snapshot_class_name, "
         "source_claim_name, source_snapshot_name, storage_class_name, throughput_mibps, "

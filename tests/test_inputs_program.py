@@ -34,7 +34,8 @@ BACKENDS = "one of " + ", ".join(sorted(BACKEND_CLASSES))
 STORES = "a mapping of store names to their fields, with at least one store"
 FIELDS = "a mapping of field names to values"
 LOCAL_FIELDS = (
-    "backup, capacity_gib, claim_name, cluster, cluster_name, create_namespaces, host_path, "
+    "backup, capacity_gib, claim_name, cluster, cluster_name, create_namespaces, dynamic_claims, "
+    "host_path, "
     "labels, model, mount_path, node_name, protect, readers, writers"
 )
 # Who refuses a file row: its messages' {stack} and {project} stand for the files' paths.

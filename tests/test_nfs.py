@@ -285,7 +285,8 @@ def in_range(option: str, low: int, high: int) -> str:
 
 FIELDS = (
     "backup, capacity_gib, claim_name, cluster, cluster_name, create_namespaces, driver_install, "
-    "driver_namespace, extra_mount_options, labels, model, mount_path, nfs_version, protect, "
+    "driver_namespace, dynamic_claims, extra_mount_options, labels, model, mount_path, "
+    "nfs_version, protect, "
     "readers, server, share, sub_dir, writers"
 )
 UNSET = object()

@@ -22,8 +22,9 @@ from ..backup import BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
+from ..kube.volumes import DynamicClass
 from ..nfs.options import options_fit_the_client
-from ..store import Binding, Spec
+from ..store import Binding, DynamicClaims, Spec
 from . import validation as aws_v
 from .cluster import EksCluster, EksClusterFacts
 from .drivers import (
@@ -97,6 +98,18 @@ _DRIVER_OWNED_OPTIONS = ("accesspoint", "crossaccount")
 # What a store with iam_authorization needs before deploy; the rest of the install is checked
 # by parse_driver_install.
 _INSTALL_FIELDS = (*DRIVER_INSTALL_FIELDS, "cluster_name", "node_service_account")
+# dynamic_claims: the driver's access point per claim (kubernetes-sigs/aws-efs-csi-driver
+# docs/parameters.md, "Storage Class Parameters for Dynamic Provisioning"). Each claim's
+# directory goes under DYNAMIC_BASE_PATH, beside root_directory (the model's), never in it.
+DYNAMIC_BASE_PATH = "/dynamic"
+# Only the claim's own identity reaches its directory: the driver enforces the access point's
+# uid/gid on every request (docs/parameters.md, "user identity enforcement is always applied").
+DYNAMIC_DIRECTORY_PERMS = "700"
+# The driver's own default range, pinned: each claim's access point gets a gid (used as its
+# uid too) from it, so claims do not share an owner. A file system holds at most 10,000 access
+# points unless raised (docs.aws.amazon.com/efs/latest/ug/create-access-point.html), the
+# store's own included.
+DYNAMIC_GID_RANGE = (50000, 7000000)
 
 
 class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
@@ -558,7 +571,7 @@ EFS_BACKUP = BackupSupport(
 """EFS's backup policy: on or off, the plan is AWS Backup's default EFS plan."""
 
 
-class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
+class EfsModelStore(AwsModelStore[EfsModelStoreArgs], DynamicClaims, backend="efs"):
     """A shared Amazon EFS model store for an EKS cluster.
 
     Every consumer namespace gets its own access point (same root directory and POSIX user), a
@@ -627,6 +640,21 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
         and the retention (docs.aws.amazon.com/efs/latest/ug/awsbackup.html: daily backups
         kept 35 days)."""
         return EFS_BACKUP
+
+    @classmethod
+    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
+        """An access point per claim under ``/dynamic``, except with ``iam_authorization`` (the
+        node role mounts through the store's own access points only) or a ``root_directory``
+        that would hold the claims' directories."""
+        if p.ok("iam_authorization") and p["iam_authorization"]:
+            return (
+                "the node role of iam_authorization mounts through the store's own access "
+                "points only, not the driver's per-claim ones"
+            )
+        root = p["root_directory"] if p.ok("root_directory") else None
+        if isinstance(root, str) and (root + "/").startswith(DYNAMIC_BASE_PATH + "/"):
+            return f"root_directory {root!r} would hold the claims' base path {DYNAMIC_BASE_PATH}"
+        return None
 
     @classmethod
     def rules(cls, p: Parser) -> None:
@@ -773,6 +801,33 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], backend="efs"):
             writer_access_mode="ReadWriteMany",
             mount_options=spec.derived["mount_options"],
             ready=ready,
+            dynamic_class=self._dynamic_class(spec) if spec.args["dynamic_claims"] else None,
+        )
+
+    def _dynamic_class(self, spec: Spec[EfsModelStoreArgs]) -> DynamicClass:
+        """An access point per claim (``provisioningMode: efs-ap``) under ``/dynamic`` on this
+        file system. The driver's controller calls CreateAccessPoint and DeleteAccessPoint:
+        its service account needs the driver's IAM policy (aws-efs-csi-driver
+        docs/iam-policy-example.json; the EKS add-on's AmazonEFSCSIDriverPolicy), which the
+        store does not make."""
+        gid_start, gid_end = DYNAMIC_GID_RANGE
+        return DynamicClass(
+            provisioner=EFS_CSI.driver,
+            parameters={
+                "provisioningMode": "efs-ap",
+                "fileSystemId": self.file_system.id,
+                "directoryPerms": DYNAMIC_DIRECTORY_PERMS,
+                "basePath": DYNAMIC_BASE_PATH,
+                "subPathPattern": "${.PVC.namespace}/${.PVC.name}",
+                "gidRangeStart": str(gid_start),
+                "gidRangeEnd": str(gid_end),
+            },
+            # The claims are scratch: their access points go with them, or they would pile up
+            # towards the file system's access point quota.
+            reclaim_policy="Delete",
+            # EFS is regional (a mount target per zone): no topology to wait for.
+            volume_binding_mode="Immediate",
+            mount_options=spec.derived["mount_options"],
         )
 
     def _file_system(

@@ -40,7 +40,8 @@ from ..backup import BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
-from ..store import Binding, Spec
+from ..kube.volumes import DynamicClass
+from ..store import Binding, DynamicClaims, Spec
 from . import network as net
 from . import validation as az_v
 from .cluster import AksCluster, require_file_csi_driver
@@ -220,7 +221,7 @@ FILES_NO_BACKUP = BackupSupport(
 
 
 class AzureFilesNfsModelStore(
-    AzureModelStore[AzureFilesNfsModelStoreArgs], backend="azure-files-nfs"
+    AzureModelStore[AzureFilesNfsModelStoreArgs], DynamicClaims, backend="azure-files-nfs"
 ):
     """A shared model store on an Azure Files NFS 4.1 share, mounted with the AKS Azure Files
     CSI driver.
@@ -270,6 +271,11 @@ class AzureFilesNfsModelStore(
         super().__init__(resource_name, args, opts)
 
     # ---- 1. parse ------------------------------------------------------------------------------
+
+    @classmethod
+    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
+        """Offered: a share per claim in the store's account."""
+        return None
 
     @classmethod
     def backup_support(cls, p: Parser) -> BackupSupport:
@@ -336,6 +342,36 @@ class AzureFilesNfsModelStore(
             writer_access_mode="ReadWriteMany",
             mount_options=mount_options(a.get("extra_mount_options") or ()),
             ready=ready,
+            dynamic_class=self._dynamic_class(spec, facts) if a["dynamic_claims"] else None,
+        )
+
+    def _dynamic_class(
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], facts: Placement
+    ) -> DynamicClass:
+        """An NFS share per claim in the store's account (the driver names each
+        ``pvc-<uid>``, never the model's share), with the store's SKU, root squash and mount
+        options (kubernetes-sigs/azurefile-csi-driver docs/driver-parameters.md: ``protocol``,
+        ``storageAccount``, ``resourceGroup``, ``skuName``, ``rootSquashType``). The driver
+        applies the pod's fsGroup (its default ``fsGroupChangePolicy``), so non-root pods can
+        write their scratch share. Its controller creates the shares with the cluster's
+        identity, which needs a role that writes shares on the account (Storage Account
+        Contributor) where the account is not in the node resource group."""
+        a = spec.args
+        return DynamicClass(
+            provisioner=DRIVER,
+            parameters={
+                "protocol": "nfs",
+                "storageAccount": facts.account_name,
+                "resourceGroup": facts.resource_group,
+                "skuName": a["sku_name"],
+                "rootSquashType": a["root_squash"],
+            },
+            # Scratch shares go with their claims (each is billed for its provisioned size).
+            reclaim_policy="Delete",
+            # Azure Files is reached from every zone of the region: nothing to wait for.
+            volume_binding_mode="Immediate",
+            mount_options=mount_options(a.get("extra_mount_options") or ()),
+            allow_volume_expansion=True,
         )
 
     def _share(

@@ -281,6 +281,15 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
     # copies of a bucket that is not the store's.
     data_bearing_types = tuple[str, ...]()
     takes_writers = False
+
+    @classmethod
+    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
+        """Refused: see the reason."""
+        return (
+            "each Hyperdisk ML claim is a new disk, not space on the store's (its "
+            "StorageClass already provisions one per claim)"
+        )
+
     # No writers, so no seed Job: gs:// natively, by the volume populator, which the model
     # section does not drive yet (source_uri and model_revision do).
     model_fill = job_fills(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -123,3 +124,47 @@ def static_volume(
         ),
     )
     return pv, pvc
+
+
+DYNAMIC_SUFFIX = "-dynamic"
+"""A store's StorageClass for claims made on demand is ``<store>-dynamic``."""
+
+
+@dataclass(frozen=True)
+class DynamicClass:
+    """A StorageClass for claims made on demand on a store's storage (``dynamic_claims``):
+    what the backend's driver provisions each claim as, apart from the model's directory."""
+
+    provisioner: str
+    parameters: Mapping[str, pulumi.Input[str]]
+    reclaim_policy: str
+    """``Delete`` or ``Retain``: the backend says why next to its choice."""
+    volume_binding_mode: str = "Immediate"
+    """``Immediate`` where the storage has no zone (a claim binds at once, so a program that
+    makes one does not wait for a pod)."""
+    mount_options: Sequence[str] = ()
+    allow_volume_expansion: bool = False
+
+
+def dynamic_storage_class(
+    store: str,
+    dynamic: DynamicClass,
+    *,
+    labels: Mapping[str, str],
+    parent: pulumi.Resource,
+    depends_on: Sequence[pulumi.Resource],
+) -> k8s.storage.v1.StorageClass:
+    """The StorageClass ``<store>-dynamic``, after what the store's PVs wait for (the driver,
+    the network): a claim on it is provisioned at once."""
+    name = f"{store}{DYNAMIC_SUFFIX}"
+    return k8s.storage.v1.StorageClass(
+        name,
+        metadata={"name": name, "labels": dict(labels)},
+        provisioner=dynamic.provisioner,
+        parameters=dict(dynamic.parameters),
+        reclaim_policy=dynamic.reclaim_policy,
+        volume_binding_mode=dynamic.volume_binding_mode,
+        allow_volume_expansion=dynamic.allow_volume_expansion,
+        mount_options=list(dynamic.mount_options) or None,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+    )

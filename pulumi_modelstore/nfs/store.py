@@ -21,7 +21,8 @@ from ..cluster import ClusterScope
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..kube.drivers import CsiDriverChart, helm_release
-from ..store import Binding, ModelStore, ModelStoreArgs, Spec
+from ..kube.volumes import DYNAMIC_SUFFIX, DynamicClass
+from ..store import Binding, DynamicClaims, ModelStore, ModelStoreArgs, Spec
 from .options import options_fit_the_client
 
 # charts/v4.13.4/csi-driver-nfs/Chart.yaml (version and appVersion 4.13.4, the newest entry of
@@ -238,6 +239,34 @@ def mount_options(nfs_version: str, extra: Sequence[Any], read_only: bool) -> li
     return [f"nfsvers={nfs_version}", *hard, *extra, *(["ro"] if read_only else [])]
 
 
+def dynamic_class(spec: Spec[NfsModelStoreArgs]) -> DynamicClass:
+    """A subdirectory per claim, ``<store>-dynamic/<namespace>/<claim>`` in the share, which
+    the driver's controller creates (kubernetes-csi/csi-driver-nfs docs/driver-parameters.md:
+    ``server``, ``share``, ``subDir`` with ``${pvc.metadata.namespace}`` and
+    ``${pvc.metadata.name}``, ``onDelete``). The chart pinned here installs that controller
+    (csi-nfs-controller); with ``driver_install: none`` the cluster's driver needs it too, and
+    the export must let it (as root) create directories: ``no_root_squash``, or a squash user
+    that owns the share."""
+    a = spec.args
+    return DynamicClass(
+        provisioner=NFS_CSI.driver,
+        parameters={
+            "server": a["server"],
+            "share": a["share"],
+            "subDir": (
+                f"{spec.common.name}{DYNAMIC_SUFFIX}/${{pvc.metadata.namespace}}/"
+                "${pvc.metadata.name}"
+            ),
+            # The directory goes with its claim: scratch, not data to keep.
+            "onDelete": "delete",
+        },
+        reclaim_policy="Delete",
+        # An NFS server has no zones: a claim binds at once.
+        volume_binding_mode="Immediate",
+        mount_options=mount_options(a["nfs_version"], a.get("extra_mount_options") or (), False),
+    )
+
+
 def volume_handle(server: Any, share: Any, sub_dir: Any, pv_name: str) -> pulumi.Output[str]:
     """``{server}#{share}#{subdir}#{pv name}``: docs/driver-parameters.md's recommended form
     plus the PV's name. kubelet keys a CSI volume by driver and handle, so PVs sharing a handle
@@ -247,7 +276,7 @@ def volume_handle(server: Any, share: Any, sub_dir: Any, pv_name: str) -> pulumi
     return pulumi.Output.concat(server, "#", share, "#", sub_dir or "", "#", pv_name)
 
 
-class NfsModelStore(ModelStore[NfsModelStoreArgs, ClusterScope], backend="nfs"):
+class NfsModelStore(ModelStore[NfsModelStoreArgs, ClusterScope], DynamicClaims, backend="nfs"):
     """A store on an existing NFS export. Readers mount it read-only at every layer (ReadOnlyMany
     on PV and claim, the PV's ``csi.readOnly``, the ``ro`` mount option: the driver adds ``ro``
     only for a read-only publish and checks no access mode, so a pod that forgets ``readOnly``
@@ -290,6 +319,17 @@ class NfsModelStore(ModelStore[NfsModelStoreArgs, ClusterScope], backend="nfs"):
         p.field_rule(v.dns_label, "driver_namespace")
         p.field_rule(v.dns_label, "cluster_name")
 
+    @classmethod
+    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
+        """A subdirectory per claim under ``<store>-dynamic`` in the share, beside
+        ``sub_dir`` (the model's): so the store needs a ``sub_dir`` other than that one."""
+        sub_dir = p["sub_dir"] if p.ok("sub_dir") else None
+        if not sub_dir:
+            return "without sub_dir the readers mount the whole share, claims' directories too"
+        if sub_dir.split("/")[0] == f"{p.store}{DYNAMIC_SUFFIX}":
+            return f"sub_dir {sub_dir!r} is where the claims' directories go"
+        return None
+
     def provision_storage(
         self, spec: Spec[NfsModelStoreArgs], cluster: ClusterScope, facts: Any
     ) -> Binding:
@@ -327,6 +367,7 @@ class NfsModelStore(ModelStore[NfsModelStoreArgs, ClusterScope], backend="nfs"):
             # not start before the node plugin exists and fail their mounts until it does
             # (order: driver-before-volume).
             ready=[driver] if driver is not None else [],
+            dynamic_class=dynamic_class(spec) if a["dynamic_claims"] else None,
         )
 
     def _driver(
