@@ -642,6 +642,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         self.dynamic_storage_class: k8s.storage.v1.StorageClass | None = None
         if binding.dynamic_class is None:
             return
+        # order: storage-before-volume
         self.dynamic_storage_class = dynamic_storage_class(
             c.name, binding.dynamic_class, labels=c.labels, parent=self, depends_on=binding.ready
         )

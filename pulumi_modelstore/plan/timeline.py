@@ -400,7 +400,7 @@ ORDERINGS: tuple[Ordering, ...] = (
     ),
     Ordering(
         "storage-before-volume",
-        frozenset({_PV}),
+        frozenset({_PV, "kubernetes:storage.k8s.io/v1:StorageClass"}),
         frozenset(
             {
                 "aws:efs/mountTarget:MountTarget",
@@ -414,7 +414,8 @@ ORDERINGS: tuple[Ordering, ...] = (
         ),
         "A PV names its storage by strings (ids, names), so it carries no data edge to it: "
         "no volume is offered before the share, the mount target in each zone, the policy "
-        "that refuses clients without TLS and the bucket's settings exist.",
+        "that refuses clients without TLS and the bucket's settings exist; nor a class for "
+        "claims made on demand (dynamic_claims) before the file system or account it names.",
     ),
     Ordering(
         "grant-before-volume",
