@@ -514,8 +514,10 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
         """Which cluster scope a store with ``args`` joins (for checks across stores before
-        any is built): a Kubernetes-only cluster by ``cluster_name``."""
-        return ("kubernetes", str(args.get("cluster_name") or "kubernetes"))
+        any is built): the ``cluster_type`` scope's kind (a Kubernetes-only cluster without
+        one) and ``cluster_name`` (the kind when unset)."""
+        kind = (cls.cluster_type or KubernetesCluster).kind
+        return (kind, str(args.get("cluster_name") or kind))
 
     @classmethod
     def validate(cls, resource_name: str, args: Any) -> None:
@@ -714,35 +716,28 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             account = access.service_accounts.get(ns)
             return [self.claims[ns], config_maps[ns], *([account] if account else [])]
 
+        job = model_jobs.ModelJob(c.claim_name, c.labels, m.image, m.revision, m.manifest_sha256)
         self.seed_job = model_jobs.seed_job(
             f"{c.name}-seed-{model_jobs.slug(m.revision)}",
-            claim_name=c.claim_name,
+            job,
             namespace=loader,
-            labels=c.labels,
-            image=m.image,
             source=m.source,
-            revision=m.revision,
             include=m.include,
             keep_revisions=m.keep_revisions,
             publish=type(self).model_publish,
             token_secret=m.token_secret,
-            manifest_sha256=m.manifest_sha256,
             patch=self._patcher(loader, model_jobs.STORE_ROOT),
             opts=pulumi.ResourceOptions(parent=self, depends_on=ready(loader)),
         )
         for ns in c.readers:
             self.verify_jobs[ns] = model_jobs.verify_job(
                 f"{c.name}-verify-{ns}-{model_jobs.slug(m.revision)}",
+                job,
                 store=c.name,
-                claim_name=c.claim_name,
                 namespace=ns,
-                labels=c.labels,
-                image=m.image,
-                revision=m.revision,
                 files_path=c.mount_path,
                 verify=m.verify,
                 sample_files=SAMPLE_FILES,
-                manifest_sha256=m.manifest_sha256,
                 patch=self._patcher(ns, None),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.seed_job, *ready(ns)]),
             )
