@@ -56,6 +56,7 @@ from .modelsection import (
     literal_tokens,
     parse_model,
 )
+from .registry import Registry
 
 DEFAULT_MOUNT_PATH = "/mnt/models"
 MANAGED_BY = "pulumi-modelstore"
@@ -129,7 +130,7 @@ _ANY_NUMBER: int | None = None
 # A Spec is read-only: a Spec of a backend's args is a Spec of its cloud base's args.
 A_co = TypeVar("A_co", bound=Mapping[str, Any], covariant=True)
 # Backend name (the config program's `backend`) -> store class; filled as backends are defined.
-_BACKENDS: dict[str, type["ModelStore"]] = {}
+_BACKENDS: Registry[type["ModelStore"]] = Registry("backend_name")
 
 
 @dataclass(frozen=True)
@@ -448,14 +449,12 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         super().__init_subclass__(**kwargs)
         # A rename to a field that does not exist fails here, when the class is defined.
         check_renames(cls.__name__, cls.args_type, cls.renamed_fields)
-        if backend is not None:
-            cls.backend_name = backend
-            _BACKENDS[backend] = cls
+        _BACKENDS.add(cls, backend)
 
     @staticmethod
     def backends() -> dict[str, type["ModelStore"]]:
         """Backend name (the config program's ``backend``) -> store class."""
-        return dict(_BACKENDS)
+        return _BACKENDS.classes()
 
     # ---- 1. parse ------------------------------------------------------------------------------
 
