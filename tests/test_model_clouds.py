@@ -112,6 +112,51 @@ ACCOUNT = "123456789012"  # moto's default account
 BUCKET = "s3-models"
 
 
+# What the seed says of the tampered shard in the GCS emulator and Azurite, which both publish
+# the MD5 of b"other" for it.
+TAMPERED_MD5 = (
+    f"md5 mismatch in {SHARD}: the source publishes {hashlib.md5(b'other').hexdigest()}, "
+    f"the bytes that arrived hash to {hashlib.md5(MODEL[SHARD]).hexdigest()}"
+)
+
+
+def seeded_by_the_bundle(tmp_path: Path, uri: str, env: dict[str, str]) -> Path:
+    """What the seed Job runs: the bundle (python -I -S, no cloud SDK can import there)
+    seeding ``uri`` into a new store, which it returns: MODEL's 4 files, each as verify
+    hashes it, a name with a space and a plus kept as it is."""
+    root = materialize(tmp_path / "bundle")
+    store = tmp_path / "store"
+    store.mkdir()
+    out = seed_bundled(root, uri, store, env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ok: seeded v1: 4 files")
+    assert verify(store, "v1", sample=0).hashed == 4
+    assert (store / "revisions/v1/sub dir/tokenizer+config.json").read_bytes() == b"{}"
+    return store
+
+
+def bundled_seed_failure(tmp_path: Path, uri: str, env: dict[str, str]) -> str:
+    """The bundled seed's line on stderr for ``uri``, which must fail."""
+    out = seed_bundled(materialize(tmp_path / "bundle"), uri, tmp_path, env)
+    assert out.returncode == 1
+    return out.stderr
+
+
+def seed_refusal(source: Any, tmp_path: Path) -> str:
+    """The seed's refusal of ``source``, which must publish nothing."""
+    with pytest.raises(seed_mod.SeedError) as caught:
+        seed_mod.seed(source, tmp_path)
+    assert not (tmp_path / "revisions").exists()
+    return str(caught.value)
+
+
+def listing_failure(source: Any) -> str:
+    """The one line ``source`` fails with when listing its files."""
+    with pytest.raises(SourceError) as caught:
+        source.files()
+    return str(caught.value)
+
+
 @pytest.fixture(scope="module")
 def moto() -> Iterator[dict[str, str]]:
     """moto's threaded server with a bucket ``models`` holding MODEL under ``llama/`` (the
@@ -149,16 +194,7 @@ def s3_source(env: dict[str, str], prefix: str = "llama") -> Any:
 def test_s3_seeds_from_the_bundle_with_the_standard_library_only(
     moto: dict[str, str], tmp_path: Path
 ) -> None:
-    # What the seed Job runs: the bundle, python -I -S (boto3 cannot import there).
-    root = materialize(tmp_path / "bundle")
-    store = tmp_path / "store"
-    store.mkdir()
-    out = seed_bundled(root, "s3://s3-models/llama", store, moto)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("ok: seeded v1: 4 files")
-    result = verify(store, "v1", sample=0)
-    assert result.hashed == 4
-    assert (store / "revisions/v1/sub dir/tokenizer+config.json").read_bytes() == b"{}"
+    seeded_by_the_bundle(tmp_path, "s3://s3-models/llama", moto)
 
 
 def test_s3_listing_follows_continuation_tokens(moto: dict[str, str]) -> None:
@@ -187,13 +223,10 @@ def test_s3_a_wrong_published_checksum_is_refused(moto: dict[str, str], tmp_path
     key = get_backend("s3")[ACCOUNT]["global"].buckets[BUCKET].keys[f"tampered/{SHARD}"]
     lie = hashlib.sha256(b"other bytes").digest()
     key.checksum_value = base64.b64encode(lie).decode()
-    with pytest.raises(seed_mod.SeedError) as caught:
-        seed_mod.seed(s3_source(moto, "tampered"), tmp_path)
-    assert str(caught.value) == (
+    assert seed_refusal(s3_source(moto, "tampered"), tmp_path) == (
         f"sha256 mismatch in {SHARD}: the source publishes {lie.hex()}, the bytes that "
         f"arrived hash to {sha256(MODEL[SHARD])}"
     )
-    assert not (tmp_path / "revisions").exists()
 
 
 def test_s3_a_wrong_checksum_sent_with_the_object_is_refused(
@@ -317,15 +350,12 @@ def test_s3_with_eks_pod_identity_reads_the_agent_with_the_pod_token(
 
 
 def test_s3_an_unreachable_endpoint_fails_in_one_line(tmp_path: Path) -> None:
-    root = materialize(tmp_path / "bundle")
     env = {
         "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
         "AWS_ACCESS_KEY_ID": "a",
         "AWS_SECRET_ACCESS_KEY": "b",
     }
-    out = seed_bundled(root, "s3://s3-models/llama", tmp_path, env)
-    assert out.returncode == 1
-    assert out.stderr == (
+    assert bundled_seed_failure(tmp_path, "s3://s3-models/llama", env) == (
         "FAILED: source s3://s3-models/llama: cannot reach http://127.0.0.1:9: [Errno 111] "
         "Connection refused\n"
     )
@@ -333,9 +363,7 @@ def test_s3_an_unreachable_endpoint_fails_in_one_line(tmp_path: Path) -> None:
 
 def test_s3_without_credentials_says_which_it_looked_for() -> None:
     source = s3_source({"AWS_ENDPOINT_URL": "http://127.0.0.1:9"})
-    with pytest.raises(SourceError) as caught:
-        source.files()
-    assert str(caught.value) == (
+    assert listing_failure(source) == (
         "source s3://s3-models/llama: no AWS credentials: set AWS_ACCESS_KEY_ID and "
         "AWS_SECRET_ACCESS_KEY, or run the pod with IRSA (AWS_ROLE_ARN and "
         "AWS_WEB_IDENTITY_TOKEN_FILE) or EKS Pod Identity (AWS_CONTAINER_CREDENTIALS_FULL_URI)"
@@ -387,14 +415,7 @@ def gcs_emulator() -> Iterator[str]:
 
 
 def test_gs_seeds_from_the_bundle_checking_md5(gcs_emulator: str, tmp_path: Path) -> None:
-    root = materialize(tmp_path / "bundle")
-    store = tmp_path / "store"
-    store.mkdir()
-    out = seed_bundled(root, "gs://models/llama", store, {"STORAGE_EMULATOR_HOST": gcs_emulator})
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("ok: seeded v1: 4 files")
-    assert verify(store, "v1", sample=0).hashed == 4
-    assert (store / "revisions/v1/sub dir/tokenizer+config.json").read_bytes() == b"{}"
+    seeded_by_the_bundle(tmp_path, "gs://models/llama", {"STORAGE_EMULATOR_HOST": gcs_emulator})
 
 
 def gcs_source(host: str, prefix: str = "llama", **kw: Any) -> Any:
@@ -412,13 +433,7 @@ def test_gs_lists_md5_and_a_composite_object_has_none(gcs_emulator: str) -> None
 
 
 def test_gs_a_wrong_md5_is_refused(gcs_emulator: str, tmp_path: Path) -> None:
-    with pytest.raises(seed_mod.SeedError) as caught:
-        seed_mod.seed(gcs_source(gcs_emulator, "tampered"), tmp_path)
-    assert str(caught.value) == (
-        f"md5 mismatch in {SHARD}: the source publishes {hashlib.md5(b'other').hexdigest()}, "
-        f"the bytes that arrived hash to {hashlib.md5(MODEL[SHARD]).hexdigest()}"
-    )
-    assert not (tmp_path / "revisions").exists()
+    assert seed_refusal(gcs_source(gcs_emulator, "tampered"), tmp_path) == TAMPERED_MD5
 
 
 def test_gs_a_composite_object_is_seeded_on_its_size(gcs_emulator: str, tmp_path: Path):
@@ -480,10 +495,9 @@ def test_gs_asks_the_metadata_server_for_the_pods_token(gcs_emulator: str, stub:
 
 
 def test_gs_an_unreachable_metadata_server_fails_in_one_line(tmp_path: Path) -> None:
-    root = materialize(tmp_path / "bundle")
-    out = seed_bundled(root, "gs://models/llama", tmp_path, {"GCE_METADATA_HOST": "127.0.0.1:9"})
-    assert out.returncode == 1
-    assert out.stderr == (
+    assert bundled_seed_failure(
+        tmp_path, "gs://models/llama", {"GCE_METADATA_HOST": "127.0.0.1:9"}
+    ) == (
         "FAILED: source gs://models/llama: cannot reach http://127.0.0.1:9: [Errno 111] "
         "Connection refused\n"
     )
@@ -674,14 +688,7 @@ def test_az_seeds_from_the_bundle_with_workload_identity(
     azurite: dict[str, str], tmp_path: Path
 ) -> None:
     EntraStub.forms = []
-    root = materialize(tmp_path / "bundle")
-    store = tmp_path / "store"
-    store.mkdir()
-    out = seed_bundled(root, "az://devstoreaccount1/models/llama", store, azurite)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("ok: seeded v1: 4 files")
-    assert verify(store, "v1", sample=0).hashed == 4
-    assert (store / "revisions/v1/sub dir/tokenizer+config.json").read_bytes() == b"{}"
+    seeded_by_the_bundle(tmp_path, "az://devstoreaccount1/models/llama", azurite)
     # One token for the whole seed: the client credentials grant with the pod's token.
     assert EntraStub.forms == [
         {
@@ -702,12 +709,7 @@ def test_az_lists_content_md5_page_by_page(azurite: dict[str, str]) -> None:
 
 
 def test_az_a_wrong_content_md5_is_refused(azurite: dict[str, str], tmp_path: Path) -> None:
-    with pytest.raises(seed_mod.SeedError) as caught:
-        seed_mod.seed(blob_source(azurite, "tampered"), tmp_path)
-    assert str(caught.value) == (
-        f"md5 mismatch in {SHARD}: the source publishes {hashlib.md5(b'other').hexdigest()}, "
-        f"the bytes that arrived hash to {hashlib.md5(MODEL[SHARD]).hexdigest()}"
-    )
+    assert seed_refusal(blob_source(azurite, "tampered"), tmp_path) == TAMPERED_MD5
 
 
 def test_az_a_refused_federated_token_fails_in_one_line(
@@ -715,9 +717,7 @@ def test_az_a_refused_federated_token_fails_in_one_line(
 ) -> None:
     (tmp_path / "token").write_text("someone-elses-token")
     source = blob_source({**azurite, "AZURE_FEDERATED_TOKEN_FILE": str(tmp_path / "token")})
-    with pytest.raises(SourceError) as caught:
-        source.files()
-    assert str(caught.value) == (
+    assert listing_failure(source) == (
         f"source az://devstoreaccount1/models/llama: POST {azurite['AZURE_AUTHORITY_HOST']}"
         f"{TENANT}/oauth2/v2.0/token answered 401 Unauthorized (AADSTS700213: No matching "
         "federated identity record found)"
@@ -726,9 +726,7 @@ def test_az_a_refused_federated_token_fails_in_one_line(
 
 def test_az_without_workload_identity_names_the_missing_variables() -> None:
     source = blob_source({"AZURE_CLIENT_ID": CLIENT_ID})
-    with pytest.raises(SourceError) as caught:
-        source.files()
-    assert str(caught.value) == (
+    assert listing_failure(source) == (
         "source az://devstoreaccount1/models/llama: no Azure workload identity: "
         "AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE not set (the AKS workload identity "
         "webhook sets them in a pod whose service account is annotated "
@@ -738,7 +736,6 @@ def test_az_without_workload_identity_names_the_missing_variables() -> None:
 
 
 def test_az_an_unreachable_authority_fails_in_one_line(tmp_path: Path) -> None:
-    root = materialize(tmp_path / "bundle")
     (tmp_path / "token").write_text("t")
     env = {
         "AZURE_CLIENT_ID": CLIENT_ID,
@@ -746,9 +743,7 @@ def test_az_an_unreachable_authority_fails_in_one_line(tmp_path: Path) -> None:
         "AZURE_FEDERATED_TOKEN_FILE": str(tmp_path / "token"),
         "AZURE_AUTHORITY_HOST": "http://127.0.0.1:9/",
     }
-    out = seed_bundled(root, "az://acct/models/llama", tmp_path, env)
-    assert out.returncode == 1
-    assert out.stderr == (
+    assert bundled_seed_failure(tmp_path, "az://acct/models/llama", env) == (
         "FAILED: source az://acct/models/llama: cannot reach http://127.0.0.1:9: [Errno 111] "
         "Connection refused\n"
     )
