@@ -209,6 +209,8 @@ def _job(
     ``pulumi up`` would create (and run) again; the Job stays as the record of its run until
     its revision is gone."""
     labels = {**job.labels, ROLE_LABEL: role, REVISION_LABEL: slug(job.revision)}
+    pod_spec: dict[str, Any]
+    pod_metadata: Mapping[str, Any]
     pod_spec, pod_metadata = patch(pod, labels)
     timeout = f"{minutes}m"
     return k8s.batch.v1.Job(
