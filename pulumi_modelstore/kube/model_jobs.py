@@ -209,22 +209,23 @@ def _job(
     ``pulumi up`` would create (and run) again; the Job stays as the record of its run until
     its revision is gone."""
     labels = {**job.labels, ROLE_LABEL: role, REVISION_LABEL: slug(job.revision)}
-    pod_spec: dict[str, Any]
-    pod_metadata: Mapping[str, Any]
     pod_spec, pod_metadata = patch(pod, labels)
     timeout = f"{minutes}m"
+    # Plain dicts for the provider's TypedDict inputs, as kube/volumes.py passes them.
+    metadata: Any = {
+        "name": job_name(job.claim_name, role, job.revision),
+        "namespace": namespace,
+        "labels": labels,
+    }
+    spec: Any = {
+        "backoffLimit": BACKOFF_LIMIT,
+        "activeDeadlineSeconds": minutes * 60,
+        "template": {"metadata": dict(pod_metadata), "spec": pod_spec},
+    }
     return k8s.batch.v1.Job(
         resource_name,
-        metadata={
-            "name": job_name(job.claim_name, role, job.revision),
-            "namespace": namespace,
-            "labels": labels,
-        },
-        spec={
-            "backoffLimit": BACKOFF_LIMIT,
-            "activeDeadlineSeconds": minutes * 60,
-            "template": {"metadata": dict(pod_metadata), "spec": pod_spec},
-        },
+        metadata=metadata,
+        spec=spec,
         opts=pulumi.ResourceOptions.merge(
             opts,
             pulumi.ResourceOptions(
