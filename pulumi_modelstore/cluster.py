@@ -29,6 +29,7 @@ from pulumi.runtime import settings
 
 from .errors import ModelStoreInputError
 from .fields import Parser
+from .registry import Registry
 from .validation import is_output
 
 T = TypeVar("T")
@@ -39,7 +40,7 @@ Opts = pulumi.ResourceOptions | None
 F = TypeVar("F")
 _REGISTRY_ATTRIBUTE = "_modelstore_cluster_scopes"
 # Kind (the config program's `kind`) -> scope class; filled as scope classes are defined.
-_KINDS: dict[str, type["ClusterScope"]] = {}
+_KINDS: Registry[type["ClusterScope"]] = Registry("kind")
 _ANY: Any = None
 _NO_PACKAGE: str | None = None
 
@@ -130,14 +131,12 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
 
     def __init_subclass__(cls, kind: str | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if kind is not None:
-            cls.kind = kind
-            _KINDS[kind] = cls
+        _KINDS.add(cls, kind)
 
     @staticmethod
     def kinds() -> dict[str, type["ClusterScope"]]:
         """Kind (the config program's ``kind``) -> scope class, of the rooms imported."""
-        return dict(_KINDS)
+        return _KINDS.classes()
 
     def __init__(
         self,

@@ -57,6 +57,7 @@ from .modelsection import (
     literal_tokens,
     parse_model,
 )
+from .registry import Registry
 
 DEFAULT_MOUNT_PATH = "/mnt/models"
 MANAGED_BY = "pulumi-modelstore"
@@ -138,7 +139,7 @@ _ANY_NUMBER: int | None = None
 # A Spec is read-only: a Spec of a backend's args is a Spec of its cloud base's args.
 A_co = TypeVar("A_co", bound=Mapping[str, Any], covariant=True)
 # Backend name (the config program's `backend`) -> store class; filled as backends are defined.
-_BACKENDS: dict[str, type["ModelStore"]] = {}
+_BACKENDS: Registry[type["ModelStore"]] = Registry("backend_name")
 
 
 @dataclass(frozen=True)
@@ -475,14 +476,12 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         super().__init_subclass__(**kwargs)
         # A rename to a field that does not exist fails here, when the class is defined.
         check_renames(cls.__name__, cls.args_type, cls.renamed_fields)
-        if backend is not None:
-            cls.backend_name = backend
-            _BACKENDS[backend] = cls
+        _BACKENDS.add(cls, backend)
 
     @staticmethod
     def backends() -> dict[str, type["ModelStore"]]:
         """Backend name (the config program's ``backend``) -> store class."""
-        return dict(_BACKENDS)
+        return _BACKENDS.classes()
 
     # ---- 1. parse ------------------------------------------------------------------------------
 
@@ -553,8 +552,10 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
         """Which cluster scope a store with ``args`` joins (for checks across stores before
-        any is built): a Kubernetes-only cluster by ``cluster_name``."""
-        return ("kubernetes", str(args.get("cluster_name") or "kubernetes"))
+        any is built): the ``cluster_type`` scope's kind (a Kubernetes-only cluster without
+        one) and ``cluster_name`` (the kind when unset)."""
+        kind = (cls.cluster_type or KubernetesCluster).kind
+        return (kind, str(args.get("cluster_name") or kind))
 
     @classmethod
     def validate(cls, resource_name: str, args: Any) -> None:
@@ -770,19 +771,16 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             account = access.service_accounts.get(ns)
             return [self.claims[ns], config_maps[ns], *([account] if account else [])]
 
+        job = model_jobs.ModelJob(c.claim_name, c.labels, m.image, m.revision, m.manifest_sha256)
         self.seed_job = model_jobs.seed_job(
             f"{c.name}-seed-{model_jobs.slug(m.revision)}",
-            claim_name=c.claim_name,
+            job,
             namespace=loader,
-            labels=c.labels,
-            image=m.image,
             source=m.source,
-            revision=m.revision,
             include=m.include,
             keep_revisions=m.keep_revisions,
             publish=type(self).model_fill[m.scheme].publish or type(self).model_publish,
             token_secret=m.token_secret,
-            manifest_sha256=m.manifest_sha256,
             patch=self._patcher(loader, model_jobs.STORE_ROOT),
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[*ready(loader), *self.model_filled()]
@@ -791,16 +789,12 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         for ns in c.readers:
             self.verify_jobs[ns] = model_jobs.verify_job(
                 f"{c.name}-verify-{ns}-{model_jobs.slug(m.revision)}",
+                job,
                 store=c.name,
-                claim_name=c.claim_name,
                 namespace=ns,
-                labels=c.labels,
-                image=m.image,
-                revision=m.revision,
                 files_path=c.mount_path,
                 verify=m.verify,
                 sample_files=SAMPLE_FILES,
-                manifest_sha256=m.manifest_sha256,
                 patch=self._patcher(ns, None),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.seed_job, *ready(ns)]),
             )

@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "fields": 0,
     "validation": 0,
     "extras": 0,
+    "registry": 0,  # classes by name (store backends, cluster kinds)
     "modelsection": 0,  # the model section's fields and rules, on the programs' parser
     "model": 0,  # the seed and verify programs: the standard library only
     "kube": 1,

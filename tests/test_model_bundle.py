@@ -48,6 +48,13 @@ def run_bundled(root: Path, program: str, *args: str, env: dict[str, str] | None
     )
 
 
+def seed_bundled(root: Path, source: str, dest: Path, env: dict[str, str] | None = None):
+    """The bundled seed of revision ``v1`` from ``source`` into ``dest``, writing no
+    termination log (:func:`run_bundled`)."""
+    args = ["--source", source, "--revision", "v1", "--dest", str(dest), "--termination-log", ""]
+    return run_bundled(root, "seed", *args, env=env)
+
+
 def test_seed_and_verify_run_from_the_bundle_with_the_standard_library_only(tmp_path: Path):
     root = materialize(tmp_path / "bundle")
     src = tmp_path / "src"
@@ -56,18 +63,7 @@ def test_seed_and_verify_run_from_the_bundle_with_the_standard_library_only(tmp_
     (src / "sub" / "config.json").write_bytes(b"{}")
     store = tmp_path / "store"
     store.mkdir()
-    seeded = run_bundled(
-        root,
-        "seed",
-        "--source",
-        f"file://{src}",
-        "--revision",
-        "v1",
-        "--dest",
-        str(store),
-        "--termination-log",
-        "",
-    )
+    seeded = seed_bundled(root, f"file://{src}", store)
     assert seeded.returncode == 0, seeded.stderr
     manifest = json.loads((store / ".modelstore/v1/manifest.json").read_text())
     assert seeded.stdout == f"ok: seeded v1: 2 files, 0.0 GiB, manifest {manifest['digest']}\n"

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 import urllib.parse
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -25,7 +23,8 @@ from pulumi_modelstore.model import aws, bundle
 from pulumi_modelstore.model import seed as seed_mod
 from pulumi_modelstore.model.sources import SourceError
 from pulumi_modelstore.model.verify import verify
-from tests.test_model_bundle import materialize, run_bundled
+from tests.test_model_bundle import materialize, seed_bundled
+from tests.tools import StubHandler, moto_server, serving
 
 MODEL = {
     "config.json": b'{"architectures": ["LlamaForCausalLM"]}',
@@ -113,43 +112,77 @@ ACCOUNT = "123456789012"  # moto's default account
 BUCKET = "s3-models"
 
 
+# What the seed says of the tampered shard in the GCS emulator and Azurite, which both publish
+# the MD5 of b"other" for it.
+TAMPERED_MD5 = (
+    f"md5 mismatch in {SHARD}: the source publishes {hashlib.md5(b'other').hexdigest()}, "
+    f"the bytes that arrived hash to {hashlib.md5(MODEL[SHARD]).hexdigest()}"
+)
+
+
+def seeded_by_the_bundle(tmp_path: Path, uri: str, env: dict[str, str]) -> Path:
+    """What the seed Job runs: the bundle (python -I -S, no cloud SDK can import there)
+    seeding ``uri`` into a new store, which it returns: MODEL's 4 files, each as verify
+    hashes it, a name with a space and a plus kept as it is."""
+    root = materialize(tmp_path / "bundle")
+    store = tmp_path / "store"
+    store.mkdir()
+    out = seed_bundled(root, uri, store, env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ok: seeded v1: 4 files")
+    assert verify(store, "v1", sample=0).hashed == 4
+    assert (store / "revisions/v1/sub dir/tokenizer+config.json").read_bytes() == b"{}"
+    return store
+
+
+def bundled_seed_failure(tmp_path: Path, uri: str, env: dict[str, str]) -> str:
+    """The bundled seed's line on stderr for ``uri``, which must fail."""
+    out = seed_bundled(materialize(tmp_path / "bundle"), uri, tmp_path, env)
+    assert out.returncode == 1
+    return out.stderr
+
+
+def seed_refusal(source: Any, tmp_path: Path) -> str:
+    """The seed's refusal of ``source``, which must publish nothing."""
+    with pytest.raises(seed_mod.SeedError) as caught:
+        seed_mod.seed(source, tmp_path)
+    assert not (tmp_path / "revisions").exists()
+    return str(caught.value)
+
+
+def listing_failure(source: Any) -> str:
+    """The one line ``source`` fails with when listing its files."""
+    with pytest.raises(SourceError) as caught:
+        source.files()
+    return str(caught.value)
+
+
 @pytest.fixture(scope="module")
 def moto() -> Iterator[dict[str, str]]:
     """moto's threaded server with a bucket ``models`` holding MODEL under ``llama/`` (the
     shards with a SHA-256 checksum); yields the environment a seed Job would get."""
-    try:
-        from moto.server import ThreadedMotoServer
-    except ImportError as missing:  # moto's server needs flask and flask-cors (moto[server])
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"moto[server] is missing ({missing}); CI=true: every real run must run")
-        pytest.skip(f"moto[server] is missing: {missing}")
-    import boto3
+    with moto_server() as endpoint:
+        import boto3
 
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    server.start()
-    host, port = server.get_host_and_port()
-    env = {
-        "AWS_ENDPOINT_URL": f"http://{host}:{port}",
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_REGION": "us-east-1",
-    }
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=env["AWS_ENDPOINT_URL"],
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-        region_name="us-east-1",
-    )
-    s3.create_bucket(Bucket=BUCKET)
-    for name, data in MODEL.items():
-        extra = {"ChecksumAlgorithm": "SHA256"} if name.endswith(".safetensors") else {}
-        s3.put_object(Bucket=BUCKET, Key=f"llama/{name}", Body=data, **extra)
-        s3.put_object(Bucket=BUCKET, Key=f"tampered/{name}", Body=data, **extra)
-    try:
+        env = {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_REGION": "us-east-1",
+        }
+        s3 = boto3.client(
+            "s3",
+            endpoint_url=endpoint,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+            region_name="us-east-1",
+        )
+        s3.create_bucket(Bucket=BUCKET)
+        for name, data in MODEL.items():
+            extra = {"ChecksumAlgorithm": "SHA256"} if name.endswith(".safetensors") else {}
+            s3.put_object(Bucket=BUCKET, Key=f"llama/{name}", Body=data, **extra)
+            s3.put_object(Bucket=BUCKET, Key=f"tampered/{name}", Body=data, **extra)
         yield env
-    finally:
-        server.stop()
 
 
 def s3_source(env: dict[str, str], prefix: str = "llama") -> Any:
@@ -161,28 +194,7 @@ def s3_source(env: dict[str, str], prefix: str = "llama") -> Any:
 def test_s3_seeds_from_the_bundle_with_the_standard_library_only(
     moto: dict[str, str], tmp_path: Path
 ) -> None:
-    # What the seed Job runs: the bundle, python -I -S (boto3 cannot import there).
-    root = materialize(tmp_path / "bundle")
-    store = tmp_path / "store"
-    store.mkdir()
-    out = run_bundled(
-        root,
-        "seed",
-        "--source",
-        "s3://s3-models/llama",
-        "--revision",
-        "v1",
-        "--dest",
-        str(store),
-        "--termination-log",
-        "",
-        env=moto,
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("ok: seeded v1: 4 files")
-    result = verify(store, "v1", sample=0)
-    assert result.hashed == 4
-    assert (store / "revisions/v1/sub dir/tokenizer+config.json").read_bytes() == b"{}"
+    seeded_by_the_bundle(tmp_path, "s3://s3-models/llama", moto)
 
 
 def test_s3_listing_follows_continuation_tokens(moto: dict[str, str]) -> None:
@@ -211,13 +223,10 @@ def test_s3_a_wrong_published_checksum_is_refused(moto: dict[str, str], tmp_path
     key = get_backend("s3")[ACCOUNT]["global"].buckets[BUCKET].keys[f"tampered/{SHARD}"]
     lie = hashlib.sha256(b"other bytes").digest()
     key.checksum_value = base64.b64encode(lie).decode()
-    with pytest.raises(seed_mod.SeedError) as caught:
-        seed_mod.seed(s3_source(moto, "tampered"), tmp_path)
-    assert str(caught.value) == (
+    assert seed_refusal(s3_source(moto, "tampered"), tmp_path) == (
         f"sha256 mismatch in {SHARD}: the source publishes {lie.hex()}, the bytes that "
         f"arrived hash to {sha256(MODEL[SHARD])}"
     )
-    assert not (tmp_path / "revisions").exists()
 
 
 def test_s3_a_wrong_checksum_sent_with_the_object_is_refused(
@@ -296,7 +305,7 @@ def test_s3_with_irsa_assumes_the_role_through_sts(moto: dict[str, str], tmp_pat
     assert verify(store, "v1", sample=0).hashed == 4
 
 
-class ContainerCredentials(http.server.BaseHTTPRequestHandler):
+class ContainerCredentials(StubHandler):
     """EKS Pod Identity's agent endpoint: credentials for the pod's token, nothing without."""
 
     token = "pod-identity-token"
@@ -307,37 +316,26 @@ class ContainerCredentials(http.server.BaseHTTPRequestHandler):
         if self.headers.get("Authorization") != self.token:
             self.send_error(401)
             return
-        body = json.dumps(
+        self.reply_json(
+            200,
             {
                 "AccessKeyId": "ASIAPODIDENTITY",
                 "SecretAccessKey": "secret",
                 "Token": "session",
                 "Expiration": "2099-01-01T00:00:00Z",
-            }
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+            },
+        )
 
 
 def test_s3_with_eks_pod_identity_reads_the_agent_with_the_pod_token(
     moto: dict[str, str], tmp_path: Path
 ) -> None:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), ContainerCredentials)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(ContainerCredentials) as port:
         token = tmp_path / "eks-pod-identity-token"
         token.write_text(ContainerCredentials.token)
         env = {
             "AWS_ENDPOINT_URL": moto["AWS_ENDPOINT_URL"],
-            "AWS_CONTAINER_CREDENTIALS_FULL_URI": (
-                f"http://127.0.0.1:{server.server_address[1]}/v1/credentials"
-            ),
+            "AWS_CONTAINER_CREDENTIALS_FULL_URI": (f"http://127.0.0.1:{port}/v1/credentials"),
             "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE": str(token),
         }
         source = s3_source(env)
@@ -349,33 +347,15 @@ def test_s3_with_eks_pod_identity_reads_the_agent_with_the_pod_token(
             "EKS Pod Identity",
         )
         assert ContainerCredentials.answered == [ContainerCredentials.token]  # fetched once
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_s3_an_unreachable_endpoint_fails_in_one_line(tmp_path: Path) -> None:
-    root = materialize(tmp_path / "bundle")
     env = {
         "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
         "AWS_ACCESS_KEY_ID": "a",
         "AWS_SECRET_ACCESS_KEY": "b",
     }
-    out = run_bundled(
-        root,
-        "seed",
-        "--source",
-        "s3://s3-models/llama",
-        "--revision",
-        "v1",
-        "--dest",
-        str(tmp_path),
-        "--termination-log",
-        "",
-        env=env,
-    )
-    assert out.returncode == 1
-    assert out.stderr == (
+    assert bundled_seed_failure(tmp_path, "s3://s3-models/llama", env) == (
         "FAILED: source s3://s3-models/llama: cannot reach http://127.0.0.1:9: [Errno 111] "
         "Connection refused\n"
     )
@@ -383,9 +363,7 @@ def test_s3_an_unreachable_endpoint_fails_in_one_line(tmp_path: Path) -> None:
 
 def test_s3_without_credentials_says_which_it_looked_for() -> None:
     source = s3_source({"AWS_ENDPOINT_URL": "http://127.0.0.1:9"})
-    with pytest.raises(SourceError) as caught:
-        source.files()
-    assert str(caught.value) == (
+    assert listing_failure(source) == (
         "source s3://s3-models/llama: no AWS credentials: set AWS_ACCESS_KEY_ID and "
         "AWS_SECRET_ACCESS_KEY, or run the pod with IRSA (AWS_ROLE_ARN and "
         "AWS_WEB_IDENTITY_TOKEN_FILE) or EKS Pod Identity (AWS_CONTAINER_CREDENTIALS_FULL_URI)"
@@ -437,26 +415,7 @@ def gcs_emulator() -> Iterator[str]:
 
 
 def test_gs_seeds_from_the_bundle_checking_md5(gcs_emulator: str, tmp_path: Path) -> None:
-    root = materialize(tmp_path / "bundle")
-    store = tmp_path / "store"
-    store.mkdir()
-    out = run_bundled(
-        root,
-        "seed",
-        "--source",
-        "gs://models/llama",
-        "--revision",
-        "v1",
-        "--dest",
-        str(store),
-        "--termination-log",
-        "",
-        env={"STORAGE_EMULATOR_HOST": gcs_emulator},
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("ok: seeded v1: 4 files")
-    assert verify(store, "v1", sample=0).hashed == 4
-    assert (store / "revisions/v1/sub dir/tokenizer+config.json").read_bytes() == b"{}"
+    seeded_by_the_bundle(tmp_path, "gs://models/llama", {"STORAGE_EMULATOR_HOST": gcs_emulator})
 
 
 def gcs_source(host: str, prefix: str = "llama", **kw: Any) -> Any:
@@ -474,13 +433,7 @@ def test_gs_lists_md5_and_a_composite_object_has_none(gcs_emulator: str) -> None
 
 
 def test_gs_a_wrong_md5_is_refused(gcs_emulator: str, tmp_path: Path) -> None:
-    with pytest.raises(seed_mod.SeedError) as caught:
-        seed_mod.seed(gcs_source(gcs_emulator, "tampered"), tmp_path)
-    assert str(caught.value) == (
-        f"md5 mismatch in {SHARD}: the source publishes {hashlib.md5(b'other').hexdigest()}, "
-        f"the bytes that arrived hash to {hashlib.md5(MODEL[SHARD]).hexdigest()}"
-    )
-    assert not (tmp_path / "revisions").exists()
+    assert seed_refusal(gcs_source(gcs_emulator, "tampered"), tmp_path) == TAMPERED_MD5
 
 
 def test_gs_a_composite_object_is_seeded_on_its_size(gcs_emulator: str, tmp_path: Path):
@@ -490,7 +443,7 @@ def test_gs_a_composite_object_is_seeded_on_its_size(gcs_emulator: str, tmp_path
     assert {f["path"]: f["sha256"] for f in manifest["files"]}[SHARD] == sha256(MODEL[SHARD])
 
 
-class Stub(http.server.BaseHTTPRequestHandler):
+class Stub(StubHandler):
     """A stub answering GETs from ``routes`` (path with query -> (status, JSON)); records
     each request's path and headers."""
 
@@ -499,27 +452,13 @@ class Stub(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.seen.append((self.path, dict(self.headers.items())))
-        status, payload = self.routes.get(self.path, (404, {"error": {"message": "no route"}}))
-        body = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.reply_json(*self.routes.get(self.path, (404, {"error": {"message": "no route"}})))
 
 
 @pytest.fixture(scope="module")
 def stub() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Stub) as port:
+        yield f"127.0.0.1:{port}"
 
 
 def test_gs_listing_follows_page_tokens(stub: str) -> None:
@@ -556,22 +495,9 @@ def test_gs_asks_the_metadata_server_for_the_pods_token(gcs_emulator: str, stub:
 
 
 def test_gs_an_unreachable_metadata_server_fails_in_one_line(tmp_path: Path) -> None:
-    root = materialize(tmp_path / "bundle")
-    out = run_bundled(
-        root,
-        "seed",
-        "--source",
-        "gs://models/llama",
-        "--revision",
-        "v1",
-        "--dest",
-        str(tmp_path),
-        "--termination-log",
-        "",
-        env={"GCE_METADATA_HOST": "127.0.0.1:9"},
-    )
-    assert out.returncode == 1
-    assert out.stderr == (
+    assert bundled_seed_failure(
+        tmp_path, "gs://models/llama", {"GCE_METADATA_HOST": "127.0.0.1:9"}
+    ) == (
         "FAILED: source gs://models/llama: cannot reach http://127.0.0.1:9: [Errno 111] "
         "Connection refused\n"
     )
@@ -600,7 +526,7 @@ def fake_entra_token() -> str:
     return f"{part({'alg': 'RS256', 'typ': 'JWT'})}.{part(claims)}.c2lnbmF0dXJl"
 
 
-class EntraStub(http.server.BaseHTTPRequestHandler):
+class EntraStub(StubHandler):
     """Microsoft Entra's token endpoint for one tenant: the client credentials grant with a
     client assertion; records each request's form."""
 
@@ -631,14 +557,7 @@ class EntraStub(http.server.BaseHTTPRequestHandler):
                     "access_token": fake_entra_token(),
                 },
             )
-        body = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.reply_json(status, payload)
 
 
 def free_port() -> int:
@@ -709,54 +628,53 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
         text=True,
         cwd=where,  # what Azurite writes besides its in-memory data lands here
     )
-    entra = http.server.ThreadingHTTPServer(("127.0.0.1", 0), EntraStub)
-    thread = threading.Thread(target=entra.serve_forever, daemon=True)
-    thread.start()
-    saved = os.environ.get("SSL_CERT_FILE")
-    os.environ["SSL_CERT_FILE"] = str(cert)
-    try:
-        assert process.stdout is not None
-        for line in process.stdout:  # blocks until Azurite says it listens (or exits)
-            if "successfully listens" in line:
-                break
-        else:
-            pytest.fail(f"azurite exited with {process.wait()}")
-        account = f"https://127.0.0.1:{port}/devstoreaccount1"
-        context = ssl.create_default_context(cafile=str(cert))
-        headers = {"Authorization": f"Bearer {fake_entra_token()}", "x-ms-version": "2024-11-04"}
+    with serving(EntraStub) as entra_port:
+        saved = os.environ.get("SSL_CERT_FILE")
+        os.environ["SSL_CERT_FILE"] = str(cert)
+        try:
+            assert process.stdout is not None
+            for line in process.stdout:  # blocks until Azurite says it listens (or exits)
+                if "successfully listens" in line:
+                    break
+            else:
+                pytest.fail(f"azurite exited with {process.wait()}")
+            account = f"https://127.0.0.1:{port}/devstoreaccount1"
+            context = ssl.create_default_context(cafile=str(cert))
+            headers = {
+                "Authorization": f"Bearer {fake_entra_token()}",
+                "x-ms-version": "2024-11-04",
+            }
 
-        def put(path: str, data: bytes = b"", **extra: str) -> None:
-            request = urllib.request.Request(
-                f"{account}/{path}", data=data, method="PUT", headers={**headers, **extra}
-            )
-            urllib.request.urlopen(request, context=context).close()
+            def put(path: str, data: bytes = b"", **extra: str) -> None:
+                request = urllib.request.Request(
+                    f"{account}/{path}", data=data, method="PUT", headers={**headers, **extra}
+                )
+                urllib.request.urlopen(request, context=context).close()
 
-        put("models?restype=container")
-        for prefix in ("llama", "tampered"):
-            for name, data in MODEL.items():
-                quoted = urllib.parse.quote(f"{prefix}/{name}", safe="/")
-                put(f"models/{quoted}", data, **{"x-ms-blob-type": "BlockBlob"})
-        lie = base64.b64encode(hashlib.md5(b"other").digest()).decode()
-        put(f"models/tampered/{SHARD}?comp=properties", **{"x-ms-blob-content-md5": lie})
-        token_file = where / "azure-identity-token"
-        token_file.write_text("projected-service-account-token\n")
-        yield {
-            "MODELSTORE_AZURE_BLOB_ENDPOINT": account,
-            "AZURE_CLIENT_ID": CLIENT_ID,
-            "AZURE_TENANT_ID": TENANT,
-            "AZURE_FEDERATED_TOKEN_FILE": str(token_file),
-            "AZURE_AUTHORITY_HOST": f"http://127.0.0.1:{entra.server_address[1]}/",
-            "SSL_CERT_FILE": str(cert),
-        }
-    finally:
-        if saved is None:
-            os.environ.pop("SSL_CERT_FILE", None)
-        else:
-            os.environ["SSL_CERT_FILE"] = saved
-        entra.shutdown()
-        entra.server_close()
-        process.terminate()
-        process.wait(timeout=30)
+            put("models?restype=container")
+            for prefix in ("llama", "tampered"):
+                for name, data in MODEL.items():
+                    quoted = urllib.parse.quote(f"{prefix}/{name}", safe="/")
+                    put(f"models/{quoted}", data, **{"x-ms-blob-type": "BlockBlob"})
+            lie = base64.b64encode(hashlib.md5(b"other").digest()).decode()
+            put(f"models/tampered/{SHARD}?comp=properties", **{"x-ms-blob-content-md5": lie})
+            token_file = where / "azure-identity-token"
+            token_file.write_text("projected-service-account-token\n")
+            yield {
+                "MODELSTORE_AZURE_BLOB_ENDPOINT": account,
+                "AZURE_CLIENT_ID": CLIENT_ID,
+                "AZURE_TENANT_ID": TENANT,
+                "AZURE_FEDERATED_TOKEN_FILE": str(token_file),
+                "AZURE_AUTHORITY_HOST": f"http://127.0.0.1:{entra_port}/",
+                "SSL_CERT_FILE": str(cert),
+            }
+        finally:
+            if saved is None:
+                os.environ.pop("SSL_CERT_FILE", None)
+            else:
+                os.environ["SSL_CERT_FILE"] = saved
+            process.terminate()
+            process.wait(timeout=30)
 
 
 def blob_source(env: dict[str, str], prefix: str = "llama") -> Any:
@@ -770,26 +688,7 @@ def test_az_seeds_from_the_bundle_with_workload_identity(
     azurite: dict[str, str], tmp_path: Path
 ) -> None:
     EntraStub.forms = []
-    root = materialize(tmp_path / "bundle")
-    store = tmp_path / "store"
-    store.mkdir()
-    out = run_bundled(
-        root,
-        "seed",
-        "--source",
-        "az://devstoreaccount1/models/llama",
-        "--revision",
-        "v1",
-        "--dest",
-        str(store),
-        "--termination-log",
-        "",
-        env=azurite,
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("ok: seeded v1: 4 files")
-    assert verify(store, "v1", sample=0).hashed == 4
-    assert (store / "revisions/v1/sub dir/tokenizer+config.json").read_bytes() == b"{}"
+    seeded_by_the_bundle(tmp_path, "az://devstoreaccount1/models/llama", azurite)
     # One token for the whole seed: the client credentials grant with the pod's token.
     assert EntraStub.forms == [
         {
@@ -810,12 +709,7 @@ def test_az_lists_content_md5_page_by_page(azurite: dict[str, str]) -> None:
 
 
 def test_az_a_wrong_content_md5_is_refused(azurite: dict[str, str], tmp_path: Path) -> None:
-    with pytest.raises(seed_mod.SeedError) as caught:
-        seed_mod.seed(blob_source(azurite, "tampered"), tmp_path)
-    assert str(caught.value) == (
-        f"md5 mismatch in {SHARD}: the source publishes {hashlib.md5(b'other').hexdigest()}, "
-        f"the bytes that arrived hash to {hashlib.md5(MODEL[SHARD]).hexdigest()}"
-    )
+    assert seed_refusal(blob_source(azurite, "tampered"), tmp_path) == TAMPERED_MD5
 
 
 def test_az_a_refused_federated_token_fails_in_one_line(
@@ -823,9 +717,7 @@ def test_az_a_refused_federated_token_fails_in_one_line(
 ) -> None:
     (tmp_path / "token").write_text("someone-elses-token")
     source = blob_source({**azurite, "AZURE_FEDERATED_TOKEN_FILE": str(tmp_path / "token")})
-    with pytest.raises(SourceError) as caught:
-        source.files()
-    assert str(caught.value) == (
+    assert listing_failure(source) == (
         f"source az://devstoreaccount1/models/llama: POST {azurite['AZURE_AUTHORITY_HOST']}"
         f"{TENANT}/oauth2/v2.0/token answered 401 Unauthorized (AADSTS700213: No matching "
         "federated identity record found)"
@@ -834,9 +726,7 @@ def test_az_a_refused_federated_token_fails_in_one_line(
 
 def test_az_without_workload_identity_names_the_missing_variables() -> None:
     source = blob_source({"AZURE_CLIENT_ID": CLIENT_ID})
-    with pytest.raises(SourceError) as caught:
-        source.files()
-    assert str(caught.value) == (
+    assert listing_failure(source) == (
         "source az://devstoreaccount1/models/llama: no Azure workload identity: "
         "AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE not set (the AKS workload identity "
         "webhook sets them in a pod whose service account is annotated "
@@ -846,7 +736,6 @@ def test_az_without_workload_identity_names_the_missing_variables() -> None:
 
 
 def test_az_an_unreachable_authority_fails_in_one_line(tmp_path: Path) -> None:
-    root = materialize(tmp_path / "bundle")
     (tmp_path / "token").write_text("t")
     env = {
         "AZURE_CLIENT_ID": CLIENT_ID,
@@ -854,21 +743,7 @@ def test_az_an_unreachable_authority_fails_in_one_line(tmp_path: Path) -> None:
         "AZURE_FEDERATED_TOKEN_FILE": str(tmp_path / "token"),
         "AZURE_AUTHORITY_HOST": "http://127.0.0.1:9/",
     }
-    out = run_bundled(
-        root,
-        "seed",
-        "--source",
-        "az://acct/models/llama",
-        "--revision",
-        "v1",
-        "--dest",
-        str(tmp_path),
-        "--termination-log",
-        "",
-        env=env,
-    )
-    assert out.returncode == 1
-    assert out.stderr == (
+    assert bundled_seed_failure(tmp_path, "az://acct/models/llama", env) == (
         "FAILED: source az://acct/models/llama: cannot reach http://127.0.0.1:9: [Errno 111] "
         "Connection refused\n"
     )

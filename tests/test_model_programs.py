@@ -7,14 +7,12 @@ from __future__ import annotations
 import ast
 import base64
 import hashlib
-import http.server
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,6 +29,7 @@ from pulumi_modelstore.model.sources import (
 )
 from pulumi_modelstore.model.verify import VerifyError, verify
 from tests.conftest import ROOT
+from tests.tools import StubHandler, moto_server, serving
 
 SHA = "0e9e39f249a16976918f6564b8830bc894c89659"
 MODEL = {
@@ -505,27 +504,15 @@ def test_verify_samples_when_asked(seeded: Path) -> None:
 
 @pytest.fixture
 def moto_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    try:
-        from moto.server import ThreadedMotoServer
-    except ImportError as missing:  # moto's server needs flask and flask-cors (moto[server])
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"moto[server] is missing ({missing}); CI=true: every real run must run")
-        pytest.skip(f"moto[server] is missing: {missing}")
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    for key, value in {
-        "AWS_ENDPOINT_URL": endpoint,
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-    }.items():
-        monkeypatch.setenv(key, value)
-    try:
+    with moto_server() as endpoint:
+        for key, value in {
+            "AWS_ENDPOINT_URL": endpoint,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_DEFAULT_REGION": "us-east-1",
+        }.items():
+            monkeypatch.setenv(key, value)
         yield endpoint
-    finally:
-        server.stop()
 
 
 def test_seed_from_s3_served_by_moto(moto_endpoint: str, tmp_path: Path) -> None:
@@ -576,7 +563,7 @@ def tree_entry(path: str, data: bytes, lfs_sha256: str | None = None) -> dict[st
     }
 
 
-class HubStub(http.server.BaseHTTPRequestHandler):
+class HubStub(StubHandler):
     """The Hub's tree endpoint (two pages, linked) and resolve endpoint for one repo."""
 
     files: ClassVar[dict[str, bytes]] = {}
@@ -624,9 +611,6 @@ class HubStub(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, *args: object) -> None:
-        pass
-
 
 @pytest.fixture
 def hub() -> Iterator[str]:
@@ -634,14 +618,8 @@ def hub() -> Iterator[str]:
     HubStub.lies = {}
     HubStub.seen_auth = []
     HubStub.cdn_auth = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), HubStub)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(HubStub) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_seed_from_the_hub_stub_checks_lfs_sha256_and_git_blob_ids(hub: str, tmp_path: Path):

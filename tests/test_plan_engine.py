@@ -65,6 +65,14 @@ def stores_project(tmp_path: Path, stores: str) -> Path:
     )
 
 
+def stores_refused(tmp_path: Path, capsys, stores: str) -> str:
+    """What ``modelstore plan`` writes on stderr for a :func:`stores_project` of ``stores``,
+    which it must refuse (exit 1, nothing on stdout)."""
+    code, out, err = run_cli(capsys, "--cwd", str(stores_project(tmp_path, stores)))
+    assert (code, out) == (1, "")
+    return err
+
+
 def test_json_has_the_preview_shape(capsys):
     code, out, _ = run_cli(capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "json")
     assert code == 0
@@ -246,15 +254,14 @@ def test_a_directory_without_pulumi_yaml_says_so(tmp_path, capsys):
 
 
 def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
-    directory = stores_project(
+    err = stores_refused(
         tmp_path,
+        capsys,
         """
         llama:
           backend: fsx-lustr
         """,
     )
-    code, _, err = run_cli(capsys, "--cwd", str(directory))
-    assert code == 1
     assert err == (
         f"error: modelstore:stores.llama.backend must be one of {', '.join(sorted(BACKENDS))}, "
         "got 'fsx-lustr'\n"
@@ -262,8 +269,9 @@ def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
 
 
 def test_a_store_name_given_twice_in_the_stack_file_is_refused_with_its_line(tmp_path, capsys):
-    directory = stores_project(
+    err = stores_refused(
         tmp_path,
+        capsys,
         """
         llama:
           backend: local
@@ -273,17 +281,16 @@ def test_a_store_name_given_twice_in_the_stack_file_is_refused_with_its_line(tmp
           readers: [b]
         """,
     )
-    code, out, err = run_cli(capsys, "--cwd", str(directory))
-    assert (code, out) == (1, "")
     assert err == (
-        f"error: {directory / 'Pulumi.dev.yaml'} line 7: key 'llama' is given twice in one "
+        f"error: {tmp_path / 'Pulumi.dev.yaml'} line 7: key 'llama' is given twice in one "
         "mapping (first on line 4); YAML would keep only the last\n"
     )
 
 
 def test_every_invalid_field_is_an_error_line_of_its_own(tmp_path, capsys):
-    directory = stores_project(
+    err = stores_refused(
         tmp_path,
+        capsys,
         """
         llama:
           backend: local
@@ -295,8 +302,6 @@ def test_every_invalid_field_is_an_error_line_of_its_own(tmp_path, capsys):
           readers: [Bad]
         """,
     )
-    code, _, err = run_cli(capsys, "--cwd", str(directory))
-    assert code == 1
     assert err.splitlines() == [
         "error: modelstore:stores.llama.capacity_gib must be a whole number, got '20'",
         "error: modelstore:stores.llama.host_path must be an absolute path starting with '/', "

@@ -28,6 +28,17 @@ def run(*args: str) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
+def out_of_reach(backend: str, replicas: int, seconds: int, *more: str) -> str:
+    """``modelstore size`` of a 16 GiB model on ``backend`` (``more``: further flags), which
+    must exit as out of reach; returns what it printed."""
+    code, out, _ = run(
+        "--model-gib", "16", "--replicas", str(replicas), "--cold-start-seconds", str(seconds),
+        "--backend", backend, *more,
+    )  # fmt: skip
+    assert code == sizing.EXIT_OUT_OF_REACH
+    return out
+
+
 @pytest.fixture(scope="module")
 def example() -> tuple[int, str, dict[str, Any]]:
     """The README's example (16 GiB, 8 replicas, 60 s), every backend: exit code, text, json."""
@@ -99,22 +110,13 @@ def test_ebs_arithmetic_against_hand_computed_values(example):
 
 
 def test_out_of_reach_says_by_how_much_and_fails():
-    code, text, _ = run(
-        "--model-gib", "16", "--replicas", "8", "--cold-start-seconds", "30",
-        "--backend", "ebs-snapshot",
-    )  # fmt: skip
-    assert code == sizing.EXIT_OUT_OF_REACH
+    text = out_of_reach("ebs-snapshot", 8, 30)
     # 300 MiB/s is the highest initialization rate: 16384 / 300 = 54.6 s, 24.6 s over 30 s.
     assert "ebs-snapshot: 54.6 s, bound by per-client throughput;" in text
     assert "OUT OF REACH by 24.6 s" in text
     assert "volume_initialization_rate_mibps=300" in text
     assert text.rstrip().endswith("out of reach: ebs-snapshot")
-    code, out, _ = run(
-        "--model-gib", "16", "--replicas", "8", "--cold-start-seconds", "5",
-        "--backend", "fsx-lustre", "--format", "json",
-    )  # fmt: skip
-    fsx = json.loads(out)["backends"][0]
-    assert code == sizing.EXIT_OUT_OF_REACH
+    fsx = json.loads(out_of_reach("fsx-lustre", 8, 5, "--format", "json"))["backends"][0]
     # the node NIC binds whatever the file system: 16384 / (25e9 / 8 / 2^20) = 5.50 s
     assert fsx["binding"] == "node NIC"
     assert fsx["shortfall_seconds"] == pytest.approx(16384 / (25e9 / 8 / 2**20) - 5, abs=1e-3)
@@ -231,11 +233,7 @@ def test_nfs_takes_the_servers_throughput():
 
 
 def test_hyperdisk_refuses_more_replicas_than_a_volume_attaches():
-    code, text, _ = run(
-        "--model-gib", "16", "--replicas", "3000", "--cold-start-seconds", "600",
-        "--backend", "hyperdisk-ml",
-    )  # fmt: skip
-    assert code == sizing.EXIT_OUT_OF_REACH
+    text = out_of_reach("hyperdisk-ml", 3000, 600)
     assert "bound by attached-VM limit (2,500 per volume)" in text
     assert "3000 replicas exceed the 2,500 VMs one volume attaches to" in text
 

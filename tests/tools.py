@@ -10,14 +10,18 @@ every validator."""
 
 from __future__ import annotations
 
+import http.server
+import json
 import os
 import shutil
 import stat
 import threading
 import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -97,3 +101,51 @@ def azurite_blob() -> Path:
     if not AZURITE_BLOB.exists():
         missing(f"azurite ({AZURITE_BLOB.relative_to(ROOT)})")
     return AZURITE_BLOB
+
+
+@contextmanager
+def moto_server() -> Iterator[str]:
+    """moto's threaded server on the loopback address, for the duration; yields its endpoint.
+    Without moto[server] (it needs flask and flask-cors) the test is skipped, failed under
+    ``CI=true``."""
+    try:
+        from moto.server import ThreadedMotoServer
+    except ImportError as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"moto[server] is missing ({error}); CI=true: every real run must run")
+        pytest.skip(f"moto[server] is missing: {error}")
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+class StubHandler(http.server.BaseHTTPRequestHandler):
+    """A stub service's request handler (a test's stand-in for a cloud endpoint): JSON replies,
+    and no request log on the test's output."""
+
+    def reply_json(self, status: int, payload: Any) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[int]:
+    """A threaded HTTP server with ``handler`` on a free loopback port, for the duration;
+    yields the port."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -72,10 +72,6 @@ class AzureModelStore(ModelStore[AzureArgs, AksCluster]):
     model_fill = job_fills(cloud="az")
 
     @classmethod
-    def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
-        return ("aks", str(args.get("cluster_name") or "aks"))
-
-    @classmethod
     def cloud_rules(cls, p: Parser) -> None:
         """The cluster named (or given), the resource group and region spelled as ARM takes
         them, and the tags."""

@@ -3,7 +3,7 @@
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ..fields import Parser
 from ..modelsection import job_fills
@@ -37,10 +37,6 @@ class GcpModelStore(ModelStore[GcpArgs, GkeCluster]):
     cluster_type = GkeCluster
     # A model from hf:// or gs:// is seeded by the Job, which runs as the store's Google identity.
     model_fill = job_fills(cloud="gs")
-
-    @classmethod
-    def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
-        return ("gke", str(args.get("cluster_name") or "gke"))
 
     @classmethod
     def cloud_rules(cls, p: Parser) -> None:

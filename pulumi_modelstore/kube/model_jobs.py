@@ -23,7 +23,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -180,32 +181,51 @@ def _program_container(
     }
 
 
+@dataclass(frozen=True)
+class ModelJob:
+    """What the seed Job and a verification Job of one store share: the store's claim and
+    labels, the programs' image, and the revision with its manifest's pinned sha256."""
+
+    claim_name: str
+    labels: Mapping[str, str]
+    image: str
+    revision: str
+    manifest_sha256: str | None
+
+
 def _job(
     resource_name: str,
-    *,
-    name: str,
+    job: ModelJob,
+    role: str,
     namespace: str,
-    labels: Mapping[str, str],
-    pod_spec: dict[str, Any],
-    pod_metadata: Mapping[str, Any],
+    pod: dict[str, Any],
+    patch: Any,
     minutes: int,
     opts: pulumi.ResourceOptions,
 ) -> k8s.batch.v1.Job:
-    """A Job pulumi-kubernetes waits for (module docstring). No ``ttlSecondsAfterFinished``:
-    a Job the TTL controller deleted is drift, which the next ``pulumi up`` would create (and
-    run) again; the Job stays as the record of its run until its revision is gone."""
+    """A Job pulumi-kubernetes waits for (module docstring), named and labelled after its
+    ``role`` and revision, its pod patched by ``patch(pod, labels)``. No
+    ``ttlSecondsAfterFinished``: a Job the TTL controller deleted is drift, which the next
+    ``pulumi up`` would create (and run) again; the Job stays as the record of its run until
+    its revision is gone."""
+    labels = {**job.labels, ROLE_LABEL: role, REVISION_LABEL: slug(job.revision)}
+    pod_spec, pod_metadata = patch(pod, labels)
     timeout = f"{minutes}m"
+    # Plain dicts for the provider's TypedDict inputs, as kube/volumes.py passes them.
+    metadata: Any = {
+        "name": job_name(job.claim_name, role, job.revision),
+        "namespace": namespace,
+        "labels": labels,
+    }
+    spec: Any = {
+        "backoffLimit": BACKOFF_LIMIT,
+        "activeDeadlineSeconds": minutes * 60,
+        "template": {"metadata": dict(pod_metadata), "spec": pod_spec},
+    }
     return k8s.batch.v1.Job(
         resource_name,
-        metadata={"name": name, "namespace": namespace, "labels": dict(labels)},
-        spec=cast(
-            Any,
-            {
-                "backoffLimit": BACKOFF_LIMIT,
-                "activeDeadlineSeconds": minutes * 60,
-                "template": {"metadata": dict(pod_metadata), "spec": pod_spec},
-            },
-        ),
+        metadata=metadata,
+        spec=spec,
         opts=pulumi.ResourceOptions.merge(
             opts,
             pulumi.ResourceOptions(
@@ -226,35 +246,38 @@ def _base_pod(claim_name: str, containers: list[dict[str, Any]]) -> dict[str, An
 
 def seed_job(
     resource_name: str,
+    job: ModelJob,
     *,
-    claim_name: str,
     namespace: str,
-    labels: Mapping[str, str],
-    image: str,
     source: str,
-    revision: str,
     include: Sequence[str],
     keep_revisions: int,
     publish: str,
     token_secret: tuple[str, str] | None,
-    manifest_sha256: str | None,
     patch: Any,
     opts: pulumi.ResourceOptions,
 ) -> k8s.batch.v1.Job:
-    """The Job that seeds ``revision`` into the store as a writer consumer: ``patch`` is the
+    """The Job that seeds ``job.revision`` into the store as a writer consumer: ``patch`` is the
     loader namespace's ``WorkloadMount.patch_pod_spec`` (its claim at the store's root,
     read-write, its service account and pod metadata from the access layer)."""
-    args = ["--source", source, "--revision", revision, "--dest", STORE_ROOT]
+    args = ["--source", source, "--revision", job.revision, "--dest", STORE_ROOT]
     for pattern in include:
         args += ["--include", pattern]
-    args += ["--keep-revisions", str(keep_revisions), "--in-use", revision, "--publish", publish]
+    args += [
+        "--keep-revisions",
+        str(keep_revisions),
+        "--in-use",
+        job.revision,
+        "--publish",
+        publish,
+    ]
     mounts: list[dict[str, Any]] = []
     if token_secret is not None:
         args += ["--token-file", f"{TOKEN_DIR}/token"]
         mounts.append({"name": TOKEN_VOLUME, "mountPath": TOKEN_DIR, "readOnly": True})
-    if manifest_sha256:
-        args += ["--manifest-sha256", manifest_sha256]
-    pod = _base_pod(claim_name, [_program_container("seed", image, "seed", args, mounts)])
+    if job.manifest_sha256:
+        args += ["--manifest-sha256", job.manifest_sha256]
+    pod = _base_pod(job.claim_name, [_program_container("seed", job.image, "seed", args, mounts)])
     if token_secret is not None:
         secret, key = token_secret
         pod["volumes"].append(
@@ -267,37 +290,22 @@ def seed_job(
                 },
             }
         )
-    job_labels = {**labels, ROLE_LABEL: "seed", REVISION_LABEL: slug(revision)}
-    pod_spec, pod_metadata = patch(pod, job_labels)
-    return _job(
-        resource_name,
-        name=job_name(claim_name, "seed", revision),
-        namespace=namespace,
-        labels=job_labels,
-        pod_spec=pod_spec,
-        pod_metadata=pod_metadata,
-        minutes=SEED_TIMEOUT_MINUTES,
-        opts=opts,
-    )
+    return _job(resource_name, job, "seed", namespace, pod, patch, SEED_TIMEOUT_MINUTES, opts)
 
 
 def verify_job(
     resource_name: str,
+    job: ModelJob,
     *,
     store: str,
-    claim_name: str,
     namespace: str,
-    labels: Mapping[str, str],
-    image: str,
-    revision: str,
     files_path: str,
     verify: str,
     sample_files: int,
-    manifest_sha256: str | None,
     patch: Any,
     opts: pulumi.ResourceOptions,
 ) -> k8s.batch.v1.Job:
-    """The Job that verifies ``revision`` in a reader namespace as its pods see it: ``patch``
+    """The Job that verifies ``job.revision`` in a reader namespace as its pods see it: ``patch``
     is that namespace's ``WorkloadMount.patch_pod_spec`` (the revision's subPath at
     ``files_path``, read-only, the gate, the service account and pod metadata), and the
     manifest's directory is mounted read-only as the gate mounts it."""
@@ -307,7 +315,7 @@ def verify_job(
         "--manifest",
         f"{MANIFEST_MOUNT}/manifest.json",
         "--revision",
-        revision,
+        job.revision,
         "--label",
         f"{store}/{namespace}",
     ]
@@ -315,28 +323,17 @@ def verify_job(
         args.append("--all")
     elif verify == "sample":
         args += ["--sample", str(sample_files)]
-    if manifest_sha256:
-        args += ["--manifest-sha256", manifest_sha256]
+    if job.manifest_sha256:
+        args += ["--manifest-sha256", job.manifest_sha256]
     manifest_mount = {
-        "name": claim_name,
+        "name": job.claim_name,
         "mountPath": MANIFEST_MOUNT,
         "readOnly": True,
-        "subPath": f".modelstore/{revision}",
+        "subPath": f".modelstore/{job.revision}",
     }
-    container = _program_container("verify", image, "verify", args, [manifest_mount])
-    pod = _base_pod(claim_name, [container])
-    job_labels = {**labels, ROLE_LABEL: "verify", REVISION_LABEL: slug(revision)}
-    pod_spec, pod_metadata = patch(pod, job_labels)
-    return _job(
-        resource_name,
-        name=job_name(claim_name, "verify", revision),
-        namespace=namespace,
-        labels=job_labels,
-        pod_spec=pod_spec,
-        pod_metadata=pod_metadata,
-        minutes=VERIFY_TIMEOUT_MINUTES,
-        opts=opts,
-    )
+    container = _program_container("verify", job.image, "verify", args, [manifest_mount])
+    pod = _base_pod(job.claim_name, [container])
+    return _job(resource_name, job, "verify", namespace, pod, patch, VERIFY_TIMEOUT_MINUTES, opts)
 
 
 def gate_container(*, store: str, claim_name: str, image: str, revision: str) -> dict[str, Any]:

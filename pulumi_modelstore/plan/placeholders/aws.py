@@ -236,14 +236,22 @@ def _security_group_rule(r: Created) -> dict[str, Any]:
     }
 
 
+def _file_system(r: Created, fs_id: Any, service: str, dns: str) -> dict[str, Any]:
+    """What an FSx or EFS file system ``fs_id`` is known by: its ARN (of ``service``), the DNS
+    name AWS gives it (``<id>.<dns>.<region>.amazonaws.com``) and its owner."""
+    return {
+        "arn": _arn(r, service) + f"file-system/{fs_id}",
+        "dnsName": f"{fs_id}.{dns}.{_in(r)}.amazonaws.com",
+        "ownerId": ACCOUNT_ID,
+    }
+
+
 @outputs_of("aws:fsx/lustreFileSystem:LustreFileSystem")
 def _lustre(r: Created) -> dict[str, Any]:
     return {
-        "arn": _arn(r, "fsx") + f"file-system/{r.id}",
-        "dnsName": f"{r.id}.fsx.{_in(r)}.amazonaws.com",
+        **_file_system(r, r.id, "fsx", "fsx"),
         "mountName": r.hexid("mount", 8),
         "networkInterfaceIds": [f"eni-{r.hexid('eni')}"],
-        "ownerId": ACCOUNT_ID,
         "vpcId": plan_vpc_id(r.config),
     }
 
@@ -259,21 +267,17 @@ def _dra(r: Created) -> dict[str, Any]:
 
 @outputs_of("aws:efs/fileSystem:FileSystem")
 def _efs(r: Created) -> dict[str, Any]:
-    return {
-        "arn": _arn(r, "elasticfilesystem") + f"file-system/{r.id}",
-        "dnsName": f"{r.id}.efs.{_in(r)}.amazonaws.com",
-        "ownerId": ACCOUNT_ID,
-        "numberOfMountTargets": 0,
-    }
+    return {**_file_system(r, r.id, "elasticfilesystem", "efs"), "numberOfMountTargets": 0}
 
 
 @outputs_of("aws:efs/mountTarget:MountTarget")
 def _efs_mount_target(r: Created) -> dict[str, Any]:
     fs_id = r.inputs.get("fileSystemId")
     octet = int(r.hexid("ip", 2), 16)
+    fs = _file_system(r, fs_id, "elasticfilesystem", "efs")
     return {
-        "dnsName": f"{fs_id}.efs.{_in(r)}.amazonaws.com",
-        "fileSystemArn": _arn(r, "elasticfilesystem") + f"file-system/{fs_id}",
+        "dnsName": fs["dnsName"],
+        "fileSystemArn": fs["arn"],
         "ipAddress": f"10.0.{octet % 32}.{10 + octet % 200}",
         "networkInterfaceId": f"eni-{r.hexid('eni')}",
         "ownerId": ACCOUNT_ID,
