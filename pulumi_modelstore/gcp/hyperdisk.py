@@ -461,9 +461,11 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         self.loader_service_account_names = pulumi.Output.from_input(
             {ns: a["service_account_name"] for ns in c.readers}
         )
-        return self._binding(spec, storage_class, sc_name, sources, ds_name, revision, suffix)
+        return self._revision_binding(
+            spec, storage_class, sc_name, sources, ds_name, revision, suffix
+        )
 
-    def _binding(
+    def _revision_binding(
         self,
         spec: Spec[HyperdiskMlModelStoreArgs],
         storage_class: k8s.storage.v1.StorageClass,
@@ -584,7 +586,7 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
             ns: self._data_source(spec, ns, claim_name, access, revision, uri, suffix)
             for ns in c.readers
         }
-        binding = self._binding(spec, sc, sc_name, sources, claim_name, revision, suffix)
+        binding = self._revision_binding(spec, sc, sc_name, sources, claim_name, revision, suffix)
         old = replace(c, claim_name=claim_name)
         return {
             ns: self._provisioned_claim(old, ns, True, binding, [*access.by_namespace[ns].ready])
@@ -703,7 +705,7 @@ def _model_rules(p: Parser, model: Mapping[str, Any]) -> None:
     p.derived["revision"] = revision
     base = p["claim_name"]
     p.derived["claim_base"] = base
-    if not p.check(lambda: v.dns_label(p.store, "model.revision", revision) or True):
+    if not p.check(lambda: _revision_is_a_label(p.store, revision)):
         return
     if base and p.ok("claim_name"):
         p.check(
@@ -724,6 +726,12 @@ def _model_rules(p: Parser, model: Mapping[str, Any]) -> None:
         p.derived["previous"] = (
             p.check(lambda: _previous_revisions(p.store, previous, revision, keep)) or {}
         )
+
+
+def _revision_is_a_label(store: str, revision: str) -> bool:
+    """``model.revision`` names the claim, the data source and the StorageClass."""
+    v.dns_label(store, "model.revision", revision)
+    return True
 
 
 def _previous_revisions(
