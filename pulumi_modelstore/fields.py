@@ -457,11 +457,17 @@ def renamed(
                 store, old, out[old], f"unset when {new} is given (it is its new name)"
             )
         if warn:
-            message = f"{store}: {old} is deprecated, use {new}"
-            warnings.warn(message, DeprecationWarning, stacklevel=stacklevel + 1)
-            pulumi.log.warn(message)
+            deprecated(store, old, new, stacklevel=stacklevel + 1)
         out[new] = out.pop(old)
     return out
+
+
+def deprecated(store: str, old: str, new: str, *, stacklevel: int = 2) -> None:
+    """Warn that ``old`` is deprecated for ``new`` (a ``DeprecationWarning`` and a Pulumi
+    warning). ``stacklevel`` is as for :func:`warnings.warn`, counted from the caller."""
+    message = f"{store}: {old} is deprecated, use {new}"
+    warnings.warn(message, DeprecationWarning, stacklevel=stacklevel + 1)
+    pulumi.log.warn(message)
 
 
 def spelled_as(args: Any, renamed_fields: Mapping[str, str]) -> dict[str, str]:

@@ -102,6 +102,11 @@ class Fill:
     """For a native fill: the seed program's ``--publish`` mode that publishes what the storage
     filled (``imported``: a seed Job, as the loader namespace's writer, hashes the files and
     writes the manifest). Default: empty, no Job runs."""
+    manifest: bool = True
+    """Whether the store holds ``revisions/<revision>/`` and its manifest. False for a native
+    fill that puts one revision at the volume's root and that no Job can write a manifest to
+    (Hyperdisk ML); readers then mount the root with no gate, and no verification Job runs.
+    Default: ``True``."""
 
     @property
     def job(self) -> bool:

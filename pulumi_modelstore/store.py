@@ -231,6 +231,10 @@ class Binding:
     claim_options: Callable[[str], pulumi.ResourceOptions] | None = None
     """``claim_options(namespace)``: options merged into that provisioned claim's own (an edge
     to the object its ``dataSourceRef`` names, ``replace_on_changes``...)."""
+    claim_resource_suffix: str = ""
+    """Appended to each provisioned claim's resource name (``<store>-pvc-<namespace>``): a
+    backend whose claim is named after the model revision makes a new claim beside the old
+    one, not a replacement. Default ``""``."""
     pod: PodSide = field(default_factory=PodSide)
     """What the driver needs of consumer pods (none by default); the consumers' identity is
     the access layer's to add."""
@@ -314,7 +318,9 @@ def _no_literal_token(store: str, args: Any) -> None:
 
 def _loader_is_no_consumer(store: str, c: StoreCommon) -> None:
     """The loader namespace is the seed Job's alone: a declared consumer there would get two
-    claims of one name."""
+    claims of one name. Nothing to check where no Job runs (a native fill without one)."""
+    if c.loader is None:
+        return
     if c.loader in (*c.readers, *c.writers):
         raise ModelStoreInputError(
             store,
@@ -743,8 +749,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         # model section.
         if m is not None or "model_revision" not in vars(self):
             self.model_revision = pulumi.Output.from_input(m.revision if m else None)
+        manifest = m is not None and type(self).model_fill[m.scheme].manifest
         self.model_manifest_path = pulumi.Output.from_input(
-            f"{m.manifest_dir}/manifest.json" if m else None
+            f"{m.manifest_dir}/manifest.json" if m and manifest else None
         )
         self.model_manifest_sha256 = pulumi.Output.from_input(m.manifest_sha256 if m else None)
         self.seed_job: Any = None
@@ -849,7 +856,10 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         if binding.claim_options is not None:
             opts = pulumi.ResourceOptions.merge(opts, binding.claim_options(namespace))
         return k8s.core.v1.PersistentVolumeClaim(
-            f"{c.name}-pvc-{namespace}", metadata=metadata, spec=spec, opts=opts
+            f"{c.name}-pvc-{namespace}{binding.claim_resource_suffix}",
+            metadata=metadata,
+            spec=spec,
+            opts=opts,
         )
 
     def mount_for(
@@ -876,7 +886,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             )
         m = c.model
         gate: list[dict[str, Any]] = []
-        if m is not None and modes[namespace]:
+        if m is not None and modes[namespace] and type(self).model_fill[m.scheme].manifest:
             # Readers mount the pinned revision by the volumeMount's subPath (PVs and claims do
             # not change with the revision), and wait for it to be published.
             inner = sub_path.strip("/") if sub_path else ""

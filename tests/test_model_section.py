@@ -163,10 +163,15 @@ def local(**model: Any) -> Any:
         (
             lambda: build("hyperdisk-ml", model=MODEL),
             (
-                "llama: model.source must be a source this store takes (none yet): hf:// is "
+                "llama: model.source must be a source this store takes (gs://): hf:// is "
                 "refused because a Hyperdisk ML volume is filled once by the volume populator and "
                 "read-only after, so no seed Job can write it: stage the model in a gs:// bucket, "
-                "got 'hf://meta-llama/Llama-3.1-8B-Instruct'"
+                "got 'hf://meta-llama/Llama-3.1-8B-Instruct'\n"
+                # The example's deprecated fields beside the section: refused too.
+                "llama: source_uri must be unset beside a model section (model.source is its new "
+                "spelling), got 'gs://acme-models/llama/'\n"
+                "llama: model_revision must be unset beside a model section (model.revision is its "
+                "new spelling), got 'v1'"
             ),
         ),
         (

@@ -40,6 +40,7 @@ PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 STORAGE_ACCOUNT = "azure-native:storage:StorageAccount"
 STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
+DATA_SOURCE = "kubernetes:datalayer.gke.io/v1:GCPDataSource"
 
 Edit = Callable[[dict[str, Any]], None]
 
@@ -1209,3 +1210,54 @@ def test_an_fsx_s3_model_revision_change_adds_an_association_and_replaces_no_vol
     assert links == {"llama-model-v1": "delete", "llama-model-v2": "create"}
     touched = {c.type for c in cmp.changes if c.op in ("replace", "delete")}
     assert touched.isdisjoint({PV, PVC, FSX}), touched
+
+
+def test_a_hyperdisk_gs_model_revision_change_adds_a_claim_beside_the_old_one(tmp_path, capsys):
+    """gke-hyperdisk with a gs:// model moved from r1 to r2, r1 listed in
+    ``previous_revisions``: the r2 StorageClass, data sources and claims (named after r2) are
+    created beside r1's, which stay exactly as planned (no claim replaced or deleted), and the
+    CLI exits 0 with no DATA LOSS."""
+
+    def model(revision: str, previous: dict[str, str] | None = None) -> Edit:
+        def apply(stores: dict[str, Any]) -> None:
+            llama = stores["llama"]
+            llama.pop("source_uri")
+            llama.pop("model_revision")
+            source = f"gs://acme-ml-models/llama-3-8b-instruct/{revision}"
+            llama["model"] = {"source": source, "revision": revision}
+            if previous:
+                llama["previous_revisions"] = previous
+
+        return apply
+
+    base_file = tmp_path / "base.json"
+    argv = ["plan", "--stack", "gke-hyperdisk", "--format", "json"]
+    base_dir = stack_dir(tmp_path, "gke-hyperdisk", model("r1"))
+    assert main([*argv, "--cwd", str(base_dir), "--fill-outputs", "--out", str(base_file)]) == 0
+    capsys.readouterr()
+    old = {"r1": "gs://acme-ml-models/llama-3-8b-instruct/r1"}
+    changed = stack_dir(tmp_path, "gke-hyperdisk", model("r2", old))
+    assert main([*argv, "--cwd", str(changed), "--compare", str(base_file)]) == 0
+    assert json.loads(capsys.readouterr()[0])["dataLossRisk"] == []
+    after = planned(changed, "gke-hyperdisk")
+    cmp = compare(json.loads(base_file.read_text()), after)
+    assert not cmp.data_loss and not cmp.blocked
+    claims = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, PVC)}
+    assert claims == {
+        "llama-pvc-inference-r1": "same",
+        "llama-pvc-batch-inference-r1": "same",
+        "llama-pvc-inference-r2": "create",
+        "llama-pvc-batch-inference-r2": "create",
+    }
+    sources = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, DATA_SOURCE)}
+    assert sources == {
+        "llama-source-inference-r1": "same",
+        "llama-source-batch-inference-r1": "same",
+        "llama-source-inference-r2": "create",
+        "llama-source-batch-inference-r2": "create",
+    }
+    touched = {c.type for c in cmp.changes if c.op in ("replace", "delete")}
+    assert touched.isdisjoint({PV, PVC, DATA_SOURCE, STORAGE_CLASS}), touched
+    # The readers' mounts move to the r2 claim.
+    mounts = json.dumps(after["outputs"])
+    assert '"claimName": "llama-r2"' in mounts and '"claimName": "llama-r1"' not in mounts

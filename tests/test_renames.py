@@ -25,8 +25,7 @@ GKE = {
     "cluster_name": "ml-gke",
     "location": "us-central1",
     "readers": ["a"],
-    "source_uri": "gs://models/llama/",
-    "model_revision": "r1",
+    "model": {"source": "gs://models/llama", "revision": "r1"},
     "size_gib": 64,
 }
 

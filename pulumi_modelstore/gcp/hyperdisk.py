@@ -39,6 +39,7 @@ workloads) whenever its spec changes, never edited.
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, Required
 
@@ -50,10 +51,10 @@ from ..access import Access, Consumer, ConsumerAccess, Grant
 from ..backup import BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
-from ..fields import Parser
+from ..fields import Parser, camel_case, deprecated
 from ..kube.snapshots import KubernetesObject, name_after
 from ..kube.volumes import SKIP_AWAIT
-from ..modelsection import Fill, job_fills
+from ..modelsection import MIN_KEEP_REVISIONS, Fill, job_fills
 from ..store import Binding, Spec
 from . import identity as gcp_identity
 from . import validation as gcp_v
@@ -86,6 +87,11 @@ REVISION_ANNOTATION = "modelstore.pulumi.com/model-revision"
 MIN_SIZE_GIB, MAX_SIZE_GIB = 4, 65536
 MIN_THROUGHPUT, MAX_THROUGHPUT = 400, 1_200_000
 
+# Deprecated fields -> their spelling in the model section.
+MOVED_TO_MODEL = MappingProxyType(
+    {"source_uri": "model.source", "model_revision": "model.revision"}
+)
+
 _ZONE = re.compile(r"[a-z]+-[a-z]+\d+-[a-z]")
 
 
@@ -93,15 +99,26 @@ class HyperdiskMlModelStoreArgs(GcpModelStoreArgs, total=False):
     """Arguments of :class:`HyperdiskMlModelStore`: the cluster, the source folder, the model
     revision, the size and at least one reader namespace are required."""
 
-    source_uri: Required[str]
-    """The Cloud Storage folder the volumes are filled from, ``gs://<bucket>/<path>/`` (the
-    trailing ``/`` is required: the populator copies the folder's contents). Required."""
-    model_revision: Required[str]
-    """The model revision the volumes hold, a DNS-1123 label (``v1``, ``2024-06-01``,
-    ``llama-3-8b-r2``). A Hyperdisk ML volume turns read-only for good on its first read-only
-    attach, so a new model is a new volume: changing the revision makes new data sources, a
-    new StorageClass and REPLACES every claim (same claim name, new volume, filled again from
-    ``source_uri``). Required."""
+    source_uri: str
+    """Deprecated (one release, with a warning): use ``model.source``. The Cloud Storage folder
+    the volumes are filled from, ``gs://<bucket>/<path>/`` (the trailing ``/`` is required: the
+    populator copies the folder's contents). Required without a ``model`` section, refused
+    beside one."""
+    model_revision: str
+    """Deprecated (one release, with a warning): use ``model.revision``. The model revision the
+    volumes hold, a DNS-1123 label (``v1``, ``2024-06-01``, ``llama-3-8b-r2``). A Hyperdisk ML
+    volume turns read-only for good on its first read-only attach, so a new model is a new
+    volume: changing the revision makes new data sources, a new StorageClass and REPLACES
+    every claim (same claim name, new volume, filled again from ``source_uri``); a ``model``
+    section instead makes the new claims beside the old ones. Required without a ``model``
+    section, refused beside one."""
+    previous_revisions: Mapping[str, str]
+    """With a ``gs://`` ``model``: the revisions still kept beside ``model.revision``, each
+    mapped to the ``gs://`` folder it was populated from. Each keeps its StorageClass, data
+    sources and claims (``<claim_name>-<revision>``) as planned when it was current, so pods
+    still on it keep their disk while readers' mounts move to the new claim; a revision left
+    out is deleted with its disks. At most ``model.keep_revisions`` - 1 of them. The program
+    is stateless, so this list is how it knows the revisions planned before. Default: none."""
     size_gib: Required[int]
     """Size of each volume in GiB, 4-65536 (Hyperdisk ML's range); at least the folder's size.
     Fixed: the class allows no expansion, a new size is a new revision. Required."""
@@ -130,34 +147,36 @@ class HyperdiskMlModelStoreArgs(GcpModelStoreArgs, total=False):
 # ---- rules ---------------------------------------------------------------------------------
 
 
-def source_uri_is_a_gcs_folder(store: str, uri: Any) -> tuple[str, str] | None:
+def source_uri_is_a_gcs_folder(
+    store: str, uri: Any, field: str = "source_uri"
+) -> tuple[str, str] | None:
     """``gs://<bucket>/<path>/``: the bucket must be one, the trailing '/' is required.
-    Returns (bucket, path)."""
+    Returns (bucket, path). ``field``: the field named in a refusal."""
     if v.is_output(uri):
         raise ModelStoreInputError(
             store,
-            "source_uri",
+            field,
             "<Output>",
             "a plain string (its bucket gets the IAM grant, known before deploy)",
         )
     if not isinstance(uri, str) or not uri.startswith("gs://"):
         raise ModelStoreInputError(
-            store, "source_uri", uri, "a Cloud Storage folder URI, gs://<bucket>/<path>/"
+            store, field, uri, "a Cloud Storage folder URI, gs://<bucket>/<path>/"
         )
     if not uri.endswith("/"):
         raise ModelStoreInputError(
             store,
-            "source_uri",
+            field,
             uri,
             "a folder URI ending in '/' (gs://<bucket>/<path>/: the populator copies the "
             "folder's contents)",
         )
     bucket, _, path = uri[len("gs://") :].partition("/")
     if not gcp_v.is_bucket_name(bucket):
-        raise ModelStoreInputError(store, "source_uri", uri, f"gs:// then {gcp_v.BUCKET_NAME_RULE}")
+        raise ModelStoreInputError(store, field, uri, f"gs:// then {gcp_v.BUCKET_NAME_RULE}")
     if "//" in f"/{path}":
         raise ModelStoreInputError(
-            store, "source_uri", uri, "a folder URI without empty path segments ('//')"
+            store, field, uri, "a folder URI without empty path segments ('//')"
         )
     return bucket, path
 
@@ -268,6 +287,8 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
     # Hyperdisk ML: a block device attached read-only: vLLM loader settings in kube/serving.py.
     loader_profile = "block"
     renamed_fields = MappingProxyType({"throughput_mib_per_s": "throughput_mibps"})
+    # Deprecated for the model section (not renames: a section replaces them).
+    moved_to_model = MOVED_TO_MODEL
     example_args = MappingProxyType[str, Any](
         {
             "cluster_name": "prod-gke",
@@ -290,8 +311,10 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
             "StorageClass already provisions one per claim)"
         )
 
-    # No writers, so no seed Job: gs:// natively, by the volume populator, which the model
-    # section does not drive yet (source_uri and model_revision do).
+    # No writers, so no seed Job: gs:// natively, by the volume populator, one revision per
+    # disk at its root. No manifest: the populator writes none, and no Job can write the disk
+    # after (a ReadOnlyMany Hyperdisk ML volume), so readers mount the root with no gate and
+    # no verification Job runs (Fill.manifest).
     model_fill = job_fills(
         cloud="gs",
         takes_writers=False,
@@ -299,14 +322,7 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
             "a Hyperdisk ML volume is filled once by the volume populator and read-only after, "
             "so no seed Job can write it: stage the model in a gs:// bucket"
         ),
-        native={
-            "gs": Fill(
-                "native",
-                "Hyperdisk ML populates from Cloud Storage through the GKE volume populator, "
-                "which the model section does not drive yet: set source_uri and model_revision",
-                wired=False,
-            )
-        },
+        native={"gs": Fill("native", manifest=False)},
     )
 
     storage_class_name: pulumi.Output[str]
@@ -329,6 +345,28 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         super().__init__(resource_name, args, opts)
 
     @classmethod
+    def _renamed(cls, store: str, args: Any, warn: bool = True) -> Any:
+        if warn and isinstance(args, Mapping):
+            for old, new in cls.moved_to_model.items():
+                if old in args or camel_case(old) in args:
+                    deprecated(store, old, new, stacklevel=5)
+        return super()._renamed(store, args, warn)
+
+    @classmethod
+    def parse(
+        cls, resource_name: str, args: Any, *, warn: bool = True
+    ) -> Spec[HyperdiskMlModelStoreArgs]:
+        """As every store's, and with a ``model`` section the claim is named after its revision
+        (``<claim_name>-<revision>``): a new revision is a new claim beside the old, and
+        ``mount_for`` mounts it."""
+        spec = super().parse(resource_name, args, warn=warn)
+        m = spec.common.model
+        if m is None:
+            return spec
+        claim = f"{spec.common.claim_name}-{m.revision}"
+        return replace(spec, common=replace(spec.common, claim_name=claim))
+
+    @classmethod
     def backup_support(cls, p: Parser) -> BackupSupport:
         """None: see :data:`HYPERDISK_NO_BACKUP`."""
         return HYPERDISK_NO_BACKUP
@@ -336,7 +374,18 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
     @classmethod
     def rules(cls, p: Parser) -> None:
         p.rule(readers_only, "writers")
-        for required in ("source_uri", "model_revision", "size_gib"):
+        model = p["model"] if p.ok("model") else None
+        if model is not None:
+            for legacy in ("source_uri", "model_revision"):
+                if legacy in p:
+                    p.rule(_beside_model(legacy), legacy)
+            _model_rules(p, model)
+        elif "previous_revisions" in p:
+            p.check(lambda: _previous_without_model(p.store, p["previous_revisions"]))
+        needed = (
+            ("size_gib",) if model is not None else ("source_uri", "model_revision", "size_gib")
+        )
+        for required in needed:
             if p[required] is None and p.ok(required):
                 p.rule(_required(required))
         if p["source_uri"] is not None:
@@ -373,10 +422,15 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
     def provision_storage(
         self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: GkeCluster, facts: GkeClusterFacts
     ) -> Binding:
-        a, c = spec.args, spec.common
-        revision, uri = a["model_revision"], a["source_uri"]
+        a, c, d = spec.args, spec.common, spec.derived
+        model = c.model is not None
+        revision = d["revision"] if model else a["model_revision"]
+        uri = d["source_uri"] if model else a["source_uri"]
+        # With a model section each revision has its own resources (named after it), so a new
+        # revision is created beside the old; without, the names stay as they always were.
+        suffix = f"-{revision}" if model else ""
         sc_name = storage_class_name(c.name, revision)
-        self.storage_class = storage_class = self._storage_class(spec, sc_name, c.labels)
+        self.storage_class = storage_class = self._storage_class(spec, sc_name, c.labels, suffix)
         self.compute_class = None
         if a["create_compute_class"]:
             self.compute_class = cluster.install_once(
@@ -389,9 +443,16 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         # The loaders' service accounts and bucket grants (access.py, consumer_access).
         access = self.access(spec, cluster, facts)
         self.loader_accounts = access.service_accounts
-        ds_name = data_source_name(c.claim_name, revision)
+        # With a model section the claim is already named after the revision (parse).
+        ds_name = c.claim_name if model else data_source_name(c.claim_name, revision)
         self.data_sources = sources = {
-            ns: self._data_source(spec, ns, ds_name, access) for ns in c.readers
+            ns: self._data_source(spec, ns, ds_name, access, revision, uri, suffix)
+            for ns in c.readers
+        }
+        self.kept_claims = {
+            (ns, old): claim
+            for old, old_uri in d.get("previous", {}).items()
+            for ns, claim in self._kept_revision(spec, old, old_uri, access).items()
         }
         self.storage_class_name = name_after(storage_class, sc_name)
         self.source_uri = pulumi.Output.from_input(uri)
@@ -400,8 +461,26 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         self.loader_service_account_names = pulumi.Output.from_input(
             {ns: a["service_account_name"] for ns in c.readers}
         )
+        return self._revision_binding(
+            spec, storage_class, sc_name, sources, ds_name, revision, suffix
+        )
+
+    def _revision_binding(
+        self,
+        spec: Spec[HyperdiskMlModelStoreArgs],
+        storage_class: k8s.storage.v1.StorageClass,
+        sc_name: str,
+        sources: Mapping[str, KubernetesObject],
+        ds_name: str,
+        revision: str,
+        suffix: str,
+    ) -> Binding:
+        """The claims of one revision: a ReadOnlyMany claim per reader naming its data
+        source."""
+        a = spec.args
         return Binding(
             capacity=f"{a['size_gib']}Gi",
+            claim_resource_suffix=suffix,
             source=lambda ns, ro: {},
             reader_access_mode="ReadOnlyMany",
             claim=lambda ns, ro: {
@@ -459,6 +538,9 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         ns: str,
         name: str,
         access: Access,
+        revision: str,
+        uri: str,
+        suffix: str = "",
     ) -> KubernetesObject:
         """The GCPDataSource naming the folder and the loader account. The transfer starts
         when the claim appears: by then its account must exist (the spec names it, through
@@ -469,7 +551,7 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         in_ns = [self.cluster.namespace(ns, self, c.name)] if c.create_namespaces else []
         after = [*access.by_namespace[ns].ready, *in_ns]
         return KubernetesObject(
-            f"{c.name}-source-{ns}",
+            f"{c.name}-source-{ns}{suffix}",
             {
                 "apiVersion": DATA_SOURCE_API_VERSION,
                 "kind": DATA_SOURCE_KIND,
@@ -477,9 +559,9 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
                     "name": name,
                     "namespace": ns,
                     "labels": c.labels,
-                    "annotations": {REVISION_ANNOTATION: a["model_revision"]},
+                    "annotations": {REVISION_ANNOTATION: revision},
                 },
-                "spec": {"cloudStorage": {"uri": a["source_uri"], "serviceAccountName": account}},
+                "spec": {"cloudStorage": {"uri": uri, "serviceAccountName": account}},
             },
             opts=pulumi.ResourceOptions(
                 parent=self,
@@ -489,8 +571,34 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
             ),
         )
 
+    def _kept_revision(
+        self, spec: Spec[HyperdiskMlModelStoreArgs], revision: str, uri: str, access: Access
+    ) -> dict[str, Any]:
+        """A previous revision (``previous_revisions``) kept as it was planned when current:
+        its StorageClass, data sources and claims, under the same names, so nothing of it
+        changes. Readers no longer mount it."""
+        c = spec.common
+        base = spec.derived["claim_base"]
+        claim_name, suffix = f"{base}-{revision}", f"-{revision}"
+        sc_name = storage_class_name(c.name, revision)
+        sc = self._storage_class(spec, sc_name, c.labels, suffix)
+        sources = {
+            ns: self._data_source(spec, ns, claim_name, access, revision, uri, suffix)
+            for ns in c.readers
+        }
+        binding = self._revision_binding(spec, sc, sc_name, sources, claim_name, revision, suffix)
+        old = replace(c, claim_name=claim_name)
+        return {
+            ns: self._provisioned_claim(old, ns, True, binding, [*access.by_namespace[ns].ready])
+            for ns in c.readers
+        }
+
     def _storage_class(
-        self, spec: Spec[HyperdiskMlModelStoreArgs], name: str, labels: Mapping[str, str]
+        self,
+        spec: Spec[HyperdiskMlModelStoreArgs],
+        name: str,
+        labels: Mapping[str, str],
+        suffix: str = "",
     ) -> k8s.storage.v1.StorageClass:
         a = spec.args
         zones = list(a.get("zones") or ())
@@ -510,7 +618,7 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
                 ],
             }
         return k8s.storage.v1.StorageClass(
-            f"{spec.common.name}-storage-class",
+            f"{spec.common.name}-storage-class{suffix}",
             metadata={"name": name, "labels": dict(labels)},
             provisioner=PD_CSI_DRIVER,
             parameters=parameters,
@@ -551,3 +659,105 @@ def _required(field: str) -> Callable[[str], None]:
         raise ModelStoreInputError(store, field, None, "set (it has no default)")
 
     return required
+
+
+def _beside_model(field: str) -> Callable[[str, Any], None]:
+    """A rule refusing a deprecated field beside the ``model`` section that replaces it."""
+
+    def beside_model(store: str, value: Any) -> None:
+        raise ModelStoreInputError(
+            store,
+            field,
+            value,
+            f"unset beside a model section ({MOVED_TO_MODEL[field]} is its new spelling)",
+        )
+
+    return beside_model
+
+
+def _previous_without_model(store: str, previous: Any) -> None:
+    raise ModelStoreInputError(
+        store,
+        "previous_revisions",
+        previous,
+        "unset without a gs:// model section (source_uri and model_revision hold one revision)",
+    )
+
+
+def _model_folder(store: str, field: str, source: str) -> tuple[str, str, str]:
+    """A ``gs://`` source as the populator's folder URI (with its trailing '/'): (uri,
+    bucket, path)."""
+    uri = source.rstrip("/") + "/"
+    found = source_uri_is_a_gcs_folder(store, uri, field)
+    assert found is not None
+    return uri, *found
+
+
+def _model_rules(p: Parser, model: Mapping[str, Any]) -> None:
+    """A ``gs://`` model: its folder, its revision as a name part (the claim, the data source
+    and the StorageClass are named after it) and the revisions kept beside it."""
+    source, revision = model.get("source"), model.get("revision")
+    if not (isinstance(source, str) and source.startswith("gs://") and isinstance(revision, str)):
+        return  # the section's own rules refuse it
+    found = p.check(lambda: _model_folder(p.store, "model.source", source))
+    if found is not None:
+        p.derived["source_uri"], p.derived["bucket"], p.derived["path"] = found
+    p.derived["revision"] = revision
+    base = p["claim_name"]
+    p.derived["claim_base"] = base
+    if not p.check(lambda: _revision_is_a_label(p.store, revision)):
+        return
+    if base and p.ok("claim_name"):
+        p.check(
+            lambda: v.dns_label(
+                p.store, "claim name (<claim_name>-<model.revision>)", f"{base}-{revision}"
+            )
+        )
+        p.check(
+            lambda: v.dns_subdomain(
+                p.store,
+                "StorageClass name (<store>-hdml-<model.revision>)",
+                storage_class_name(p.store, revision),
+            )
+        )
+    previous = p["previous_revisions"] or {}
+    if p.ok("previous_revisions") and previous:
+        keep = model.get("keep_revisions", MIN_KEEP_REVISIONS)
+        p.derived["previous"] = (
+            p.check(lambda: _previous_revisions(p.store, previous, revision, keep)) or {}
+        )
+
+
+def _revision_is_a_label(store: str, revision: str) -> bool:
+    """``model.revision`` names the claim, the data source and the StorageClass."""
+    v.dns_label(store, "model.revision", revision)
+    return True
+
+
+def _previous_revisions(
+    store: str, previous: Mapping[str, str], revision: str, keep: Any
+) -> dict[str, str]:
+    """Each kept revision: a DNS label, not the current one, from a gs:// folder; no more
+    than ``keep_revisions`` - 1 (the current one counts). Returns revision -> folder URI."""
+    field = "previous_revisions"
+    kept: dict[str, str] = {}
+    for old, source in previous.items():
+        v.dns_label(store, f"{field} revision", old)
+        if old == revision:
+            raise ModelStoreInputError(
+                store, f"{field} revision", old, "a revision other than model.revision"
+            )
+        if not isinstance(source, str) or not source.startswith("gs://"):
+            raise ModelStoreInputError(
+                store, f"{field}.{old}", source, "the gs://<bucket>/<path> it was populated from"
+            )
+        kept[old] = _model_folder(store, f"{field}.{old}", source)[0]
+    if isinstance(keep, int) and len(kept) > keep - 1:
+        raise ModelStoreInputError(
+            store,
+            field,
+            sorted(kept),
+            f"at most {keep - 1} revision(s) (model.keep_revisions {keep} counts the current "
+            f"one): drop the oldest, its disks go",
+        )
+    return kept
