@@ -5,11 +5,6 @@ vLLM examples run with the loader settings their store gives."""
 
 from __future__ import annotations
 
-import json
-import os
-import struct
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -216,7 +211,9 @@ def test_inference_service_runs_as_plain_deployments(kserve):
     assert annotations["serving.kserve.io/deploymentMode"] == "Standard"
 
 
-# -- kind: a seeding Job, then a reader Deployment ----------------------------------------------
+# -- kind: the store's seed Job, then a reader Deployment ----------------------------------------
+
+REVISION = "7ae557604adf67be50417f59c2c2f167def9a775"
 
 
 @pytest.fixture(scope="module")
@@ -229,8 +226,8 @@ def _model_volume(pod_spec: dict[str, Any]) -> tuple[dict[str, Any], str]:
     return volume, volume["name"]
 
 
-def test_job_writes_through_the_writer_claim_and_the_deployment_reads_read_only(seeded):
-    job = seeded.by_name("seed-model")["inputs"]
+def test_seed_job_writes_through_the_loader_claim_and_the_deployment_reads_the_revision(seeded):
+    job = seeded.by_name(f"models-seed-{REVISION[:12]}")["inputs"]
     server = seeded.by_name("server")["inputs"]
     claims = seeded.outputs["claimNames"]
     for obj, writes in ((job, True), (server, False)):
@@ -239,67 +236,34 @@ def test_job_writes_through_the_writer_claim_and_the_deployment_reads_read_only(
         volume, name = _model_volume(pod_spec)
         assert volume["persistentVolumeClaim"]["claimName"] == claims[ns]
         assert volume["persistentVolumeClaim"]["readOnly"] is (not writes)
-        claim = _claim(seeded, ns, claims[ns])
-        assert claim["metadata"]["namespace"] == ns
+        assert _claim(seeded, ns, claims[ns])["metadata"]["namespace"] == ns
         for container in pod_spec["containers"] + pod_spec.get("initContainers", []):
             (mount,) = [m for m in container["volumeMounts"] if m["name"] == name]
             assert mount["readOnly"] is (not writes)
-    assert job["metadata"]["namespace"] != server["metadata"]["namespace"]
+    assert job["metadata"]["namespace"] == "models-loader" != server["metadata"]["namespace"]
+    # The store's Job, unlike the hand-written one it replaced, runs non-root.
+    assert job["spec"]["template"]["spec"]["securityContext"]["runAsNonRoot"] is True
+    (container,) = server["spec"]["template"]["spec"]["containers"]
+    (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == "/mnt/models"]
+    assert mount["subPath"] == f"revisions/{REVISION}"
+    assert container["command"][-1] == seeded.outputs["modelPath"] == "/mnt/models"
 
 
-def test_deployment_is_created_only_after_the_job_completed(seeded):
-    job = seeded.by_name("seed-model")
+def test_deployment_waits_for_the_seed_and_verification_jobs_and_is_gated(seeded):
     server = seeded.by_name("server")
-    assert job["urn"] in server["dependencies"]
-    # Pulumi awaits the Job (until Complete) unless told to skip: it is not.
-    assert job["inputs"]["metadata"]["annotations"].get("pulumi.com/skipAwait") != "true"
-    # And a pod started later still waits for the whole model: the init container's marker is
-    # the one the Job writes last, in the directory the server serves.
-    (seeder,) = job["inputs"]["spec"]["template"]["spec"]["containers"]
-    env = {e["name"]: e["value"] for e in seeder["env"]}
-    pod_spec = server["inputs"]["spec"]["template"]["spec"]
-    (init,) = pod_spec["initContainers"]
-    served = seeded.outputs["modelPath"]
-    assert f"[ -f {served}/{env['MARKER']} ]" in init["command"][-1]
-    assert pod_spec["containers"][0]["command"][-1] == served
-    assert env["MODEL_DIR"] == served  # same mount path in both namespaces
-
-
-def _run_seed(job: dict[str, Any], root: Path) -> subprocess.CompletedProcess[str]:
-    (container,) = job["spec"]["template"]["spec"]["containers"]
-    env = {e["name"]: e["value"] for e in container["env"]}
-    mount_path = container["volumeMounts"][0]["mountPath"]
-    model_dir = root / env["MODEL_DIR"].removeprefix(mount_path).lstrip("/")
-    assert container["command"][:2] == ["python", "-c"]
-    return subprocess.run(
-        [sys.executable, *container["command"][1:]],
-        env={**os.environ, **env, "MODEL_DIR": str(model_dir)},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-
-
-def test_seeding_job_writes_a_loadable_model_once(seeded, tmp_path):
-    job = seeded.by_name("seed-model")["inputs"]
-    first = _run_seed(job, tmp_path)
-    model = tmp_path / "tiny-model"
-    files = sorted(p.name for p in model.iterdir())
-    assert files == [".seeded", "config.json", "model.safetensors"]
-    assert json.loads((model / "config.json").read_text())["model_type"] == "tiny"
-    data = (model / "model.safetensors").read_bytes()
-    (size,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + size])
-    start, end = header["weight"]["data_offsets"]
-    assert header["weight"]["shape"] == [4, 4] and end - start == 16 * 4
-    assert len(data) == 8 + size + end
-    assert "seeded:" in first.stdout
-
-    # Idempotent: a second run finds the marker and leaves the files alone.
-    (model / "config.json").write_text("kept")
-    second = _run_seed(job, tmp_path)
-    assert second.stdout.startswith("already seeded:")
-    assert (model / "config.json").read_text() == "kept"
+    for job in (f"models-seed-{REVISION[:12]}", f"models-verify-inference-{REVISION[:12]}"):
+        state = seeded.by_name(job)
+        assert state["urn"] in server["dependencies"]
+        # Pulumi awaits the Job (until Complete) unless told to skip: it is not.
+        assert state["inputs"]["metadata"].get("annotations", {}).get("pulumi.com/skipAwait") != (
+            "true"
+        )
+    # A pod started later still waits for the whole model: the gate waits for the manifest
+    # the seed publishes last.
+    (gate,) = server["inputs"]["spec"]["template"]["spec"]["initContainers"]
+    (mount,) = gate["volumeMounts"]
+    assert mount["subPath"] == f".modelstore/{REVISION}"
+    assert f"until [ -f {mount['mountPath']}/manifest.json ]" in gate["command"][-1]
 
 
 @pytest.mark.parametrize("example", sorted((ROOT / "examples").iterdir()), ids=lambda p: p.name)

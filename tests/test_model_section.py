@@ -4,11 +4,14 @@ revision mounted by ``subPath`` behind the gate, and the refusals (before anythi
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
 from pulumi_modelstore.kube import model_jobs
+from pulumi_modelstore.model import bundle
 from pulumi_modelstore.program import BACKENDS
 from tests.conftest import assert_refused, plan
 from tests.test_backend_contract import NAMES, READERS, build, writers
@@ -186,3 +189,45 @@ def local(**model: Any) -> Any:
 )
 def test_bad_model_sections_are_refused_before_anything_registers(program: Any, message: str):
     assert_refused(program, message)
+
+
+def test_the_seed_job_runs_the_bundle_as_its_tests_do_from_the_planned_config_map(tmp_path):
+    """The Job's command is ``bundle.command`` (``python -I -S -u``: no ``PYTHON*`` variable is
+    read, so none is set), and run for real over the planned ConfigMap laid out as its volume
+    items say, it seeds a local source."""
+    p = plan(local(), fill=True)
+    (job,) = [j["inputs"] for j in p.by_type(JOB) if "-seed-" in j["inputs"]["metadata"]["name"]]
+    pod = job["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["command"] == bundle.command("seed", model_jobs.PROGRAMS_PATH)
+    assert not [e["name"] for e in container["env"] if e["name"].startswith("PYTHON")]
+    (volume,) = [v for v in pod["volumes"] if "configMap" in v]
+    (config_map,) = [
+        c["inputs"]
+        for c in p.by_type(CONFIG_MAP)
+        if c["inputs"]["metadata"]["name"] == volume["configMap"]["name"]
+        and c["inputs"]["metadata"]["namespace"] == job["metadata"]["namespace"]
+    ]
+    programs = tmp_path / "programs"
+    for item in volume["configMap"]["items"]:
+        (programs / item["path"]).parent.mkdir(parents=True, exist_ok=True)
+        (programs / item["path"]).write_text(config_map["data"][item["key"]])
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "config.json").write_text("{}")
+    store = tmp_path / "store"
+    store.mkdir()
+    args = list(container["args"])
+    for flag, value in (("--source", f"file://{src}"), ("--dest", str(store))):
+        args[args.index(flag) + 1] = value
+    launcher = container["command"][-1].replace(model_jobs.PROGRAMS_PATH, str(programs))
+    run = subprocess.run(
+        [sys.executable, *container["command"][1:-1], launcher, *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert (store / "revisions" / SHA / "config.json").read_text() == "{}"
+    assert (store / ".modelstore" / SHA / "manifest.json").is_file()

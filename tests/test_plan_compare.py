@@ -386,7 +386,8 @@ NAS02 = store_set("server", "nas02.corp.example")
 def test_a_persistent_volume_source_change_replaces_the_volumes_and_their_claims(tmp_path):
     cmp = pair(tmp_path, "onprem-nfs", None, NAS02)
     pvs = by_type(cmp, PV)
-    assert len(pvs) == 3
+    # One per consumer: two readers, the writer and the model's loader namespace.
+    assert len(pvs) == 4
     for pv in pvs:
         assert pv.op == "replace"
         assert pv.forcing == ["spec.csi.volumeAttributes.server", "spec.csi.volumeHandle"]
@@ -396,7 +397,7 @@ def test_a_persistent_volume_source_change_replaces_the_volumes_and_their_claims
     # Each claim is replaced with its volume (replaceWith; the engine deletes it before the
     # volume), and the pods using it must restart.
     claims = by_type(cmp, PVC)
-    assert len(claims) == 3
+    assert len(claims) == 4
     for claim in claims:
         namespace = claim.name.removeprefix("llama-pvc-")
         assert claim.op == "replace" and claim.paths == []
@@ -431,7 +432,8 @@ def test_a_volume_replaced_under_a_claim_recorded_without_replace_with_blocks(tm
     new = planned(stack_dir(tmp_path, "onprem-nfs", NAS02), "onprem-nfs")
     cmp = compare(base, new)
     pvs = by_type(cmp, PV)
-    assert len(pvs) == 3 and all(pv.blocked for pv in pvs)
+    # One per consumer: two readers, the writer and the model's loader namespace.
+    assert len(pvs) == 4 and all(pv.blocked for pv in pvs)
     (pv,) = [pv for pv in pvs if pv.name == "llama-pv-inference"]
     assert pv.note == (
         "BLOCKED: pulumi up would hang: the volume is deleted while claim inference/llama still "
@@ -440,7 +442,7 @@ def test_a_volume_replaced_under_a_claim_recorded_without_replace_with_blocks(tm
     )
     assert cmp.data_loss == [] and cmp.exit_code == EXIT_BLOCKED
     assert to_text(cmp, "base.json").splitlines()[1] == (
-        "BLOCKED: 3 step(s) pulumi up cannot carry out, so the update would fail: each says what "
+        "BLOCKED: 4 step(s) pulumi up cannot carry out, so the update would fail: each says what "
         "to do"
     )
     # The same change on a stack whose claims had replaceWith goes through.

@@ -64,13 +64,19 @@ def test_the_saved_platform_outputs_are_what_the_platform_example_exports():
     )
 
 
+LLAMA_REVISION = "0e9e39f249a16976918f6564b8830bc894c89659"
+BGE_REVISION = "d4aa6901d3a41ba39fb536a557fa166f842b0e09"
+
+
 def test_the_platform_exports_per_store_what_a_consumer_needs():
     outputs = json.loads(SAVED.read_text(encoding="utf-8"))
     assert set(outputs["stores"]) == {"llama", "embeddings"}
     llama = outputs["stores"]["llama"]
-    assert llama["claimNames"] == {"inference": "llama", "model-publisher": "llama"}
+    # The model's seed Job writes from the store's loader namespace, a consumer too.
+    consumers = {"inference", "model-publisher", "llama-loader"}
+    assert llama["claimNames"] == dict.fromkeys(consumers, "llama")
     assert llama["serviceAccountName"] == "llama-gcs"
-    assert set(llama["mounts"]) == {"inference", "model-publisher"}
+    assert set(llama["mounts"]) == consumers
     assert llama["mounts"]["inference"]["readOnly"] is True
     assert llama["mounts"]["model-publisher"]["readOnly"] is False
 
@@ -98,9 +104,10 @@ def test_the_vllm_pod_is_wired_as_mount_for_would_wire_it(tmp_path, store, names
     (container,) = template["spec"]["containers"]
     assert container["command"] == ["vllm", "serve"]
     assert container["args"][0] == "/mnt/models"
-    assert {"name": store, "mountPath": "/mnt/models", "readOnly": True} in container[
-        "volumeMounts"
-    ]
+    # The pinned revision, as the platform's model section names it.
+    revision = {"llama": LLAMA_REVISION, "embeddings": BGE_REVISION}[store]
+    model_mount = {"name": store, "mountPath": "/mnt/models", "readOnly": True}
+    assert {**model_mount, "subPath": f"revisions/{revision}"} in container["volumeMounts"]
     assert {"name": "HF_HUB_OFFLINE", "value": "1"} in container["env"]
     assert backend == "gcs-fuse"
     assert container["args"][-6:-2] == [  # the streamer, as serving_args gives it for FUSE
@@ -143,7 +150,7 @@ def test_a_missing_saved_output_file_fails_in_one_line_naming_the_reference_and_
         (
             {"namespace": "search"},
             "app-vllm:namespace: store 'llama' of acme/model-platform/dev has no consumer "
-            "namespace 'search' (namespaces: inference, model-publisher)",
+            "namespace 'search' (namespaces: inference, llama-loader, model-publisher)",
         ),
         (
             {"namespace": "model-publisher"},

@@ -1,7 +1,8 @@
 """A vLLM Deployment serving a model from a shared Amazon EFS store.
 
-A `model-loader` namespace writes the weights once; every vLLM replica in `inference` mounts the
-same file system read-only through its own access point, as uid/gid 1000, over TLS, and with
+The store's seed Job writes the pinned weights once (the `model-loader` namespace may write
+more); every vLLM replica in `inference` mounts the pinned revision read-only through its own
+access point, as uid/gid 1000, over TLS, and with
 IAM authorization the driver's node role may write only through the loader's access point.
 """
 
@@ -24,6 +25,19 @@ store = EfsModelStore(
         "cluster_name": config.require("clusterName"),
         "readers": ["inference"],
         "writers": ["model-loader"],
+        # The model, seeded once by the store's Job in its loader namespace (llama-loader),
+        # verified in every reader namespace and mounted by readers at revisions/<revision>:
+        # serving_args below serves that pinned revision. The gated model needs a Hugging Face
+        # token: a Secret in the loader namespace, never a value here.
+        "model": {
+            "source": "hf://meta-llama/Llama-3.1-8B-Instruct",
+            "revision": "0e9e39f249a16976918f6564b8830bc894c89659",
+            "include": ["*.safetensors", "*.json", "tokenizer*"],
+            "token_secret": {"name": "hf-token", "key": "token"},
+        },
+        # Backed up although the model is pinned to a source: the writers may publish models
+        # here that exist nowhere else (the default turns backups off with a model).
+        "backup": {"enabled": True},
         "posix_uid": SERVING_UID,
         "posix_gid": SERVING_UID,
         "iam_authorization": True,
@@ -49,9 +63,7 @@ pod_spec = mount.patch_pod_spec(
                 # (vllm-project/vllm docker/Dockerfile, commits 0000977 and dead20b): name it.
                 "command": ["vllm", "serve"],
                 # The model path and the loader settings that suit this store.
-                "args": mount.serving_args(
-                    "vllm", path="llama-3-8b-instruct", served_model_name="llama-3-8b-instruct"
-                ),
+                "args": mount.serving_args("vllm", served_model_name="llama-3-8b-instruct"),
                 "ports": [{"containerPort": 8000, "name": "http"}],
                 "resources": {"limits": {"nvidia.com/gpu": 1}},
             }

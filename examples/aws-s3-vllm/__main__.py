@@ -19,6 +19,19 @@ store = MountpointS3ModelStore(
         "cluster_name": config.require("clusterName"),
         "readers": ["inference"],
         "writers": ["model-publisher"],
+        # The model, seeded once by the store's Job in its loader namespace (llama-loader),
+        # verified in every reader namespace and mounted by readers at revisions/<revision>:
+        # serving_args below serves that pinned revision. The gated model needs a Hugging Face
+        # token: a Secret in the loader namespace, never a value here.
+        "model": {
+            "source": "hf://meta-llama/Llama-3.1-8B-Instruct",
+            "revision": "0e9e39f249a16976918f6564b8830bc894c89659",
+            "include": ["*.safetensors", "*.json", "tokenizer*"],
+            "token_secret": {"name": "hf-token", "key": "token"},
+        },
+        # Backed up although the model is pinned to a source: the writers may publish models
+        # here that exist nowhere else (the default turns backups off with a model).
+        "backup": {"enabled": True},
         "prefix": "llama-3-8b-instruct/",
         # The default with writers (and the only choice): each namespace gets its own role, so
         # the readers' roles carry no write action.

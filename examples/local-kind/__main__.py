@@ -1,5 +1,9 @@
-"""A laptop cluster (kind, minikube): a loader Job writes the model once, a Deployment reads it.
+"""A laptop cluster (kind, minikube): the store's seed Job writes the model once, a Deployment
+reads it.
 
+The store's ``model`` section names a small public Hugging Face model pinned to a commit; the
+store seeds it by a Job in its loader namespace (``tiny-model-loader``, non-root, verified by a
+manifest), verifies it in ``inference`` and mounts readers at ``revisions/<revision>``.
 Run `pulumi up` against a kind cluster; no cloud account needed.
 """
 
@@ -12,39 +16,17 @@ store = LocalModelStore(
     "tiny-model",
     {
         "readers": ["inference"],
-        "writers": ["model-loader"],
         "create_namespaces": True,
         "capacity_gib": 5,
-    },
-)
-
-writer = store.mount_for("model-loader")
-k8s.batch.v1.Job(
-    "load-model",
-    metadata={"name": "load-tiny-model", "namespace": "model-loader"},
-    spec={
-        "backoffLimit": 2,
-        "template": {
-            "spec": writer.patch_pod_spec(
-                {
-                    "restartPolicy": "Never",
-                    "containers": [
-                        {
-                            "name": "load",
-                            "image": "busybox:1.37",
-                            "command": [
-                                "sh",
-                                "-c",
-                                f"echo '{{}}' > {writer.mount_path}/config.json",
-                            ],
-                        }
-                    ],
-                }
-            )
+        # Public (no token): Qwen2.5-0.5B-Instruct, about 1 GB. The commit is the one public
+        # projects pin (their Hugging Face cache path models--Qwen--Qwen2.5-0.5B-Instruct/
+        # snapshots/<commit> names it).
+        "model": {
+            "source": "hf://Qwen/Qwen2.5-0.5B-Instruct",
+            "revision": "7ae557604adf67be50417f59c2c2f167def9a775",
+            "include": ["*.safetensors", "*.json", "merges.txt"],
         },
     },
-    # Pods start once the store's volumes and grants exist (order: workload-after-store).
-    opts=pulumi.ResourceOptions(depends_on=[store]),
 )
 
 reader = store.mount_for("inference")
@@ -56,21 +38,28 @@ k8s.apps.v1.Deployment(
         "replicas": 2,
         "selector": {"matchLabels": labels},
         "template": {
-            "metadata": {"labels": labels},
+            "metadata": {"labels": labels, "annotations": reader.pod_annotations},
+            # With the store's gate init container: no replica starts before the pinned
+            # revision is published.
             "spec": reader.patch_pod_spec(
                 {
                     "containers": [
                         {
                             "name": "server",
                             "image": "busybox:1.37",
-                            "command": ["sh", "-c", f"ls -l {reader.mount_path}; sleep infinity"],
+                            "command": [
+                                "sh",
+                                "-c",
+                                f"ls -l {reader.model_path()}; sleep infinity",
+                            ],
                         }
                     ]
                 }
             ),
         },
     },
-    # Pods start once the store's volumes and grants exist (order: workload-after-store).
+    # Pods start once the store's volumes, grants and model Jobs exist
+    # (order: workload-after-store).
     opts=pulumi.ResourceOptions(depends_on=[store]),
 )
 

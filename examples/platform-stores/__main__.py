@@ -23,7 +23,7 @@ cluster = GkeCluster(
 
 labels = {"team": "ml-platform", "env": "dev"}
 stores = {
-    # The chat model vLLM serves; published once from the model-publisher namespace.
+    # The chat model vLLM serves.
     "llama": GcsFuseModelStore(
         "llama",
         {
@@ -32,6 +32,17 @@ stores = {
             "writers": ["model-publisher"],
             "prefix": "llama-3-8b-instruct",
             "tuning": "serving",
+            # Seeded once by the store's Job (llama-loader), verified in inference, mounted at
+            # revisions/<revision>. Gated: the token is a Secret in the loader namespace.
+            "model": {
+                "source": "hf://meta-llama/Llama-3.1-8B-Instruct",
+                "revision": "0e9e39f249a16976918f6564b8830bc894c89659",
+                "include": ["*.safetensors", "*.json", "tokenizer*"],
+                "token_secret": {"name": "hf-token", "key": "token"},
+            },
+            # Backed up although the model is pinned to a source: the writers may publish
+            # models here that exist nowhere else (the default turns backups off with a model).
+            "backup": {"enabled": True},
             "resource_labels": labels,
         },
     ),
@@ -44,6 +55,16 @@ stores = {
             "writers": ["model-publisher"],
             "prefix": "bge-large-en-v1.5",
             "tuning": "serving",
+            # Public (no token). The commit is the one public projects pin (their Hugging Face
+            # cache paths models--BAAI--bge-large-en-v1.5/snapshots/<commit> name it).
+            "model": {
+                "source": "hf://BAAI/bge-large-en-v1.5",
+                "revision": "d4aa6901d3a41ba39fb536a557fa166f842b0e09",
+                "include": ["*.safetensors", "*.json", "vocab.txt"],
+            },
+            # Backed up although the model is pinned to a source: the writers may publish
+            # models here that exist nowhere else (the default turns backups off with a model).
+            "backup": {"enabled": True},
             "resource_labels": labels,
         },
     ),

@@ -29,7 +29,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ..model.bundle import bundle_digest, program_files
+from ..model.bundle import bundle_digest, command, program_files
 
 PROGRAMS_PATH = "/opt/modelstore/programs"
 PROGRAMS_VOLUME = "modelstore-programs"
@@ -160,14 +160,11 @@ def _program_container(
     return {
         "name": name,
         "image": image,
-        "command": ["python", "-m", f"pulumi_modelstore.model.{module}"],
+        # What the bundle tests run (python -I -S -u, the bundle on sys.path): no PYTHON*
+        # variable is read, so none is set; the bundle is read-only, so no bytecode is written.
+        "command": command(module, PROGRAMS_PATH),
         "args": list(args),
-        "env": [
-            {"name": "PYTHONPATH", "value": PROGRAMS_PATH},
-            {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"},
-            {"name": "PYTHONUNBUFFERED", "value": "1"},
-            {"name": "HOME", "value": "/tmp"},
-        ],
+        "env": [{"name": "HOME", "value": "/tmp"}],
         "volumeMounts": [
             *mounts,
             {"name": PROGRAMS_VOLUME, "mountPath": PROGRAMS_PATH, "readOnly": True},

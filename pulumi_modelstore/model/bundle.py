@@ -39,14 +39,16 @@ PROGRAMS = ("seed", "verify")
 
 def command(program: str, root: str) -> list[str]:
     """The argv that runs ``program`` (``seed`` or ``verify``) from the bundle mounted at
-    ``root``, before the program's own arguments: ``python -I -S``, so the interpreter reads
-    no ``PYTHON*`` variable, no user or site packages and not the working directory (the
+    ``root``, before the program's own arguments: ``python -I -S -u``, so the interpreter
+    reads no ``PYTHON*`` variable, no user or site packages and not the working directory (the
     image's Python and this bundle are all it can import). ``-I`` also ignores
-    ``PYTHONPATH``, hence ``root`` goes on ``sys.path`` in the one-line launcher."""
+    ``PYTHONPATH``, hence ``root`` goes on ``sys.path`` in the one-line launcher, and
+    ``PYTHONUNBUFFERED``, hence ``-u``: each progress line reaches the Job's log when it is
+    written."""
     if program not in PROGRAMS:
         raise ValueError(f"program must be one of {', '.join(PROGRAMS)}, got {program!r}")
     launcher = (
         f"import runpy,sys;sys.path.insert(0,{root!r});"
         f"runpy.run_module('{PACKAGE}.model.{program}',run_name='__main__',alter_sys=True)"
     )
-    return ["python", "-I", "-S", "-c", launcher]
+    return ["python", "-I", "-S", "-u", "-c", launcher]
