@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -165,3 +166,16 @@ def filled_plans() -> dict[str, Plan]:
     """Every stack and example planned once with --fill-outputs, shared by the schema and moto
     tests."""
     return {pid: plan_directory(d, s, fill_outputs=True) for pid, d, s in all_programs()}
+
+
+@pytest.fixture(scope="session")
+def preview_plans() -> Callable[[str], Plan]:
+    """The plan of a stack or example (by its id in :func:`all_programs`) as a preview (no
+    --fill-outputs), made the first time a test asks for it and shared."""
+    programs = {pid: (directory, stack) for pid, directory, stack in all_programs()}
+
+    @cache
+    def preview(pid: str) -> Plan:
+        return plan_directory(*programs[pid])
+
+    return preview

@@ -1077,16 +1077,16 @@ def test_help_documents_the_exit_codes(capsys):
     )
 
 
-def test_base_fill_outputs_setting_is_read_from_its_ids(tmp_path):
+def test_base_fill_outputs_setting_is_read_from_its_ids(preview_plans):
     assert filled_outputs(json.loads(golden_path("stacks/aws-prod").read_text()))
-    doc = json.loads(to_json(plan_directory(ROOT, "aws-prod", fill_outputs=False)))
+    doc = json.loads(to_json(preview_plans("stacks/aws-prod")))
     assert not filled_outputs(doc)
     assert any(s["newState"]["id"] == UNKNOWN for s in doc["steps"])
 
 
-def test_a_golden_plan_compared_with_a_fresh_plan_of_its_stack_has_no_changes():
+def test_a_golden_plan_compared_with_a_fresh_plan_of_its_stack_has_no_changes(filled_plans):
     doc = json.loads(golden_path("stacks/gke").read_text())
-    cmp = compare(doc, json.loads(to_json(plan_directory(ROOT, "gke", fill_outputs=True))))
+    cmp = compare(doc, json.loads(to_json(filled_plans["stacks/gke"])))
     assert cmp.counts() == {} and cmp.exit_code == 0
 
 
