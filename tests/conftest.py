@@ -148,12 +148,15 @@ def by_namespace(p: Plan, type_: str) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fake AWS credentials and region (us-west-2) for moto."""
+    """Fake AWS credentials and region (us-west-2) for moto, whose EC2 backends start without
+    the public AMIs it otherwise loads for each region in every ``mock_aws()`` (no plan sends
+    an image id; loading them was a tenth of a second per replay)."""
     for key, value in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_SESSION_TOKEN": "testing",
         "AWS_DEFAULT_REGION": "us-west-2",
+        "MOTO_EC2_LOAD_DEFAULT_AMIS": "false",
     }.items():
         monkeypatch.setenv(key, value)
 
