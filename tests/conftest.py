@@ -63,9 +63,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def _collect_before_the_session_ends() -> Any:
     """What the thresholds above left uncollected is collected while pytest still reports an
-    unraisable exception or warning, as it was mid-session with Python's defaults."""
+    unraisable exception or warning, as it was mid-session with Python's defaults. What is left
+    is then frozen: pytest's own collections at its exit scan only what comes after."""
     yield
     gc.collect()
+    gc.freeze()
 
 
 CLUSTER = "prod-eks"
