@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pulumi.runtime.resource
 import pytest
+from pulumi.runtime.proto import source_pb2
 
 from pulumi_modelstore.plan.engine import (
     Plan,
@@ -36,6 +39,19 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 gc.set_threshold(5_000, 20, 100)
 
 
+# The SDK walks the whole call stack at every resource it registers (traceback.extract_stack,
+# each frame's source line and file URI) for the stack trace and source position it sends the
+# engine; under pytest the stack is deep, and this was a fifth of a plan's CPU. The mock
+# runtime (pulumi/runtime/mocks.py) and the plan engine's monitor never read either, so no plan
+# depends on them (test_golden: byte-identical to plans made without this). The command's
+# own tests (test_plan_engine.py, in fresh processes) keep the SDK as it is.
+def _no_stack_trace() -> source_pb2.StackTrace:
+    return source_pb2.StackTrace()
+
+
+pulumi.runtime.resource._get_stack_trace = _no_stack_trace
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Freeze the heap as collection leaves it (every module imported): no collection scans
     it again; what the tests allocate is collected as usual."""
@@ -47,9 +63,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def _collect_before_the_session_ends() -> Any:
     """What the thresholds above left uncollected is collected while pytest still reports an
-    unraisable exception or warning, as it was mid-session with Python's defaults."""
+    unraisable exception or warning, as it was mid-session with Python's defaults. What is left
+    is then frozen: pytest's own collections at its exit scan only what comes after."""
     yield
     gc.collect()
+    gc.freeze()
 
 
 CLUSTER = "prod-eks"
@@ -132,12 +150,15 @@ def by_namespace(p: Plan, type_: str) -> dict[str, dict[str, Any]]:
 
 @pytest.fixture
 def aws_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fake AWS credentials and region (us-west-2) for moto."""
+    """Fake AWS credentials and region (us-west-2) for moto, whose EC2 backends start without
+    the public AMIs it otherwise loads for each region in every ``mock_aws()`` (no plan sends
+    an image id; loading them was a tenth of a second per replay)."""
     for key, value in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_SESSION_TOKEN": "testing",
         "AWS_DEFAULT_REGION": "us-west-2",
+        "MOTO_EC2_LOAD_DEFAULT_AMIS": "false",
     }.items():
         monkeypatch.setenv(key, value)
 
@@ -165,3 +186,16 @@ def filled_plans() -> dict[str, Plan]:
     """Every stack and example planned once with --fill-outputs, shared by the schema and moto
     tests."""
     return {pid: plan_directory(d, s, fill_outputs=True) for pid, d, s in all_programs()}
+
+
+@pytest.fixture(scope="session")
+def preview_plans() -> Callable[[str], Plan]:
+    """The plan of a stack or example (by its id in :func:`all_programs`) as a preview (no
+    --fill-outputs), made the first time a test asks for it and shared."""
+    programs = {pid: (directory, stack) for pid, directory, stack in all_programs()}
+
+    @cache
+    def preview(pid: str) -> Plan:
+        return plan_directory(*programs[pid])
+
+    return preview

@@ -40,12 +40,12 @@ from pulumi_modelstore.kube import (
 )
 from pulumi_modelstore.kube.snapshots import storage_bytes
 from pulumi_modelstore.kube.volumes import SKIP_AWAIT
-from pulumi_modelstore.plan.engine import PlanError, plan_directory
+from pulumi_modelstore.plan.engine import PlanError
 from pulumi_modelstore.plan.placeholders import digest
 from pulumi_modelstore.plan.placeholders.aws import ACCOUNT_ID
 from pulumi_modelstore.store import workload_mount
 from tests.aws_replay import Replay
-from tests.conftest import CLUSTER, ROOT, assert_refused, plan
+from tests.conftest import CLUSTER, assert_refused, plan
 from tests.validators.kube_schema import KUBERNETES_MINORS, validator
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -1045,8 +1045,8 @@ def test_cache_children_depend_on_the_driver_so_destroy_deletes_claims_first():
             assert ebs_release["urn"] in state["dependencies"], state["urn"]
 
 
-def test_every_claim_that_binds_on_first_consumer_skips_await():
-    p = plan_directory(ROOT / "examples" / "aws-ebs-model-cache", "dev")
+def test_every_claim_that_binds_on_first_consumer_skips_await(preview_plans):
+    p = preview_plans("examples/aws-ebs-model-cache/dev")
     deferred = {
         c["inputs"]["metadata"]["name"]
         for c in p.by_type(STORAGE_CLASS)
@@ -1059,11 +1059,11 @@ def test_every_claim_that_binds_on_first_consumer_skips_await():
         assert claim["inputs"]["metadata"]["annotations"][SKIP_AWAIT] == "true"
 
 
-def test_example_snapshot_objects_validate_against_the_external_snapshotter_crds():
+def test_example_snapshot_objects_validate_against_the_external_snapshotter_crds(filled_plans):
     """Against the v8.6.0 CRDs (the pinned snapshot-controller's, tests/schemas/SOURCE.md). Their
     CEL rules are not evaluated, so the create-time ones are checked here: a VolumeSnapshot's
     source names exactly one of a claim and a content."""
-    p = plan_directory(ROOT / "examples" / "aws-ebs-model-cache", "dev", fill_outputs=True)
+    p = filled_plans["examples/aws-ebs-model-cache/dev"]
     objects = [o for o in p.kubernetes_objects() if o["apiVersion"].startswith("snapshot.")]
     kinds = sorted(o["kind"] for o in objects)
     assert kinds == ["VolumeSnapshot", "VolumeSnapshotClass"]

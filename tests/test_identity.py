@@ -117,9 +117,7 @@ def test_unknown_identity_kind_is_refused():
     assert str(err.value) == "store: identity must be one of irsa, pod-identity, got 'node-role'"
 
 
-def test_roles_replay_against_moto(monkeypatch):
-    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
-        monkeypatch.setenv(key, "testing")
+def test_roles_replay_against_moto(aws_env):
     for kind in ("irsa", "pod-identity"):
         with mock_aws():
             done = Replay(plan(program(kind), fill=True)).run()

@@ -29,8 +29,8 @@ def test_there_is_something_to_plan():
 
 
 @pytest.mark.parametrize(("pid", "directory", "stack"), PROGRAMS, ids=[p[0] for p in PROGRAMS])
-def test_program_plans_as_a_preview(pid, directory, stack):
-    plan = plan_directory(directory, stack)
+def test_program_plans_as_a_preview(preview_plans, pid, directory, stack):
+    plan = preview_plans(pid)
     custom = [s for s in plan.states() if s["custom"] and not s["type"].startswith("pulumi:")]
     assert custom, f"{pid} creates nothing"
     assert plan.outputs, f"{pid} exports nothing"
