@@ -193,7 +193,18 @@ REFUSALS: list[tuple[str, str, str, list[str]]] = [
           llama: {backend: local, cluster: prod, readers: [a], node_name: n1}
         """,
         "",
-        [f"{V}.enabled must be {kv.KIND_REFUSAL}, got True"],
+        [f"{V}.enabled must be {kv.kind_refusal('kubernetes')}, got True"],
+    ),
+    (
+        "on a gke cluster, not made there yet",
+        """
+        modelstore:clusters:
+          prod: {kind: gke, name: prod, location: us-central1, project: ml-prod-123, velero: {}}
+        modelstore:stores:
+          llama: {backend: gcs-fuse, cluster: prod, readers: [a]}
+        """,
+        "",
+        [f"{V}.enabled must be {kv.kind_refusal('gke')}, got True"],
     ),
     (
         "a schedule that is not cron",

@@ -47,18 +47,28 @@ MAX_RETENTION_DAYS = 106751
 """A Schedule's ``ttl`` is a Go ``time.Duration`` (int64 nanoseconds), at most
 2562047h47m16s: 106751 whole days."""
 FIELDS = ("enabled", "bucket", "schedule", "retention_days")
-KINDS = ("aks", "eks", "gke")
-"""The cluster kinds whose bucket and identity the library makes for Velero."""
+KINDS = ("eks",)
+"""The cluster kinds whose bucket and identity the library makes for Velero (a scope's
+``velero_storage``): EKS so far."""
 _BUCKET = re.compile(r"^[a-z0-9](?:[a-z0-9]|-(?!-)){1,61}[a-z0-9]$")
 BUCKET_ALLOWED = (
     "3 to 63 lowercase letters, digits and single hyphens, starting and ending with a letter "
     "or digit (a name S3, GCS and Azure Blob containers all take)"
 )
-KIND_REFUSAL = (
-    "unset on a kubernetes cluster: velero is offered on eks, gke and aks clusters, where the "
-    "library makes its bucket and workload identity (a kubernetes cluster has no cloud identity "
-    "to grant; install Velero there with its own object store credentials)"
-)
+
+
+def kind_refusal(kind: str) -> str:
+    """Why ``velero.enabled`` is refused on a cluster of ``kind``."""
+    if kind == "kubernetes":
+        return (
+            "False on a kubernetes cluster: the library makes Velero's bucket and grants it a "
+            "cloud workload identity, and a kubernetes cluster has no cloud identity to grant "
+            "(install Velero there with its own object store credentials)"
+        )
+    return (
+        f"False on a {kind} cluster: the library makes Velero's bucket and workload identity "
+        f"on {', '.join(KINDS)} clusters only so far"
+    )
 
 
 @dataclass(frozen=True)
@@ -118,7 +128,7 @@ def parse_velero(
             )
         )
     if enabled is True and kind not in KINDS:
-        errors.append(error("enabled", enabled, KIND_REFUSAL))
+        errors.append(error("enabled", enabled, kind_refusal(kind)))
     if errors:
         return None, errors
     return VeleroSettings(bool(enabled), bucket, schedule, retention), []
