@@ -450,8 +450,14 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
     def velero_storage(self, settings: Any, store: str) -> Any:
         """Velero's bucket and identity on this cluster (a ``kube.velero.VeleroStorage``) for
         ``settings`` (its ``VeleroSettings``), made once by :meth:`velero`. Each cloud's scope
-        says how; a kind without one never gets here (``parse_velero`` refuses it)."""
-        raise NotImplementedError(f"{type(self).__name__} makes no Velero storage")
+        says how (or its room registers a maker in ``kube.velero.STORAGE``); a kind without
+        one never gets here (``parse_velero`` refuses it)."""
+        from .kube.velero import STORAGE
+
+        make = STORAGE.get(type(self).kind)
+        if make is None:
+            raise NotImplementedError(f"{type(self).__name__} makes no Velero storage")
+        return make(self, settings, store)
 
     def velero(self, settings: Any, store: pulumi.Resource, store_name: str) -> Any:
         """The cluster's Velero release (``kube.velero.install``), made once with its storage

@@ -125,6 +125,68 @@ def test_the_chart_renders_with_the_plugin_the_location_and_no_node_agent(filled
     assert not any(o["kind"] == "Secret" for o in objects)
 
 
+# ---- GKE: the install, its bucket and workload identity ----------------------------------------
+
+GKE = """
+modelstore:clusters:
+  ml:
+    kind: gke
+    name: ml-gke
+    location: us-central1
+    project: acme-ml
+    velero: {bucket: acme-ml-velero}
+modelstore:stores:
+  llama: {backend: gcs-fuse, cluster: ml, readers: [inference], writers: [publisher]}
+"""
+
+
+def test_gke_velero_gets_its_bucket_and_a_google_account_its_server_acts_as(tmp_path):
+    p = plan_directory(_project(tmp_path, GKE), fill_outputs=True)
+    release = _release(p)
+    values = release["inputs"]["values"]
+    bucket = p.by_name("ml-gke-velero-bucket")
+    assert (bucket["protect"], bucket["retainOnDelete"]) == (True, True)
+    assert bucket["inputs"]["name"] == "acme-ml-velero"
+    assert bucket["inputs"]["publicAccessPrevention"] == "enforced"
+    assert bucket["inputs"]["uniformBucketLevelAccess"] is True
+    account = p.by_name("ml-gke-velero-gsa")
+    email = account["outputs"]["email"]
+    (location,) = values["configuration"]["backupStorageLocation"]
+    assert (location["provider"], location["bucket"], location["config"]) == (
+        "gcp",
+        "acme-ml-velero",
+        {"serviceAccount": email},
+    )
+    assert values["serviceAccount"]["server"]["annotations"] == {
+        "iam.gke.io/gcp-service-account": email
+    }
+    user = p.by_name("ml-gke-velero-gsa-user")["inputs"]
+    assert (user["role"], user["member"]) == (
+        "roles/iam.workloadIdentityUser",
+        "serviceAccount:acme-ml.svc.id.goog[velero/velero-server]",
+    )
+    member = p.by_name("ml-gke-velero-bucket-member")["inputs"]
+    assert (member["bucket"], member["role"]) == ("acme-ml-velero", "roles/storage.objectAdmin")
+    signer = p.by_name("ml-gke-velero-gsa-signer")["inputs"]
+    assert signer["role"] == "roles/iam.serviceAccountTokenCreator"
+    # Rendered by the real helm: the plugin, the location, the annotated server account.
+    objects = manifests(render(release_of(release)))
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    assert [c["image"] for c in pod["initContainers"]] == ["velero/velero-plugin-for-gcp:v1.14.0"]
+    (sa,) = [
+        o
+        for o in objects
+        if o["kind"] == "ServiceAccount" and o["metadata"]["name"] == pod["serviceAccountName"]
+    ]
+    assert sa["metadata"]["annotations"]["iam.gke.io/gcp-service-account"] == email
+    (schedule,) = p.by_type(SCHEDULE)
+    assert schedule["inputs"]["spec"]["template"]["includedNamespaces"] == [
+        "inference",
+        "publisher",
+    ]
+
+
 # ---- the Schedule ------------------------------------------------------------------------------
 
 
@@ -196,15 +258,15 @@ REFUSALS: list[tuple[str, str, str, list[str]]] = [
         [f"{V}.enabled must be {kv.kind_refusal('kubernetes')}, got True"],
     ),
     (
-        "on a gke cluster, not made there yet",
+        "on an aks cluster, not made there yet",
         """
         modelstore:clusters:
-          prod: {kind: gke, name: prod, location: us-central1, project: ml-prod-123, velero: {}}
+          prod: {kind: aks, name: prod-aks, resource_group: ml-rg, velero: {}}
         modelstore:stores:
-          llama: {backend: gcs-fuse, cluster: prod, readers: [a]}
+          llama: {backend: azure-blob, cluster: prod, readers: [a]}
         """,
         "",
-        [f"{V}.enabled must be {kv.kind_refusal('gke')}, got True"],
+        [f"{V}.enabled must be {kv.kind_refusal('aks')}, got True"],
     ),
     (
         "a schedule that is not cron",

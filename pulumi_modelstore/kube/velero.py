@@ -11,7 +11,7 @@ same storage again. That is also why each cloud's grant is object storage only.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,9 +47,9 @@ MAX_RETENTION_DAYS = 106751
 """A Schedule's ``ttl`` is a Go ``time.Duration`` (int64 nanoseconds), at most
 2562047h47m16s: 106751 whole days."""
 FIELDS = ("enabled", "bucket", "schedule", "retention_days")
-KINDS = ("eks",)
+KINDS = ("eks", "gke")
 """The cluster kinds whose bucket and identity the library makes for Velero (a scope's
-``velero_storage``): EKS so far."""
+``velero_storage``): EKS and GKE so far."""
 _BUCKET = re.compile(r"^[a-z0-9](?:[a-z0-9]|-(?!-)){1,61}[a-z0-9]$")
 BUCKET_ALLOWED = (
     "3 to 63 lowercase letters, digits and single hyphens, starting and ending with a letter "
@@ -150,6 +150,11 @@ class VeleroStorage:
     """What the server waits for: its grant."""
     pod_labels: Mapping[str, str] | None = None
     """Labels the server pod needs (Azure workload identity's ``azure.workload.identity/use``)."""
+
+
+STORAGE: dict[str, Callable[[Any, VeleroSettings, str], VeleroStorage]] = {}
+"""Cluster kind -> what makes Velero's storage for a scope of that kind (``scope``, settings,
+the first store's name), filled by the cloud rooms that offer it (``gcp.velero``)."""
 
 
 def chart_values(storage: VeleroStorage) -> dict[str, Any]:
