@@ -446,6 +446,32 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
         self._installs[driver] = (store, how, resource)
         return resource
 
+    def velero_storage(self, settings: Any, store: str) -> Any:
+        """Velero's bucket and identity on this cluster (a ``kube.velero.VeleroStorage``) for
+        ``settings`` (its ``VeleroSettings``), made once by :meth:`velero`. Each cloud's scope
+        says how (or its room registers a maker in ``kube.velero.STORAGE``); a kind without
+        one never gets here (``parse_velero`` refuses it)."""
+        from .kube.velero import STORAGE
+
+        make = STORAGE.get(type(self).kind)
+        if make is None:
+            raise NotImplementedError(f"{type(self).__name__} makes no Velero storage")
+        return make(self, settings, store)
+
+    def velero(self, settings: Any, store: pulumi.Resource, store_name: str) -> Any:
+        """The cluster's Velero release (``kube.velero.install``), made once with its storage
+        by the first store that asks (:meth:`install_once`)."""
+        from .kube import velero as kv
+
+        def make() -> pulumi.Resource:
+            namespace = self.namespace(kv.NAMESPACE, store, store_name)
+            storage = self.velero_storage(settings, store_name)
+            return kv.install(
+                f"{self.scope_name}-velero", storage, parent=self, namespace=namespace
+            )
+
+        return self.install_once("velero", store_name, settings, make, field="velero")
+
     def agree(self, key: Hashable, store: str, field: str, value: Any, what: str) -> None:
         """One value per cluster for ``key``: the first store to state it sets it; a store
         stating another is refused, naming the store that set it (``what`` says what the value

@@ -18,6 +18,10 @@ on-prem cluster known only through its kubeconfig) and gives its cluster one of 
 cluster a Kubernetes provider of its own; two clusters in one stack need one each (at most one
 may use the default provider).
 
+``velero: {enabled, bucket, schedule, retention_days}`` installs Velero on an eks, gke or aks
+cluster, with its bucket and workload identity, and a ``Schedule`` per store whose ``backup``
+is enabled (``kube.velero``).
+
 Every problem is one line naming its key path (``modelstore:clusters.prod.kind``).
 """
 
@@ -35,11 +39,12 @@ from .cluster import ClusterScope
 from .errors import ModelStoreInputError
 from .extras import CLOUD_ROOMS, MissingExtraError, room_of_kind
 from .fields import describe, has_type
+from .kube.velero import VeleroSettings, parse_velero
 
 ROOT = "modelstore:clusters"
 KINDS = tuple(sorted(("kubernetes", *(k for room in CLOUD_ROOMS.values() for k in room.kinds))))
 """Every kind of cluster entry, whether or not its room's extra is installed."""
-COMMON = ("kind", "name", "context", "kubeconfig", "stack_reference", "outputs")
+COMMON = ("kind", "name", "context", "kubeconfig", "stack_reference", "outputs", "velero")
 PROVIDER_FIELDS = ("name", "context", "kubeconfig", "stack_reference")
 """The string fields every entry may give (a kind's naming fields are strings too)."""
 
@@ -91,6 +96,8 @@ class ClusterEntry:
     """Field or attribute (or ``kubeconfig``) -> the referenced stack's output name."""
     sources: dict[str, str] = field(default_factory=dict)
     """Field or attribute -> the key path its value came from (for errors)."""
+    velero: VeleroSettings | None = None
+    """The entry's ``velero`` (``kube.velero``); None: not given."""
 
     @property
     def path(self) -> str:
@@ -230,7 +237,9 @@ def _entry(key: str, raw: Any) -> ClusterEntry:
                     "source per field)",
                 )
             )
-    entry = ClusterEntry(key, kind, fields, attributes, reference, outputs, sources)
+    velero, velero_errors = parse_velero(f"{path}.velero", kind, raw.get("velero"))
+    errors.extend(velero_errors)
+    entry = ClusterEntry(key, kind, fields, attributes, reference, outputs, sources, velero)
     # An attribute given but refused above is not also reported missing.
     named = raw.get("attributes")
     given = set(named) if isinstance(named, Mapping) else set()

@@ -32,11 +32,13 @@ from typing import Any
 import pulumi
 
 from . import config_clusters as cc
+from .backup import Backup
 from .cluster import NameBook
 from .errors import ModelStoreInputError
 from .extras import CLOUD_ROOMS, MissingExtraError, install_hint, room_of_backend
 from .fields import camel_case, fields_of
-from .store import ModelStore
+from .kube import velero as kv
+from .store import STORE_LABEL, ModelStore
 
 BACKEND_ROOMS: dict[str, str] = {
     **{backend: room for room, spec in CLOUD_ROOMS.items() for backend in spec.backends},
@@ -149,6 +151,8 @@ def build_stores(
             [*errors, ModelStoreInputError(None, "modelstore:stores", stores, STORES_ALLOWED)]
         )
     plans: list[tuple[str, type[ModelStore], dict[str, Any], Any, list[tuple[str, str, str]]]] = []
+    # Store -> its settled backup (None: the backend takes none) and consumer namespaces.
+    backups: dict[str, tuple[Backup | None, list[str]]] = {}
     for name, fields in stores.items():
         try:
             _a_store_name(name)
@@ -173,8 +177,10 @@ def build_stores(
             if cluster_key is not None:
                 args["cluster"] = _ClusterToCome()
             # The constructor warns of old spellings: the check here does not, so each warns once.
-            common = store_class.parse(name, args, warn=False).common
+            spec = store_class.parse(name, args, warn=False)
+            common = spec.common
             plans.append((name, store_class, args, cluster_key, common.volumes))
+            backups[name] = (spec.derived.get("backup"), [ns for ns, _ in common.consumers])
         except ModelStoreInputError as error:
             errors.append(error)
         except _EntryRefused:
@@ -196,8 +202,28 @@ def build_stores(
             args["cluster"], opts = scopes[cluster_key]
         store = constructor(name, args, opts)  # type: ignore[arg-type]
         built[name] = store
+        if cluster_key is not None:
+            _velero_schedule(store, name, used[cluster_key], args["cluster"], backups[name])
         pulumi.export(name, store.summary)
     return built
+
+
+def _velero_schedule(
+    store: ModelStore,
+    name: str,
+    entry: cc.ClusterEntry,
+    scope: Any,
+    backup: tuple[Backup | None, list[str]],
+) -> None:
+    """On a cluster with Velero enabled: its install (once) and, when the store's ``backup``
+    is enabled, the store's Schedule over its consumer namespaces."""
+    settings = entry.velero
+    if settings is None or not settings.enabled:
+        return
+    release = scope.velero(settings, store, name)
+    settled, namespaces = backup
+    if settled is not None and settled.enabled:
+        kv.schedule(name, namespaces, settings, STORE_LABEL, parent=store, release=release)
 
 
 def _named_cluster(

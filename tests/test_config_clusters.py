@@ -87,7 +87,7 @@ ROWS: list[tuple[str, str, list[str]]] = [
             "modelstore:clusters.prod.name must be a non-empty string, got 3",
             "modelstore:clusters.prod.locaton must be a field of a gke cluster: one of "
             "attributes, context, kind, kubeconfig, location, name, outputs, project, "
-            "stack_reference, got 'locaton'",
+            "stack_reference, velero, got 'locaton'",
         ],
     ),
     (

@@ -402,6 +402,14 @@ class EksCluster(ClusterScope[EksClusterFacts], kind="eks"):
     def partition(self) -> str:
         return self.lookup("partition", lambda: aws.get_partition(opts=self._invoke_opts).partition)
 
+    def velero_storage(self, settings: Any, store: str) -> Any:
+        """An S3 bucket and an IRSA role for Velero (``aws.velero``); ``store`` is named if
+        the cluster has no IAM OIDC provider."""
+        from .velero import velero_storage
+
+        facts = self.identity(store, "irsa", field="velero")
+        return velero_storage(self, self.scope_name, facts, self.region(store), settings)
+
     def identity(self, store: str, kind: str, field: str = "identity") -> Any:
         """The facts a role's trust needs for ``kind`` (irsa: the OIDC provider, looked up once
         per cluster), checked before deploy. See ``identity.resolve_identity``."""

@@ -225,6 +225,7 @@ CREATE_TIMES: Mapping[str, Figure] = {
     "kubernetes:core/v1:ServiceAccount": _K8S_OBJECT,
     "kubernetes:core/v1:PersistentVolume": _K8S_OBJECT,
     "kubernetes:core/v1:ConfigMap": _K8S_OBJECT,
+    "kubernetes:velero.io/v1:Schedule": _K8S_OBJECT,
     "kubernetes:storage.k8s.io/v1:StorageClass": _K8S_OBJECT,
     "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshotClass": _K8S_OBJECT,
     "kubernetes:cloud.google.com/v1:ComputeClass": _K8S_OBJECT,
@@ -499,6 +500,29 @@ ORDERINGS: tuple[Ordering, ...] = (
         "consumer's service account (its grant): started before them it fails or runs without "
         "its identity; each verification Job waits for the seed Job, which publishes what it "
         "checks.",
+    ),
+    Ordering(
+        "velero-after-its-storage",
+        frozenset({_RELEASE}),
+        frozenset(
+            {
+                *_S3_CONFIGURATION,
+                "aws:s3/bucketPolicy:BucketPolicy",
+                "gcp:storage/bucketIAMMember:BucketIAMMember",
+                "gcp:serviceaccount/iAMMember:IAMMember",
+                "kubernetes:core/v1:Namespace",
+            }
+        ),
+        "The Velero release installs into its namespace, and its server checks the backup "
+        "storage location as it starts: before the bucket's settings, policy and grant exist "
+        "the location is Unavailable and no backup runs until it is checked again.",
+    ),
+    Ordering(
+        "schedule-after-velero",
+        frozenset({"kubernetes:velero.io/v1:Schedule"}),
+        frozenset({_RELEASE}),
+        "A Schedule is a Velero custom resource: the API server refuses it before the chart "
+        "has installed its CRD.",
     ),
     Ordering(
         "seed-before-snapshot",

@@ -1,0 +1,322 @@
+"""Velero on a cluster (``modelstore:clusters.<key>.velero``): the pinned chart installed once
+per cluster with its bucket and workload identity, rendered by the real ``helm``; a
+``Schedule`` per store whose ``backup`` is enabled, valid against Velero's CRD; the refusals,
+one line each, before anything registers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+import yaml
+from moto import mock_aws
+
+from pulumi_modelstore.aws.velero import velero_policy
+from pulumi_modelstore.kube import velero as kv
+from pulumi_modelstore.plan.engine import Plan, plan_directory
+from tests.conftest import ROOT, assert_refused
+from tests.test_config_clusters import _project
+from tests.test_helm import manifests, release_of, render
+from tests.validators.kube_schema import validator
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+SCHEDULE = "kubernetes:velero.io/v1:Schedule"
+ROLE = "aws:iam/role:Role"
+EKS_ATTRIBUTES = """\
+    attributes:
+      region: us-west-2
+      vpc_id: vpc-0a1b2c3d4e5f60718
+      cluster_subnet_ids: [subnet-0a1b2c3d4e5f60001]
+      node_security_group_ids: [sg-0a1b2c3d4e5f60aaa]
+      oidc_issuer: https://oidc.eks.us-west-2.amazonaws.com/id/5C0FFEE5C0FFEE5C0FFEE5C0FFEE5C0F
+"""
+
+
+def _velero_plan(filled_plans: dict[str, Plan]) -> Plan:
+    return filled_plans["stacks/aws-efs"]
+
+
+def _release(p: Plan) -> dict[str, Any]:
+    (release,) = [r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == "velero"]
+    return release
+
+
+# ---- EKS: the install, its bucket and IRSA role ------------------------------------------------
+
+
+def test_the_chart_version_is_the_vendored_one():
+    chart = yaml.safe_load(
+        (ROOT / f"tests/charts/velero-{kv.VELERO_CHART.version}/Chart.yaml").read_text()
+    )
+    assert (chart["version"], chart["appVersion"]) == (
+        kv.VELERO_CHART.version,
+        kv.VELERO_CHART.app_version,
+    )
+    crd = (
+        ROOT / f"tests/schemas/crds/velero-v{kv.VELERO_CHART.app_version}/velero.io_schedules.yaml"
+    )
+    assert crd.exists()
+
+
+def test_eks_velero_gets_its_bucket_and_an_irsa_role_for_its_server_only(filled_plans):
+    p = _velero_plan(filled_plans)
+    release = _release(p)
+    inputs = release["inputs"]
+    assert (inputs["version"], inputs["namespace"]) == (kv.VELERO_CHART.version, "velero")
+    values = inputs["values"]
+    (location,) = values["configuration"]["backupStorageLocation"]
+    bucket = p.by_name("staging-eks-velero-bucket")
+    assert (bucket["protect"], bucket["retainOnDelete"]) == (True, True)
+    assert location == {
+        "name": "default",
+        "provider": "aws",
+        "bucket": bucket["outputs"]["bucket"],
+        "default": True,
+        "config": {"region": "eu-west-1"},
+    }
+    assert values["initContainers"][0]["image"] == "velero/velero-plugin-for-aws:v1.14.0"
+    assert (values["credentials"], values["snapshotsEnabled"]) == ({"useSecret": False}, False)
+    arn = values["serviceAccount"]["server"]["annotations"]["eks.amazonaws.com/role-arn"]
+    (role,) = [r for r in p.by_type(ROLE) if r["outputs"]["arn"] == arn]
+    (statement,) = json.loads(role["inputs"]["assumeRolePolicy"])["Statement"]
+    issuer = "oidc.eks.eu-west-1.amazonaws.com/id/5C0FFEE5C0FFEE5C0FFEE5C0FFEE5C0F"
+    assert statement["Condition"]["StringEquals"] == {
+        f"{issuer}:sub": "system:serviceaccount:velero:velero-server",
+        f"{issuer}:aud": "sts.amazonaws.com",
+    }
+    policy = p.by_name("staging-eks-velero-policy")
+    assert json.loads(policy["inputs"]["policy"]) == velero_policy(bucket["outputs"]["arn"])
+    # The release waits for its namespace, the bucket's configuration and the role's policy.
+    assert {
+        "staging-eks-ns-velero",
+        "staging-eks-velero-policy",
+        "staging-eks-velero-bucket-policy",
+    } <= {urn.rsplit("::", 1)[1] for urn in release["dependencies"]}
+
+
+def test_the_velero_policy_is_s3_on_its_bucket_only_and_valid_to_iam(aws_env):
+    document = velero_policy("arn:aws:s3:::velero-backups")
+    resources = {r for s in document["Statement"] for r in s["Resource"]}
+    assert resources == {"arn:aws:s3:::velero-backups", "arn:aws:s3:::velero-backups/*"}
+    assert {a.split(":")[0] for s in document["Statement"] for a in s["Action"]} == {"s3"}
+    with mock_aws():
+        iam = boto3.client("iam")
+        iam.create_policy(PolicyName="velero", PolicyDocument=json.dumps(document))
+        # The check can fail: IAM refuses a statement without an Effect.
+        broken = {"Version": "2012-10-17", "Statement": [{"Action": ["s3:GetObject"]}]}
+        with pytest.raises(iam.exceptions.MalformedPolicyDocumentException):
+            iam.create_policy(PolicyName="broken", PolicyDocument=json.dumps(broken))
+
+
+def test_the_chart_renders_with_the_plugin_the_location_and_no_node_agent(filled_plans):
+    objects = manifests(render(release_of(_release(_velero_plan(filled_plans)))))
+    kinds = {(o["kind"], o["metadata"]["name"]) for o in objects}
+    assert ("Deployment", "velero") in kinds
+    assert not any(o["kind"] in ("DaemonSet", "VolumeSnapshotLocation") for o in objects)
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == kv.SERVICE_ACCOUNT
+    assert [c["image"] for c in pod["initContainers"]] == ["velero/velero-plugin-for-aws:v1.14.0"]
+    (location,) = [o for o in objects if o["kind"] == "BackupStorageLocation"]
+    assert (location["spec"]["provider"], location["spec"]["default"]) == ("aws", True)
+    assert not any(o["kind"] == "Secret" for o in objects)
+
+
+# ---- GKE: the install, its bucket and workload identity ----------------------------------------
+
+GKE = """
+modelstore:clusters:
+  ml:
+    kind: gke
+    name: ml-gke
+    location: us-central1
+    project: acme-ml
+    velero: {bucket: acme-ml-velero}
+modelstore:stores:
+  llama: {backend: gcs-fuse, cluster: ml, readers: [inference], writers: [publisher]}
+"""
+
+
+def test_gke_velero_gets_its_bucket_and_a_google_account_its_server_acts_as(tmp_path):
+    p = plan_directory(_project(tmp_path, GKE), fill_outputs=True)
+    release = _release(p)
+    values = release["inputs"]["values"]
+    bucket = p.by_name("ml-gke-velero-bucket")
+    assert (bucket["protect"], bucket["retainOnDelete"]) == (True, True)
+    assert bucket["inputs"]["name"] == "acme-ml-velero"
+    assert bucket["inputs"]["publicAccessPrevention"] == "enforced"
+    assert bucket["inputs"]["uniformBucketLevelAccess"] is True
+    account = p.by_name("ml-gke-velero-gsa")
+    email = account["outputs"]["email"]
+    (location,) = values["configuration"]["backupStorageLocation"]
+    assert (location["provider"], location["bucket"], location["config"]) == (
+        "gcp",
+        "acme-ml-velero",
+        {"serviceAccount": email},
+    )
+    assert values["serviceAccount"]["server"]["annotations"] == {
+        "iam.gke.io/gcp-service-account": email
+    }
+    user = p.by_name("ml-gke-velero-gsa-user")["inputs"]
+    assert (user["role"], user["member"]) == (
+        "roles/iam.workloadIdentityUser",
+        "serviceAccount:acme-ml.svc.id.goog[velero/velero-server]",
+    )
+    member = p.by_name("ml-gke-velero-bucket-member")["inputs"]
+    assert (member["bucket"], member["role"]) == ("acme-ml-velero", "roles/storage.objectAdmin")
+    signer = p.by_name("ml-gke-velero-gsa-signer")["inputs"]
+    assert signer["role"] == "roles/iam.serviceAccountTokenCreator"
+    # Rendered by the real helm: the plugin, the location, the annotated server account.
+    objects = manifests(render(release_of(release)))
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    assert [c["image"] for c in pod["initContainers"]] == ["velero/velero-plugin-for-gcp:v1.14.0"]
+    (sa,) = [
+        o
+        for o in objects
+        if o["kind"] == "ServiceAccount" and o["metadata"]["name"] == pod["serviceAccountName"]
+    ]
+    assert sa["metadata"]["annotations"]["iam.gke.io/gcp-service-account"] == email
+    (schedule,) = p.by_type(SCHEDULE)
+    assert schedule["inputs"]["spec"]["template"]["includedNamespaces"] == [
+        "inference",
+        "publisher",
+    ]
+
+
+# ---- the Schedule ------------------------------------------------------------------------------
+
+
+def test_the_store_schedule_covers_its_namespaces_by_label_and_fits_the_crd(filled_plans):
+    (schedule,) = _velero_plan(filled_plans).by_type(SCHEDULE)
+    obj = {k: schedule["inputs"][k] for k in ("apiVersion", "kind", "metadata", "spec")}
+    assert obj["metadata"]["name"] == "modelstore-t5"
+    assert obj["spec"] == {
+        "schedule": "0 2 * * *",
+        "template": {
+            "includedNamespaces": ["batch-inference", "inference", "model-loader", "t5-loader"],
+            "includeClusterResources": True,
+            "labelSelector": {"matchLabels": {"modelstore.pulumi.com/store": "t5"}},
+            "snapshotVolumes": False,
+            "defaultVolumesToFsBackup": False,
+            "storageLocation": "default",
+            "ttl": "336h0m0s",
+        },
+    }
+    for minor in ("1.31", "1.35"):
+        assert validator(minor).errors(obj) == []
+    # The CRD check can fail: a ttl that is not a string is refused.
+    bad = {**obj, "spec": {**obj["spec"], "template": {**obj["spec"]["template"], "ttl": 14}}}
+    assert validator("1.35").errors(bad) != []
+
+
+STORE = """
+modelstore:clusters:
+  prod:
+    kind: eks
+    name: prod-eks
+{attributes}{velero}
+modelstore:stores:
+  llama: {{backend: efs, cluster: prod, readers: [inference], writers: [loader]{backup}}}
+"""
+
+
+def _eks(tmp_path: Path, velero: str, backup: str = "") -> Path:
+    config = STORE.format(attributes=EKS_ATTRIBUTES, velero=velero, backup=backup)
+    return _project(tmp_path, config)
+
+
+def test_a_store_whose_backup_is_off_gets_no_schedule_but_the_cluster_keeps_velero(tmp_path):
+    p = plan_directory(_eks(tmp_path, "    velero: {}", ", backup: {enabled: false}"))
+    assert len([r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == "velero"]) == 1
+    assert p.by_type(SCHEDULE) == []
+
+
+def test_velero_disabled_makes_nothing(tmp_path):
+    p = plan_directory(_eks(tmp_path, "    velero: {enabled: false}"))
+    assert not [r for r in p.by_type(RELEASE) if r["inputs"]["chart"] == "velero"]
+    assert p.by_type(SCHEDULE) == []
+    assert not any("velero" in s["urn"] for s in p.states())
+
+
+# ---- refusals ----------------------------------------------------------------------------------
+
+V = "modelstore:clusters.prod.velero"
+REFUSALS: list[tuple[str, str, str, list[str]]] = [
+    (
+        "on a plain kubernetes cluster",
+        """
+        modelstore:clusters:
+          prod: {kind: kubernetes, velero: {enabled: true}}
+        modelstore:stores:
+          llama: {backend: local, cluster: prod, readers: [a], node_name: n1}
+        """,
+        "",
+        [f"{V}.enabled must be {kv.kind_refusal('kubernetes')}, got True"],
+    ),
+    (
+        "on an aks cluster, not made there yet",
+        """
+        modelstore:clusters:
+          prod: {kind: aks, name: prod-aks, resource_group: ml-rg, velero: {}}
+        modelstore:stores:
+          llama: {backend: azure-blob, cluster: prod, readers: [a]}
+        """,
+        "",
+        [f"{V}.enabled must be {kv.kind_refusal('aks')}, got True"],
+    ),
+    (
+        "a schedule that is not cron",
+        "",
+        '    velero: {schedule: "daily"}',
+        [
+            f"{V}.schedule must be a cron expression of five numeric fields (minute hour "
+            "day-of-month month day-of-week, UTC), e.g. '0 3 * * *', got 'daily'"
+        ],
+    ),
+    (
+        "retention of zero days",
+        "",
+        "    velero: {retention_days: 0}",
+        [
+            f"{V}.retention_days must be 1 to 106751 days (a Velero ttl is a Go duration; 0 "
+            "would mean Velero's 30-day default), got 0"
+        ],
+    ),
+    (
+        "retention past a Go duration",
+        "",
+        "    velero: {retention_days: 106752}",
+        [
+            f"{V}.retention_days must be 1 to 106751 days (a Velero ttl is a Go duration; 0 "
+            "would mean Velero's 30-day default), got 106752"
+        ],
+    ),
+    (
+        "a bucket name no cloud takes, and an unknown field",
+        "",
+        "    velero: {bucket: Velero_Backups, ttl: 3}",
+        [
+            f"{V}.ttl must be a field of velero: one of enabled, bucket, schedule, "
+            "retention_days, got 'ttl'",
+            f"{V}.bucket must be {kv.BUCKET_ALLOWED}, got 'Velero_Backups'",
+        ],
+    ),
+    (
+        "not a mapping",
+        "",
+        "    velero: true",
+        [f"{V} must be a mapping with enabled, bucket, schedule, retention_days, got True"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("config", "velero", "lines"), [r[1:] for r in REFUSALS], ids=[r[0] for r in REFUSALS]
+)
+def test_bad_velero_is_refused_before_anything_registers(tmp_path, config, velero, lines):
+    directory = _project(tmp_path, config) if config else _eks(tmp_path, velero)
+    assert_refused(directory, "\n".join(lines))
