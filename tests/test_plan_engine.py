@@ -99,6 +99,11 @@ def test_tree_lists_components_and_children(capsys):
     )
     # 22 + the EksCluster scope + the cluster's Kubernetes provider; the platform stack read
     assert lines[-1] == "Resources: 24 to create, 1 to read"
+    # Outputs one value a line, readable in a pull-request comment (issue 18).
+    outputs = lines[lines.index("Outputs:") + 1 : -1]
+    assert '  llama.claimNames.batch-inference: "llama"' in outputs
+    assert '  llama.claimNames.inference: "llama"' in outputs
+    assert all(line.startswith("  llama.") and ": " in line for line in outputs), outputs
 
 
 def test_mermaid_is_a_flowchart_with_dependency_edges(capsys):
