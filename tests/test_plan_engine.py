@@ -262,7 +262,7 @@ def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
     assert code == 1
     assert err == (
         f"error: modelstore:stores.llama.backend must be one of {', '.join(sorted(BACKENDS))}, "
-        "got 'fsx-lustr'\n"
+        "got 'fsx-lustr'; did you mean `fsx-lustre`?\n"
     )
 
 
