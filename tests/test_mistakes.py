@@ -159,3 +159,14 @@ def test_validate_all_reports_every_store_of_a_python_program_at_once():
         "t5: field name must be one of the 14 fields listed in docs/reference.md#localmodelstore "
         "(nearest: host_path, mount_path), got 'hostPath'; did you mean `host_path`?",
     )
+
+
+def test_every_components_reference_section_exists():
+    # An unknown field's message points to docs/reference.md#<component>: that section is there.
+    from pulumi_modelstore.errors import reference
+    from pulumi_modelstore.schema import components
+
+    text = (Path(__file__).parent.parent / "docs" / "reference.md").read_text()
+    for component in components():
+        anchor = reference(component.__name__).split("#", 1)[1]
+        assert f"](#{anchor})" in text and f"## {component.__name__}\n" in text, component
