@@ -8,7 +8,7 @@ The contract they share is :class:`ModelStore` and :class:`WorkloadMount`.
 from .cluster import ClusterScope, KubernetesCluster, KubernetesClusterArgs
 from .errors import ModelStoreInputError
 from .kube.workload import WorkloadMount
-from .store import ModelStore, ModelStoreArgs
+from .store import ModelStore, ModelStoreArgs, validate_all
 
 __all__ = [
     "ClusterScope",
@@ -18,4 +18,5 @@ __all__ = [
     "ModelStoreArgs",
     "ModelStoreInputError",
     "WorkloadMount",
+    "validate_all",
 ]

@@ -50,7 +50,7 @@ class BackupArgs(TypedDict, total=False):
 
 SECTION_FIELDS = ("enabled", "retention_days", "schedule")
 _TYPES: dict[str, tuple[type, str]] = {
-    "enabled": (bool, "True or False"),
+    "enabled": (bool, "true or false"),
     "retention_days": (int, "a whole number of days"),
     "schedule": (str, "a cron expression (five fields, UTC), e.g. '0 3 * * *'"),
 }

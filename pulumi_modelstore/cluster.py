@@ -153,7 +153,7 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
         cluster's facts as a platform stack knows them (the config program's
         ``modelstore:clusters.<key>.attributes``); given, nothing is looked up."""
         cls = type(self)
-        p = Parser(store or resource_name, cls.args_type, args)
+        p = Parser(store or resource_name, cls.args_type, args, component=cls.__name__)
         cls.rules(p)
         given = p.finish()
         registry = _registry()

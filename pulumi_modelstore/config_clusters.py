@@ -36,7 +36,7 @@ from typing import Any
 import pulumi
 
 from .cluster import ClusterScope
-from .errors import ModelStoreInputError
+from .errors import ModelStoreInputError, one_of
 from .extras import CLOUD_ROOMS, MissingExtraError, room_of_kind
 from .fields import describe, has_type
 from .kube.velero import VeleroSettings, parse_velero
@@ -49,14 +49,16 @@ PROVIDER_FIELDS = ("name", "context", "kubeconfig", "stack_reference")
 """The string fields every entry may give (a kind's naming fields are strings too)."""
 
 
-def _error(path: str, value: Any, allowed: str) -> ModelStoreInputError:
-    return ModelStoreInputError(None, path, value, allowed)
+def _error(path: str, value: Any, allowed: str, hint: str | None = None) -> ModelStoreInputError:
+    return ModelStoreInputError(None, path, value, allowed, hint=hint)
 
 
 def _unknown(where: str, name: str, what: str, known: Iterable[str]) -> ModelStoreInputError:
-    """An entry's key ``name`` (at ``where``) that is none of ``known``; ``what`` says what a
-    key there is."""
-    return _error(where, name, f"{what}: one of {', '.join(known)}")
+    """An entry's key ``name`` (at ``where``) that is none of ``known``, with the one it most
+    likely misspells; ``what`` says what a key there is. Listed in full: the reference lists
+    components' fields, not these keys."""
+    allowed, hint = one_of(name, known)
+    return _error(where, name, f"{what}: {allowed}", hint)
 
 
 def scope_class(kind: str) -> type[ClusterScope]:
@@ -180,11 +182,13 @@ def _entry(key: str, raw: Any) -> ClusterEntry:
         raise _error(path, raw, "a mapping with kind (one of aks, eks, gke, kubernetes) and fields")
     kind = raw.get("kind")
     if kind not in KINDS:
-        raise _error(f"{path}.kind", kind, f"one of {', '.join(KINDS)}")
+        raise _error(f"{path}.kind", kind, *one_of(kind, KINDS))
+    if (other := _kind_given(path, kind, raw)) is not None:
+        raise other
     errors: list[ModelStoreInputError] = []
     scope = scope_class(kind)
     attributes_allowed = scope.attribute_types()
-    allowed = [*COMMON, *scope.entry.naming, *(["attributes"] if attributes_allowed else [])]
+    allowed = _keys(kind)
     fields: dict[str, Any] = {}
     for name, value in raw.items():
         if name == "kind":
@@ -249,6 +253,38 @@ def _entry(key: str, raw: Any) -> ClusterEntry:
     if errors:
         raise ModelStoreInputError.combine(errors)
     return entry
+
+
+def _keys(kind: str) -> list[str]:
+    """The keys an entry of ``kind`` takes (``attributes`` where it takes any)."""
+    scope = scope_class(kind)
+    attributes = ["attributes"] if scope.attribute_types() else []
+    return [*COMMON, *scope.entry.naming, *attributes]
+
+
+def _kind_given(path: str, kind: str, raw: Mapping[Any, Any]) -> ModelStoreInputError | None:
+    """One line when an entry's keys and attributes are another kind's: its kind is the
+    mistake, not each key (``kind: gke`` with an EKS cluster's ``vpc_id`` and ``region``).
+    None when the kind takes them, or when no other kind takes them all."""
+    names = {n for n in raw if n != "kind"}
+    facts = raw.get("attributes")
+    given = set(facts) if isinstance(facts, Mapping) else set()
+    strange = sorted(names - set(_keys(kind)))
+    strange += sorted(f"attributes.{a}" for a in given - set(attribute_types(kind)))
+    if not strange:
+        return None
+    fits = [
+        k
+        for k in KINDS
+        if k != kind and names <= set(_keys(k)) and given <= set(attribute_types(k))
+    ]
+    if not fits:
+        return None
+    return _error(
+        f"{path}.kind",
+        kind,
+        f"{' or '.join(fits)} (the kind that takes {', '.join(strange)})",
+    )
 
 
 def _attributes(

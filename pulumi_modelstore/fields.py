@@ -42,7 +42,7 @@ from typing import Any
 
 import pulumi
 
-from .errors import ModelStoreInputError, UnknownFieldError
+from .errors import ModelStoreInputError, UnknownFieldError, one_of, reference
 
 NO_DEFAULT: Any = object()
 _DEFAULT = re.compile(r"Default:\s*``(.+?)``", re.S)
@@ -140,7 +140,7 @@ def fields_of(args_type: type) -> dict[str, Field]:
 
 # ---- types -------------------------------------------------------------------------------------
 
-_TYPE_WORDS = {str: "a string", int: "a whole number", float: "a number", bool: "True or False"}
+_TYPE_WORDS = {str: "a string", int: "a whole number", float: "a number", bool: "true or false"}
 
 
 def describe(annotation: Any) -> str:
@@ -275,8 +275,13 @@ class Parser:
         raw: Any,
         *,
         written: Mapping[str, str] | None = None,
+        component: str | None = None,
     ) -> None:
         self.store = store
+        self.reference = reference(component) if component is not None else None
+        """Where the reference lists the fields (``component``'s section of
+        ``docs/reference.md``): an unknown name's message points there instead of listing a
+        long list in full. None (the default): every field is listed."""
         self.args_type = args_type
         self.fields = fields_of(args_type)
         self.written: dict[str, str] = dict(written or {})
@@ -295,9 +300,12 @@ class Parser:
         for key, value in raw.items():
             field = self.fields.get(key) if isinstance(key, str) else None
             if field is None:
-                known = ", ".join(sorted(self.fields))
-                allowed = f"one of {known}" if known else "none: this component takes no fields"
-                self._refuse(ModelStoreInputError(store, "field name", key, allowed))
+                allowed, hint = (
+                    one_of(key, sorted(self.fields), self.reference, "fields")
+                    if self.fields
+                    else ("none: this component takes no fields", None)
+                )
+                self._refuse(ModelStoreInputError(store, "field name", key, allowed, hint=hint))
                 continue
             self.given[key] = value
             # An explicit null (YAML `~`) is not the default: `backup: ~` is not False.
@@ -324,7 +332,7 @@ class Parser:
         allowed = words.sub(lambda m: self.written[m.group(1)], error.allowed)
         if (field, allowed) == (error.field, error.allowed):
             return error
-        return ModelStoreInputError(error.store, field, error.value, allowed)
+        return error.moved(error.store, field, allowed)
 
     def _known(self, where: str, *names: str, refusals: bool = False) -> None:
         """Raise :class:`UnknownFieldError` for a name that is not a field (nor, with
@@ -486,11 +494,12 @@ def parse_args(
     *,
     renamed_fields: Mapping[str, str] | None = None,
     warn: bool = True,
+    component: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Parse ``raw`` against ``args_type``'s fields and run ``rules``: the values of every
     field (None where neither given nor defaulted) and what the rules derived; raises one
     :class:`ModelStoreInputError` listing every problem. For components that are not stores
-    (stores parse through ``ModelStore.parse``)."""
+    (stores parse through ``ModelStore.parse``); ``component`` as for :class:`Parser`."""
     check_renames(store, args_type, renamed_fields or {})
     renames = renamed_fields or {}
     p = Parser(
@@ -498,6 +507,7 @@ def parse_args(
         args_type,
         renamed(store, raw, renames, warn=warn, stacklevel=3),
         written=spelled_as(raw, renames),
+        component=component,
     )
     rules(p)
     values = p.finish()

@@ -34,7 +34,7 @@ import pulumi
 from . import config_clusters as cc
 from .backup import Backup
 from .cluster import NameBook
-from .errors import ModelStoreInputError
+from .errors import REFERENCE, ModelStoreInputError, one_of, suggestion
 from .extras import CLOUD_ROOMS, MissingExtraError, install_hint, room_of_backend
 from .fields import camel_case, fields_of
 from .kube import velero as kv
@@ -169,9 +169,8 @@ def build_stores(
                     f"a backend whose cloud SDK is installed ({install_hint(room)})",
                 )
             if not isinstance(backend, str) or store_class is None:
-                raise ModelStoreInputError(
-                    name, "backend", backend, f"one of {', '.join(installed_backends())}"
-                )
+                allowed, hint = one_of(backend, installed_backends(), REFERENCE, "backends")
+                raise ModelStoreInputError(name, "backend", backend, allowed, hint=hint)
             args = store_args(name, store_class, fields)
             cluster_key = _named_cluster(name, backend, args, entries, clusters)
             if cluster_key is not None:
@@ -240,12 +239,13 @@ def _named_cluster(
         return None
     known = sorted(entries) if isinstance(clusters, Mapping) else []
     if not isinstance(key, str) or (key not in entries and key not in (clusters or {})):
+        hint = suggestion(key, known)
         allowed = (
             f"one of the keys of modelstore:clusters ({', '.join(known)})"
             if known
             else "a key of modelstore:clusters (none is set)"
         )
-        raise ModelStoreInputError(name, "cluster", key, allowed)
+        raise ModelStoreInputError(name, "cluster", key, allowed, hint=hint)
     if key not in entries:  # its entry was refused, with its own message
         raise _EntryRefused()
     entry = entries[key]
@@ -336,14 +336,11 @@ def _key_path(error: ModelStoreInputError, stores: Any, clusters: Any) -> ModelS
     fields = stores[name]
     base = f"modelstore:stores.{name}"
     if error.field == "fields" or not isinstance(fields, Mapping):
-        return ModelStoreInputError(None, base, error.value, error.allowed)
+        return error.moved(None, base)
     backend = fields.get("backend")
     if error.field == "field name":
-        return ModelStoreInputError(
-            None,
-            f"{base}.{error.value}",
-            error.value,
-            f"a field of backend {backend}: {error.allowed}",
+        return error.moved(
+            None, f"{base}.{error.value}", f"a field of backend {backend}: {error.allowed}"
         )
     head, rest = _split(error.field)
     cluster_key = fields.get("cluster")
@@ -358,10 +355,8 @@ def _key_path(error: ModelStoreInputError, stores: Any, clusters: Any) -> ModelS
         field = cc.store_fields(entry.kind).get(head) if entry is not None else None
         if entry is not None and field is not None:
             source = entry.sources.get(field) or f"{entry.path}.{field}"
-            return ModelStoreInputError(None, f"{source}{rest}", error.value, error.allowed)
-    return ModelStoreInputError(
-        None, f"{base}.{_written(fields, head, backend)}{rest}", error.value, error.allowed
-    )
+            return error.moved(None, f"{source}{rest}")
+    return error.moved(None, f"{base}.{_written(fields, head, backend)}{rest}")
 
 
 def _split(field: str) -> tuple[str, str]:

@@ -501,6 +501,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             cls.args_type,
             cls._renamed(resource_name, args, warn),
             written=spelled_as(args, cls.renamed_fields),
+            component=cls.__name__,
         )
         common = parse_common(p)
         p.check(lambda: _no_literal_token(resource_name, args))
@@ -974,3 +975,19 @@ def workload_mount(
 
 def _access(read_only: bool) -> str:
     return "read-only" if read_only else "read-write"
+
+
+def validate_all(stores: Sequence[tuple[type[ModelStore[Any, Any]], str, Any]]) -> None:
+    """Check every store of a program before any registers: each ``(store class, name, args)``
+    as :meth:`ModelStore.validate` does, raising one :class:`ModelStoreInputError` with every
+    problem of every store, one line each. A store's constructor raises at its first problem
+    and a Python program stops there (registering the store to report later would register
+    it with bad input), so a program with several stores calls this first to see them all."""
+    errors: list[ModelStoreInputError] = []
+    for store_class, name, args in stores:
+        try:
+            store_class.validate(name, args)
+        except ModelStoreInputError as error:
+            errors.extend(error.errors)
+    if errors:
+        raise ModelStoreInputError.combine(errors)

@@ -385,7 +385,7 @@ def string_list(store: str, field: str, value: Any) -> None:
 def flag(store: str, field: str, value: Any) -> bool:
     """A real boolean: ``"false"`` is a truthy string, so strings are refused, not coerced."""
     if not isinstance(value, bool):
-        raise ModelStoreInputError(store, field, value, "True or False")
+        raise ModelStoreInputError(store, field, value, "true or false")
     return value
 
 

@@ -241,10 +241,9 @@ def test_a_managed_vnet_cluster_needs_a_network_path():
     managed = cluster_answer(agentPoolProfiles=[{"name": "system", "mode": "System"}])
     assert_refused(
         blob(),
-        "llama: allowed_subnet_ids must be given, or private_endpoint_subnet_id, or "
-        "allow_all_networks (cluster ml is on the AKS-managed virtual network, with no node "
-        "subnet to admit: an account that denies other networks would refuse every mount), "
-        "got None",
+        "llama: allowed_subnet_ids is missing; it must be given, or private_endpoint_subnet_id, "
+        "or allow_all_networks (cluster ml is on the AKS-managed virtual network, with no node "
+        "subnet to admit: an account that denies other networks would refuse every mount)",
         invokes=managed,
     )
     _, p = run(managed, allowed_subnet_ids=[SUBNET])
@@ -594,8 +593,9 @@ BAD = [
     ({"container_name": "ab"}, f"container_name must be {CONTAINER_RULE}, got 'ab'"),
     (
         {"create_storage_account": False},
-        "storage_account_name must be the existing account's name when create_storage_account "
-        "is False, got None",
+        "storage_account_name is missing; "
+        "it must be the existing account's name when create_storage_account "
+        "is False",
     ),
     (
         {
@@ -622,12 +622,12 @@ BAD = [
     (
         {"allow_all_networks": True, "allowed_subnet_ids": [SUBNET]},
         "allow_all_networks must be False when allowed_subnet_ids is given (the account then "
-        "denies every other network), got True",
+        "denies every other network), got true",
     ),
     (
         {"allow_all_networks": True, "private_endpoint_subnet_id": PE_SUBNET},
         "allow_all_networks must be False when private_endpoint_subnet_id is given (the "
-        "account then denies every other network), got True",
+        "account then denies every other network), got true",
     ),
     (
         {"allowed_subnet_ids": [SUBNET], "private_endpoint_subnet_id": PE_SUBNET},
@@ -659,7 +659,7 @@ BAD = [
             "allow_all_networks": True,
         },
         "allow_all_networks must be unset when create_storage_account is False (the store "
-        "leaves the existing account's settings alone), got True",
+        "leaves the existing account's settings alone), got true",
     ),
     (
         {

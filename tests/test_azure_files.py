@@ -258,9 +258,10 @@ def test_a_store_on_another_azure_provider_names_its_own_zone():
     with pytest.raises(PlanError) as err:
         plan(program)
     assert str(err.value) == (
-        "mistral: private_dns_zone_id must be given when the store's azure-native provider is "
+        "mistral: private_dns_zone_id is missing; "
+        "it must be given when the store's azure-native provider is "
         "not cluster 'ml''s (the zone a store creates is shared by the cluster's stores and "
-        "made with the cluster's provider), got None"
+        "made with the cluster's provider)"
     )
 
 
@@ -421,9 +422,10 @@ PREFLIGHT = [
     (
         {},
         MANAGED_VNET,
-        "llama: allowed_subnet_ids must be given, or private_endpoint_subnet_id (cluster ml is "
+        "llama: allowed_subnet_ids is missing; "
+        "it must be given, or private_endpoint_subnet_id (cluster ml is "
         "on the AKS-managed virtual network, with no node subnet to admit: NFS without a "
-        "network rule would refuse every mount), got None",
+        "network rule would refuse every mount)",
     ),
     (
         {},
@@ -559,8 +561,9 @@ BAD = [
     ),
     (
         {"create_storage_account": False},
-        "storage_account_name must be the existing account's name when create_storage_account "
-        "is False, got None",
+        "storage_account_name is missing; "
+        "it must be the existing account's name when create_storage_account "
+        "is False",
     ),
     (
         {

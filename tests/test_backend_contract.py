@@ -247,8 +247,8 @@ COMMON_BAD_INPUTS: list[tuple[dict[str, Any], str]] = [
         {"readers": [], "writers": []},
         "llama: readers and writers must be at least one consumer namespace between them, got []",
     ),
-    ({"protect": "false"}, "llama: protect must be True or False, got 'false'"),
-    ({"create_namespaces": "no"}, "llama: create_namespaces must be True or False, got 'no'"),
+    ({"protect": "false"}, "llama: protect must be true or false, got 'false'"),
+    ({"create_namespaces": "no"}, "llama: create_namespaces must be true or false, got 'no'"),
     ({"labels": ["team"]}, "llama: labels must be a mapping of strings to strings, got ['team']"),
 ]
 # Rows about writers: for the backends that take them.

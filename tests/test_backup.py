@@ -55,7 +55,7 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
     # The section's shape, the same on every backend.
     ("efs", {"backup": {"retention": 7}}, "llama: backup field name must be one of enabled, "
      "retention_days, schedule, got 'retention'"),
-    ("efs", {"backup": {"enabled": "yes"}}, "llama: backup.enabled must be True or False, got "
+    ("efs", {"backup": {"enabled": "yes"}}, "llama: backup.enabled must be true or false, got "
      "'yes'"),
     ("fsx-lustre", {"backup": {**ON, "retention_days": 0}}, "llama: backup.retention_days must "
      "be at least 1 day, got 0"),
@@ -73,11 +73,11 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
      "(daily_automatic_backup_start_time, HH:MM UTC), got '0 3 * * 0'"),
     ("fsx-lustre", {"deployment_type": "SCRATCH_2", "backup": ON}, "llama: backup.enabled must "
      "be False on this store: FSx backs up no SCRATCH_2 file system (FSx API reference, "
-     "CreateBackup: Persistent deployment types only), got True"),
+     "CreateBackup: Persistent deployment types only), got true"),
     ("fsx-lustre", {"data_repository_path": "s3://models/llama/", "backup": ON}, "llama: "
      "backup.enabled must be False on this store: FSx backs up no file system linked to a data "
      "repository (FSx API reference, CreateBackup), and its models are in S3 at "
-     "data_repository_path, got True"),
+     "data_repository_path, got true"),
     # EFS: AWS Backup's default plan fixes both.
     ("efs", {"backup": {**ON, "retention_days": 14}}, "llama: backup.retention_days must be "
      "unset: the backup policy turns on AWS Backup's default EFS plan, daily backups kept 35 "
@@ -88,36 +88,36 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
      "must be unset: versioning keeps every overwritten or deleted object as it happens (no "
      "schedule); retention_days is how long a noncurrent version stays, got '0 3 * * *'"),
     ("mountpoint-s3", {"bucket_name": "models", "backup": ON},
-     f"llama: backup.enabled must be {EXISTING_BUCKET}, got True"),
+     f"llama: backup.enabled must be {EXISTING_BUCKET}, got true"),
     # GCS: soft delete's range; the soft delete field is the backup's to set.
     ("gcs-fuse", {"backup": {**ON, "retention_days": 5}}, "llama: backup.retention_days must be "
      "7 to 90 days (the range of Cloud Storage soft delete), got 5"),
     ("gcs-fuse", {"soft_delete_retention_seconds": 604800, "backup": ON},
      f"llama: soft_delete_retention_seconds must be {UNSET_SOFT_DELETE}, got 604800"),
     ("gcs-fuse", {"bucket_name": "models", "backup": ON},
-     f"llama: backup.enabled must be {EXISTING_BUCKET}, got True"),
+     f"llama: backup.enabled must be {EXISTING_BUCKET}, got true"),
     # Azure Blob: the range; an existing account's blob service is the account owner's.
     ("azure-blob", {"backup": {**ON, "retention_days": 366}}, "llama: backup.retention_days "
      "must be 1 to 365 days (the range of Azure Blob soft delete), got 366"),
     ("azure-blob", {"versioning": False, "backup": ON},
-     f"llama: versioning must be {UNSET_SOFT_DELETE}, got False"),
+     f"llama: versioning must be {UNSET_SOFT_DELETE}, got false"),
     ("azure-blob", {"create_storage_account": False, "storage_account_name": "models",
                     "backup": ON}, "llama: backup.enabled must be False on this store: the store "
      "leaves an existing storage account's settings alone (create_storage_account is False): "
-     "turn on its backups where the storage account is managed, got True"),
+     "turn on its backups where the storage account is managed, got true"),
     # No backup of their own.
     ("azure-files-nfs", {"backup": ON}, "llama: backup.enabled must be False on this store: the "
      "Files API takes a share snapshot one call at a time (FileREST Snapshot Share, GA for NFS "
      "shares) with no schedule or retention of its own; scheduled snapshots are Azure Backup's "
-     "(a Recovery Services vault and policy), which this store does not make, got True"),
+     "(a Recovery Services vault and policy), which this store does not make, got true"),
     ("hyperdisk-ml", {"backup": ON}, "llama: backup.enabled must be False on this store: the "
      "disk is made by the GKE volume populator from source_uri, which stays the models' copy, "
      "and the store has no disk resource to attach a snapshot schedule to (a Compute Engine "
-     "snapshot schedule is a resource policy attached to a named disk), got True"),
+     "snapshot schedule is a resource policy attached to a named disk), got true"),
     ("nfs", {"backup": ON}, "llama: backup.enabled must be False on this store: the store does "
-     "not own its storage (back it up where it is served from), got True"),
+     "not own its storage (back it up where it is served from), got true"),
     ("local", {"backup": ON}, "llama: backup.enabled must be False on this store: the store does "
-     "not own its storage (back it up where it is served from), got True"),
+     "not own its storage (back it up where it is served from), got true"),
 ]  # fmt: skip
 
 

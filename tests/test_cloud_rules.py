@@ -18,11 +18,12 @@ from pulumi_modelstore.store import ModelStore
 
 COMMON = "llama: readers must be a DNS-1123 label"
 EKS_FACTS = (
-    "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids and "
-    "node_security_group_ids explicitly), got None"
+    "llama: cluster_name is missing; "
+    "it must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids and "
+    "node_security_group_ids explicitly)"
 )
-GKE = "llama: cluster_name must be the GKE cluster's name"
-AKS = "llama: cluster_name must be the AKS cluster's name"
+GKE = "llama: cluster_name is missing; it must be the GKE cluster's name"
+AKS = "llama: cluster_name is missing; it must be the AKS cluster's name"
 HYPERDISK = {"source_uri": "gs://models/llama/", "model_revision": "Bad_Revision", "size_gib": 64}
 
 # (store class, its fields, the cloud rule's line, the backend rule's line)

@@ -169,14 +169,16 @@ def test_a_kubernetes_cluster_takes_no_fields():
         (
             AksCluster,
             {"cluster_resource_group_name": "rg"},
-            "s: cluster_name must be the AKS cluster's name, a plain string so it can be looked "
-            "up before deploy (or give cluster), got None",
+            "s: cluster_name is missing; "
+            "it must be the AKS cluster's name, a plain string so it can be looked "
+            "up before deploy (or give cluster)",
         ),
         (
             AksCluster,
             {"cluster_name": "ml"},
-            "s: cluster_resource_group_name must be the AKS cluster's resource group, a plain "
-            "string (a cluster name is unique only within its resource group), got None",
+            "s: cluster_resource_group_name is missing; "
+            "it must be the AKS cluster's resource group, a plain "
+            "string (a cluster name is unique only within its resource group)",
         ),
         (
             AksCluster,
@@ -186,14 +188,16 @@ def test_a_kubernetes_cluster_takes_no_fields():
         (
             GkeCluster,
             {"location": "us-central1"},
-            "s: cluster_name must be the GKE cluster's name, a plain string so it can be looked "
-            "up before deploy (or give cluster), got None",
+            "s: cluster_name is missing; "
+            "it must be the GKE cluster's name, a plain string so it can be looked "
+            "up before deploy (or give cluster)",
         ),
         (
             GkeCluster,
             {"cluster_name": "ml"},
-            "s: location must be the GKE cluster's region or zone, a plain string (a cluster "
-            "name is unique only within its location), got None",
+            "s: location is missing; "
+            "it must be the GKE cluster's region or zone, a plain string (a cluster "
+            "name is unique only within its location)",
         ),
         (
             GkeCluster,

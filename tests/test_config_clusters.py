@@ -50,11 +50,9 @@ ROWS: list[tuple[str, str, list[str]]] = [
           llama: {backend: local, readerz: [a], readers: [a]}
         """,
         [
-            "modelstore:stores.llama.readerz must be a field of backend local: one of "
-            "backup, capacity_gib, claim_name, cluster, cluster_name, create_namespaces, "
-            "dynamic_claims, host_path, labels, model, mount_path, node_name, protect, readers, "
-            "writers, "
-            "got 'readerz'"
+            "modelstore:stores.llama.readerz must be a field of backend local: one of the 15 "
+            "fields listed in docs/reference.md#localmodelstore (nearest: readers), got "
+            "'readerz'; did you mean `readers`?"
         ],
     ),
     (
@@ -73,7 +71,7 @@ ROWS: list[tuple[str, str, list[str]]] = [
         modelstore:stores:
           llama: {backend: local, cluster: prod, readers: [a]}
         """,
-        [f"modelstore:clusters.prod.kind must be {KINDS}, got 'eksx'"],
+        [f"modelstore:clusters.prod.kind must be {KINDS}, got 'eksx'; did you mean `eks`?"],
     ),
     (
         "a cluster's wrong key and wrong type",
@@ -87,7 +85,7 @@ ROWS: list[tuple[str, str, list[str]]] = [
             "modelstore:clusters.prod.name must be a non-empty string, got 3",
             "modelstore:clusters.prod.locaton must be a field of a gke cluster: one of "
             "attributes, context, kind, kubeconfig, location, name, outputs, project, "
-            "stack_reference, velero, got 'locaton'",
+            "stack_reference, velero, got 'locaton'; did you mean `location`?",
         ],
     ),
     (
@@ -99,8 +97,9 @@ ROWS: list[tuple[str, str, list[str]]] = [
           llama: {backend: gcs-fuse, cluster: prod, readers: [a]}
         """,
         [
-            "modelstore:clusters.prod.location must be the GKE cluster's region or zone (a "
-            "cluster name is unique only within its location), got None"
+            "modelstore:clusters.prod.location is missing; "
+            "it must be the GKE cluster's region or zone (a "
+            "cluster name is unique only within its location)"
         ],
     ),
     (
@@ -115,7 +114,8 @@ ROWS: list[tuple[str, str, list[str]]] = [
         """,
         [
             "modelstore:clusters.prod.attributes.vpc must be a fact of a eks cluster: one of "
-            "cluster_subnet_ids, node_security_group_ids, oidc_issuer, region, vpc_id, got 'vpc'",
+            "cluster_subnet_ids, node_security_group_ids, oidc_issuer, region, vpc_id, got 'vpc'; "
+            "did you mean `vpc_id`?",
             "modelstore:clusters.prod.attributes.cluster_subnet_ids must be a list of strings, "
             "got 'subnet-1'",
         ],
@@ -130,7 +130,7 @@ ROWS: list[tuple[str, str, list[str]]] = [
         """,
         [
             "modelstore:stores.llama.cluster must be one of the keys of modelstore:clusters "
-            "(prod), got 'prd'"
+            "(prod), got 'prd'; did you mean `prod`?"
         ],
     ),
     (
@@ -169,9 +169,10 @@ ROWS: list[tuple[str, str, list[str]]] = [
           llama: {backend: local, cluster: a, readers: [x]}
         """,
         [
-            "modelstore:clusters.b.context must be a kubeconfig context (or kubeconfig) of its "
+            "modelstore:clusters.b.context is missing; "
+            "it must be a kubeconfig context (or kubeconfig) of its "
             "own: cluster 'a' already uses the default Kubernetes provider, and two clusters "
-            "cannot share one, got None"
+            "cannot share one"
         ],
     ),
     (
@@ -219,10 +220,11 @@ ROWS: list[tuple[str, str, list[str]]] = [
           llama: {backend: efs, cluster: prod, readers: [a]}
         """,
         [
-            "modelstore:clusters.prod.outputs must be set when stack_reference is given: which "
+            "modelstore:clusters.prod.outputs is missing; "
+            "it must be set when stack_reference is given: which "
             "of the stack's outputs give this cluster's cluster_subnet_ids, kubeconfig, name, "
             "node_security_group_ids, oidc_issuer, region, vpc_id (e.g. {kubeconfig: "
-            "kubeconfig, name: clusterName}), got None"
+            "kubeconfig, name: clusterName})"
         ],
     ),
     (
@@ -364,10 +366,12 @@ ROWS: list[tuple[str, str, list[str]]] = [
           t5: {backend: local, readers: [a], capacityGib: "5"}
         """,
         [
-            "modelstore:clusters.prod.resource_group must be the AKS cluster's resource group "
-            "(a cluster name is unique only within its resource group), got None",
+            "modelstore:clusters.prod.resource_group is missing; "
+            "it must be the AKS cluster's resource group "
+            "(a cluster name is unique only within its resource group)",
             "modelstore:clusters.dev.attributes.vpc_id must be a string, got 7",
-            f"modelstore:stores.llama.backend must be {BACKENDS}, got 'fsx-lustr'",
+            f"modelstore:stores.llama.backend must be {BACKENDS}, got 'fsx-lustr'; did you mean "
+            "`fsx-lustre`?",
             "modelstore:stores.t5.capacityGib must be a whole number, got '5'",
         ],
     ),

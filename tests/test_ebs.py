@@ -598,8 +598,8 @@ def test_a_claim_on_the_drivers_io2_class_is_checked_against_its_iops():
     with pytest.raises(PlanError) as err:
         plan(no_class)
     assert str(err.value) == (
-        "ebs: multi_attach_iops must be set for a Multi-Attach claim on this driver's io2 class, "
-        "got None"
+        "ebs: multi_attach_iops is missing; it must be set for a Multi-Attach claim on this "
+        "driver's io2 class"
     )
 
 
@@ -1290,16 +1290,12 @@ BAD_CACHE = [
     ),
     (
         {"sizes": "100Gi"},
-        "llama: field name must be one of backup, claim_name, claim_template_name, cluster, "
-        "create_namespaces, dynamic_claims, encrypted, fs_type, iops, kms_key_arn, labels, loader, "
-        "loader_pod_security_context, loader_service_account_name, loader_timeout_minutes, "
-        "model, model_revision, mount_path, protect, readers, snapshot_class_name, "
-        "source_claim_name, source_snapshot_name, storage_class_name, throughput_mibps, "
-        "volume_initialization_rate_mibps, volume_size, volume_tags, writers, got 'sizes'",
+        "llama: field name must be one of the 29 fields listed in docs/reference.md#ebsmodelcache "
+        "(nearest: writers, volume_size), got 'sizes'",
     ),
-    ({"protect": "false"}, "llama: protect must be True or False, got 'false'"),
-    ({"protect": None}, "llama: protect must be True or False, got None"),
-    ({"encrypted": "false"}, "llama: encrypted must be True or False, got 'false'"),
+    ({"protect": "false"}, "llama: protect must be true or false, got 'false'"),
+    ({"protect": None}, "llama: protect is missing; it must be true or false"),
+    ({"encrypted": "false"}, "llama: encrypted must be true or false, got 'false'"),
     (
         {"labels": "team=ml"},
         "llama: labels must be a mapping of strings to strings, got 'team=ml'",
@@ -1366,12 +1362,13 @@ BAD_DRIVER = [
     ),
     (
         {"cluster_name": None, "identity": "pod-identity", "oidc_issuer": "https://x"},
-        "ebs: cluster_name must be the EKS cluster's name when identity is pod-identity, got None",
+        "ebs: cluster_name is missing; "
+        "it must be the EKS cluster's name when identity is pod-identity",
     ),
     (
         {"cluster_name": None, "driver_install": "eks-addon"},
-        "ebs: cluster_name must be the EKS cluster's name when driver_install is eks-addon, "
-        "got None",
+        "ebs: cluster_name is missing; it must be the EKS cluster's name when driver_install is "
+        "eks-addon",
     ),
     (
         {"driver_install": "eks-addon", "driver_namespace": "storage"},
@@ -1398,15 +1395,15 @@ BAD_DRIVER = [
     ),
     (
         {"create_snapshot_class": "false"},
-        "ebs: create_snapshot_class must be True or False, got 'false'",
+        "ebs: create_snapshot_class must be true or false, got 'false'",
     ),
-    ({"default_snapshot_class": 1}, "ebs: default_snapshot_class must be True or False, got 1"),
-    ({"create_storage_class": "no"}, "ebs: create_storage_class must be True or False, got 'no'"),
+    ({"default_snapshot_class": 1}, "ebs: default_snapshot_class must be true or false, got 1"),
+    ({"create_storage_class": "no"}, "ebs: create_storage_class must be true or false, got 'no'"),
     (
         {"default_storage_class": "true"},
-        "ebs: default_storage_class must be True or False, got 'true'",
+        "ebs: default_storage_class must be true or false, got 'true'",
     ),
-    ({"encrypted": "yes"}, "ebs: encrypted must be True or False, got 'yes'"),
+    ({"encrypted": "yes"}, "ebs: encrypted must be true or false, got 'yes'"),
     ({"labels": "team=ml"}, "ebs: labels must be a mapping of strings to strings, got 'team=ml'"),
     (
         {"labels": [("team", "ml")]},
@@ -1432,7 +1429,7 @@ def test_every_bad_field_is_reported_at_once_one_line_each():
     with pytest.raises(PlanError) as err:
         plan(cache(iops=2999, fs_type="btrfs", readers=["Inference"], protect="no"))
     assert str(err.value.cause).splitlines() == [
-        "llama: protect must be True or False, got 'no'",
+        "llama: protect must be true or false, got 'no'",
         "llama: readers must be a DNS-1123 label (lowercase letters, digits and '-', starting "
         "and ending with a letter or digit, at most 63 characters), got 'Inference'",
         "llama: iops must be a whole number from 3000 to 80000 IOPS for gp3, got 2999",
@@ -1636,7 +1633,7 @@ BAD_HELPERS = [
             storage_class_name="ebs-gp3",
             binding_waits_for_consumer="false",
         ),
-        "claim: binding_waits_for_consumer must be True or False, got 'false'",
+        "claim: binding_waits_for_consumer must be true or false, got 'false'",
     ),
     (
         lambda: volume_claim(
@@ -1670,7 +1667,7 @@ BAD_HELPERS = [
             storage_class_name="ebs-gp3",
             binding_waits_for_consumer=0,
         ),
-        "restored: binding_waits_for_consumer must be True or False, got 0",
+        "restored: binding_waits_for_consumer must be true or false, got 0",
     ),
     (
         lambda: volume_snapshot(
@@ -1687,7 +1684,7 @@ BAD_HELPERS = [
         lambda: volume_snapshot_class(
             "snapshots", name="csi-snapshots", driver="example.csi.io", is_default="true"
         ),
-        "snapshots: is_default must be True or False, got 'true'",
+        "snapshots: is_default must be true or false, got 'true'",
     ),
     (
         lambda: volume_snapshot_class(
@@ -1699,7 +1696,7 @@ BAD_HELPERS = [
         lambda: ebs_storage_class(
             "gp3", name="ebs-gp3", spec=parse_gp3_class("gp3", {}), is_default="false"
         ),
-        "gp3: is_default must be True or False, got 'false'",
+        "gp3: is_default must be true or false, got 'false'",
     ),
     (
         lambda: ebs_storage_class(
@@ -1715,7 +1712,7 @@ BAD_HELPERS = [
             is_default=True,
         ),
         "io2: is_default must be False for an io2 Multi-Attach class (its claims must ask for "
-        "Block volumes), got True",
+        "Block volumes), got true",
     ),
 ]
 

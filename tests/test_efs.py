@@ -707,8 +707,8 @@ BAD_INPUTS = [
     ),
     (
         {"throughput_mode": "provisioned"},
-        "llama: provisioned_throughput_in_mibps must be a throughput in MiB/s when "
-        "throughput_mode is provisioned, got None",
+        "llama: provisioned_throughput_in_mibps is missing; it must be a throughput in MiB/s when "
+        "throughput_mode is provisioned",
     ),
     (
         {"throughput_mode": "provisioned", "provisioned_throughput_in_mibps": 0},
@@ -733,7 +733,7 @@ BAD_INPUTS = [
     ({"posix_gid": -1}, f"llama: posix_gid must be {UID_RULE}, got -1"),
     ({"posix_uid": 4294967296}, f"llama: posix_uid must be {UID_RULE}, got 4294967296"),
     ({"posix_uid": "1000"}, "llama: posix_uid must be a whole number, got '1000'"),
-    ({"posix_gid": None}, "llama: posix_gid must be a whole number, got None"),
+    ({"posix_gid": None}, "llama: posix_gid is missing; it must be a whole number"),
     ({"root_directory": "/"}, f"llama: root_directory must be {ROOT_RULE}, got '/'"),
     (
         {"root_directory": "models"},
@@ -805,16 +805,16 @@ BAD_INPUTS = [
     ),
     (
         {"iam_authorization": "false"},
-        "llama: iam_authorization must be True or False, got 'false'",
+        "llama: iam_authorization must be true or false, got 'false'",
     ),
-    ({"iam_authorization": 1}, "llama: iam_authorization must be True or False, got 1"),
+    ({"iam_authorization": 1}, "llama: iam_authorization must be true or false, got 1"),
     (
         {"backup": "false"},
         "llama: backup must be a mapping with enabled, retention_days and schedule, got 'false'",
     ),
     (
         {"backup": None},
-        "llama: backup must be a mapping with enabled, retention_days and schedule, got None",
+        "llama: backup is missing; it must be a mapping with enabled, retention_days and schedule",
     ),
     (
         {"tags": ["team=ml"]},
@@ -852,7 +852,7 @@ BAD_INPUTS = [
     ),
     (
         {"driver_install": "eks-addon", "cluster_name": None},
-        "llama: cluster_name must be set when driver_install is eks-addon, got None",
+        "llama: cluster_name is missing; it must be set when driver_install is eks-addon",
     ),
 ]
 
@@ -913,8 +913,10 @@ def test_mount_options_reach_every_pv_after_iam():
 def test_unknown_field_names_the_allowed_ones():
     with pytest.raises(PlanError) as err:
         plan(efs(throughput="elastic"))
-    assert str(err.value).startswith("llama: field name must be one of backup, claim_name, ")
-    assert str(err.value).endswith(", got 'throughput'")
+    assert str(err.value) == (
+        "llama: field name must be one of the 39 fields listed in docs/reference.md#efsmodelstore "
+        "(nearest: throughput_mode), got 'throughput'; did you mean `throughput_mode`?"
+    )
 
 
 def test_two_bad_fields_give_two_lines_one_per_field():
@@ -1216,7 +1218,7 @@ def test_iam_authorization_after_an_install_made_without_a_node_role_is_refused(
     assert str(err.value) == (
         "mistral: iam_authorization must be False on cluster 'prod-eks', where store 'llama' "
         "installed the EFS CSI driver without a node role (declare a store with "
-        "iam_authorization before it, so the install carries the role), got True"
+        "iam_authorization before it, so the install carries the role), got true"
     )
 
 

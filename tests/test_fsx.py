@@ -354,7 +354,7 @@ BAD_INPUTS = [
     ),
     (
         {"deployment_type": "PERSISTENT_1", "storage_type": "HDD", "storage_capacity_gib": 6000},
-        "llama: drive_cache_type must be NONE or READ when storage_type is HDD, got None",
+        "llama: drive_cache_type is missing; it must be NONE or READ when storage_type is HDD",
     ),
     (
         {"storage_type": "HDD", "drive_cache_type": "READ"},
@@ -458,7 +458,7 @@ BAD_INPUTS = [
     ),
     (
         {"node_security_group_rules": "false"},
-        "llama: node_security_group_rules must be True or False, got 'false'",
+        "llama: node_security_group_rules must be true or false, got 'false'",
     ),
     (
         {"tags": ["team"]},
@@ -509,10 +509,11 @@ def test_bad_input_is_refused_with_an_exact_message_before_anything_registers(ar
 def test_unknown_field_names_the_allowed_ones():
     with pytest.raises(PlanError) as err:
         plan(fsx(storage_capacity=1200))
-    assert str(err.value).startswith(
-        "llama: field name must be one of auto_import_events, backup, claim_name, cluster, "
+    assert str(err.value) == (
+        "llama: field name must be one of the 39 fields listed in "
+        "docs/reference.md#fsxlustremodelstore (nearest: storage_capacity_gib, storage_type, "
+        "drive_cache_type), got 'storage_capacity'; did you mean `storage_capacity_gib`?"
     )
-    assert str(err.value).endswith(", got 'storage_capacity'")
 
 
 def test_two_bad_fields_are_reported_at_once_one_line_each():
@@ -536,8 +537,9 @@ def test_validate_reports_every_bad_field_without_lookups():
             "llama", {"readers": ["inference"], "deployment_type": "SCRATCH_2"}
         )
     assert str(err.value) == (
-        "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
-        "and node_security_group_ids explicitly), got None"
+        "llama: cluster_name is missing; "
+        "it must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
+        "and node_security_group_ids explicitly)"
     )
 
 

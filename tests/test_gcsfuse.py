@@ -748,7 +748,7 @@ BAD = [
     (
         {"bucket_name": "acme-models", "hierarchical_namespace": True},
         "hierarchical_namespace must be unset when bucket_name is given (the store leaves it "
-        "alone), got True",
+        "alone), got true",
     ),
     *[
         ({"bucket_region": region}, f"bucket_region must be {g.REGION_RULE}, got '{region}'")

@@ -282,7 +282,7 @@ BAD: list[tuple[dict[str, Any], str]] = [
     ),
     (
         {"source_uri": None},
-        "source_uri must be set (it has no default), got None",
+        "source_uri is missing; it must be set (it has no default)",
     ),
     (
         {"throughput_mibps": 300},
@@ -346,8 +346,8 @@ def test_required_fields_are_named():
     with pytest.raises(ModelStoreInputError) as err:
         HyperdiskMlModelStore.validate("llama", args)
     assert str(err.value).splitlines() == [
-        "llama: model_revision must be set (it has no default), got None",
-        "llama: size_gib must be set (it has no default), got None",
+        "llama: model_revision is missing; it must be set (it has no default)",
+        "llama: size_gib is missing; it must be set (it has no default)",
     ]
 
 

@@ -275,7 +275,7 @@ BAD_INPUTS: list[tuple[str, str, dict[str, Any], str]] = [
         "fsx-lustre",
         "llama",
         {**FACTS, "cluster_name": None, "driver": "eks-addon"},
-        "llama: cluster_name must be set when driver is eks-addon, got None",
+        "llama: cluster_name is missing; it must be set when driver is eks-addon",
     ),
     # -- efs ----------------------------------------------------------------------------------
     (
@@ -1173,8 +1173,9 @@ def test_the_name_check_refuses_what_the_apis_refuse():
 def test_a_store_that_looks_up_its_network_needs_its_cluster_named(backend):
     # Refused by the constructor and by validate alike.
     message = (
-        "llama: cluster_name must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
-        "and node_security_group_ids explicitly), got None"
+        "llama: cluster_name is missing; "
+        "it must be the EKS cluster's name (or give vpc_id, cluster_subnet_ids "
+        "and node_security_group_ids explicitly)"
     )
     assert_refused(build(backend, "llama", {"cluster_name": None}), message)
     with pytest.raises(ModelStoreInputError) as err:

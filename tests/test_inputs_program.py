@@ -33,11 +33,7 @@ PROJECT = "name: modelstore\nruntime: python\n"
 BACKENDS = "one of " + ", ".join(sorted(BACKEND_CLASSES))
 STORES = "a mapping of store names to their fields, with at least one store"
 FIELDS = "a mapping of field names to values"
-LOCAL_FIELDS = (
-    "backup, capacity_gib, claim_name, cluster, cluster_name, create_namespaces, dynamic_claims, "
-    "host_path, "
-    "labels, model, mount_path, node_name, protect, readers, writers"
-)
+LOCAL_FIELDS = "one of the 15 fields listed in docs/reference.md#localmodelstore"
 # Who refuses a file row: its messages' {stack} and {project} stand for the files' paths.
 FILE_AT_FAULT = "file"
 PROGRAM_INPUT = "program"
@@ -208,14 +204,14 @@ FILES: list[tuple[str, str | bytes, str, str, str | list[str]]] = [
         "config: {}\n",
         PROJECT,
         PROGRAM_INPUT,
-        f"modelstore:stores must be set in the stack's config: {STORES}, got None",
+        f"modelstore:stores is missing; it must be set in the stack's config: {STORES}",
     ),
     (
         "stores: empty stack file",
         "",
         PROJECT,
         PROGRAM_INPUT,
-        f"modelstore:stores must be set in the stack's config: {STORES}, got None",
+        f"modelstore:stores is missing; it must be set in the stack's config: {STORES}",
     ),
     (
         "stores: a string",
@@ -302,7 +298,7 @@ FILES: list[tuple[str, str | bytes, str, str, str | list[str]]] = [
         stores("llama:\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"modelstore:stores.llama must be {FIELDS}, got None",
+        f"modelstore:stores.llama is missing; it must be {FIELDS}",
     ),
     (
         "store: a field name that is a number",
@@ -318,14 +314,15 @@ FILES: list[tuple[str, str | bytes, str, str, str | list[str]]] = [
         stores("llama: {readers: [a]}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"modelstore:stores.llama.backend must be {BACKENDS}, got None",
+        f"modelstore:stores.llama.backend is missing; it must be {BACKENDS}",
     ),
     (
         "backend: misspelt",
         stores("llama: {backend: fsx-lustr, readers: [a]}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"modelstore:stores.llama.backend must be {BACKENDS}, got 'fsx-lustr'",
+        f"modelstore:stores.llama.backend must be {BACKENDS}, got 'fsx-lustr'; did you mean "
+        "`fsx-lustre`?",
     ),
     (
         "backend: another cloud's word",
@@ -353,7 +350,7 @@ FILES: list[tuple[str, str | bytes, str, str, str | list[str]]] = [
         stores("llama: {backend: LOCAL, readers: [a]}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        f"modelstore:stores.llama.backend must be {BACKENDS}, got 'LOCAL'",
+        f"modelstore:stores.llama.backend must be {BACKENDS}, got 'LOCAL'; did you mean `local`?",
     ),
     # ---- spellings ----
     (
@@ -377,8 +374,8 @@ FILES: list[tuple[str, str | bytes, str, str, str | list[str]]] = [
         stores("llama: {backend: local, readers: [a], CLAIM_NAME: x}\n"),
         PROJECT,
         PROGRAM_INPUT,
-        "modelstore:stores.llama.CLAIM_NAME must be a field of backend local: one of "
-        f"{LOCAL_FIELDS}, got 'CLAIM_NAME'",
+        "modelstore:stores.llama.CLAIM_NAME must be a field of backend local: "
+        f"{LOCAL_FIELDS} (nearest: claim_name), got 'CLAIM_NAME'; did you mean `claim_name`?",
     ),
     (
         "spelling: an old name and its new one",
@@ -480,7 +477,11 @@ def test_the_table_has_rows_for_every_kind_of_input():
 LOCAL = {"backend": "local", "readers": ["a"]}
 STORE_ROWS: list[tuple[str, Any, str]] = [
     ("a number", {1: LOCAL}, "modelstore:stores: store name must be a non-empty string, got 1"),
-    ("None", {None: LOCAL}, "modelstore:stores: store name must be a non-empty string, got None"),
+    (
+        "None",
+        {None: LOCAL},
+        "modelstore:stores: store name is missing; it must be a non-empty string",
+    ),
     (
         "a tuple",
         {("a", "b"): LOCAL},
@@ -495,7 +496,7 @@ STORE_ROWS: list[tuple[str, Any, str]] = [
     (
         "a field name that is not a string",
         {"llama": {**LOCAL, 7: "x"}},
-        f"llama: field name must be one of {LOCAL_FIELDS}, got 7",
+        f"llama: field name must be {LOCAL_FIELDS}, got 7",
     ),
 ]
 
@@ -559,7 +560,11 @@ def test_args_that_are_not_a_mapping_are_one_line_for_every_component(component,
     """The same shape as the config program's ``llama: fields must be a mapping of field
     names to values, got 'local'``."""
     build = _components()[component]
-    assert_refused(lambda: build("s", args), f"s: args must be {FIELDS}, got {args!r}")
+    if args is None:  # None reads as missing, True as YAML writes it
+        expected = f"s: args is missing; it must be {FIELDS}"
+    else:
+        expected = f"s: args must be {FIELDS}, got {'true' if args is True else repr(args)}"
+    assert_refused(lambda: build("s", args), expected)
 
 
 def test_the_config_program_and_a_python_caller_say_the_same_of_args_not_a_mapping():

@@ -283,19 +283,13 @@ def in_range(option: str, low: int, high: int) -> str:
     )
 
 
-FIELDS = (
-    "backup, capacity_gib, claim_name, cluster, cluster_name, create_namespaces, driver_install, "
-    "driver_namespace, dynamic_claims, extra_mount_options, labels, model, mount_path, "
-    "nfs_version, protect, "
-    "readers, server, share, sub_dir, writers"
-)
 UNSET = object()
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        ({"server": UNSET}, f"llama: server must be {SERVER_RULE}, got None"),
+        ({"server": UNSET}, f"llama: server is missing; it must be {SERVER_RULE}"),
         ({"server": ""}, f"llama: server must be {SERVER_RULE}, got ''"),
         (
             {"server": "nas01.corp.example:/exports/models"},
@@ -332,7 +326,7 @@ UNSET = object()
             {"server": ("n" * 63 + ".") * 4 + "corp"},
             f"llama: server must be {SERVER_RULE}, got '{('n' * 63 + '.') * 4}corp'",
         ),
-        ({"share": UNSET}, f"llama: share must be {SHARE_RULE}, got None"),
+        ({"share": UNSET}, f"llama: share is missing; it must be {SHARE_RULE}"),
         ({"share": "exports/models"}, f"llama: share must be {SHARE_RULE}, got 'exports/models'"),
         ({"share": "/exports/../etc"}, f"llama: share must be {SHARE_RULE}, got '/exports/../etc'"),
         ({"sub_dir": "/llama"}, f"llama: sub_dir must be {SUB_DIR_RULE}, got '/llama'"),
@@ -435,7 +429,7 @@ UNSET = object()
             {"driver_install": "eks-addon"},
             "llama: driver_install must be one of helm, none, got 'eks-addon'",
         ),
-        ({"driver_install": True}, "llama: driver_install must be a string, got True"),
+        ({"driver_install": True}, "llama: driver_install must be a string, got true"),
         (
             {"driver_namespace": "Kube_System"},
             "llama: driver_namespace must be a DNS-1123 label (lowercase letters, digits and "
@@ -448,8 +442,13 @@ UNSET = object()
             "starting and ending with a letter or digit, at most 63 characters), got 'On Prem'",
         ),
         ({"readers": "inference"}, "llama: readers must be a list of strings, got 'inference'"),
-        ({"protect": "false"}, "llama: protect must be True or False, got 'false'"),
-        ({"servr": SERVER}, f"llama: field name must be one of {FIELDS}, got 'servr'"),
+        ({"protect": "false"}, "llama: protect must be true or false, got 'false'"),
+        (
+            {"servr": SERVER},
+            "llama: field name must be one of the 20 fields listed in "
+            "docs/reference.md#nfsmodelstore (nearest: server, cluster), got 'servr'; did you "
+            "mean `server`?",
+        ),
     ],
 )
 def test_bad_input(args, message):
@@ -463,7 +462,7 @@ def test_every_bad_field_is_reported_at_once_one_line_each():
     with pytest.raises(PlanError) as err:
         plan(lambda: NfsModelStore("llama", cast(NfsModelStoreArgs, {"readers": ["x"], **fields})))
     assert str(err.value.cause).splitlines() == [
-        f"llama: server must be {SERVER_RULE}, got None",
+        f"llama: server is missing; it must be {SERVER_RULE}",
         f"llama: share must be {SHARE_RULE}, got 'exports'",
         "llama: nfs_version must be one of 3, 4, 4.0, 4.1, 4.2, got '5'",
         f"llama: extra_mount_options must be {OPTIONS_RULE}, got 'ro'",

@@ -105,6 +105,11 @@ def test_tree_lists_components_and_children(capsys):
     )
     # 22 + the EksCluster scope + the cluster's Kubernetes provider; the platform stack read
     assert lines[-1] == "Resources: 24 to create, 1 to read"
+    # Outputs one value a line, readable in a pull-request comment (issue 18).
+    outputs = lines[lines.index("Outputs:") + 1 : -1]
+    assert '  llama.claimNames.batch-inference: "llama"' in outputs
+    assert '  llama.claimNames.inference: "llama"' in outputs
+    assert all(line.startswith("  llama.") and ": " in line for line in outputs), outputs
 
 
 def test_mermaid_is_a_flowchart_with_dependency_edges(capsys):
@@ -262,7 +267,7 @@ def test_bad_stack_config_is_a_one_line_error(tmp_path, capsys):
     )
     assert err == (
         f"error: modelstore:stores.llama.backend must be one of {', '.join(sorted(BACKENDS))}, "
-        "got 'fsx-lustr'\n"
+        "got 'fsx-lustr'; did you mean `fsx-lustre`?\n"
     )
 
 

@@ -1000,24 +1000,24 @@ BAD_INPUTS = [
     (
         {"allow_delete": True},
         "llama: allow_delete must be False unless the store has writers (readers never write), "
-        "got True",
+        "got true",
     ),
     (
         {"allow_overwrite": True},
         "llama: allow_overwrite must be False unless the store has writers (readers never "
-        "write), got True",
+        "write), got true",
     ),
-    ({"allow_other": "yes"}, "llama: allow_other must be True or False, got 'yes'"),
+    ({"allow_other": "yes"}, "llama: allow_other must be true or false, got 'yes'"),
     (
         {"writers": ["loader"], "allow_delete": "false"},
-        "llama: allow_delete must be True or False, got 'false'",
+        "llama: allow_delete must be true or false, got 'false'",
     ),
     (
         {"writers": ["loader"], "allow_overwrite": 1},
-        "llama: allow_overwrite must be True or False, got 1",
+        "llama: allow_overwrite must be true or false, got 1",
     ),
-    ({"protect": "false"}, "llama: protect must be True or False, got 'false'"),
-    ({"create_namespaces": "yes"}, "llama: create_namespaces must be True or False, got 'yes'"),
+    ({"protect": "false"}, "llama: protect must be true or false, got 'false'"),
+    ({"create_namespaces": "yes"}, "llama: create_namespaces must be true or false, got 'yes'"),
     ({"tags": "team=ml"}, "llama: tags must be a mapping of strings to strings, got 'team=ml'"),
     (
         {"tags": {"team": 7}},
@@ -1052,7 +1052,7 @@ BAD_INPUTS = [
     ),
     (
         {"allow_other": None},
-        "llama: allow_other must be True or False, got None",
+        "llama: allow_other is missing; it must be true or false",
     ),
     (
         {"kms_key_arn": "alias/models"},
@@ -1122,13 +1122,15 @@ BAD_INPUTS = [
     ),
     (
         {"cluster_name": None},
-        "llama: cluster_name must be the EKS cluster's name (needed for its IAM roles and driver "
-        "add-on), got None",
+        "llama: cluster_name is missing; "
+        "it must be the EKS cluster's name (needed for its IAM roles and driver "
+        "add-on)",
     ),
     (
         {"cluster_name": None, "driver_install": "none", "authentication_source": "pod"},
-        "llama: cluster_name must be the EKS cluster's name (needed for its IAM roles and driver "
-        "add-on), got None",
+        "llama: cluster_name is missing; "
+        "it must be the EKS cluster's name (needed for its IAM roles and driver "
+        "add-on)",
     ),
     (
         {"readers": []},
@@ -1207,8 +1209,11 @@ def test_pod_identity_is_fine_on_v1_when_the_store_makes_no_role():
 def test_unknown_field_names_the_allowed_ones():
     with pytest.raises(PlanError) as err:
         plan(s3(bucket="acme-models"))
-    assert str(err.value).startswith("llama: field name must be one of allow_delete, ")
-    assert str(err.value).endswith(", got 'bucket'")
+    assert str(err.value) == (
+        "llama: field name must be one of the 39 fields listed in "
+        "docs/reference.md#mountpoints3modelstore (nearest: bucket_name, bucket_region, backup), "
+        "got 'bucket'; did you mean `bucket_name`?"
+    )
 
 
 # -- the AWS payloads, replayed against moto -------------------------------------------------

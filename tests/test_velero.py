@@ -255,7 +255,7 @@ REFUSALS: list[tuple[str, str, str, list[str]]] = [
           llama: {backend: local, cluster: prod, readers: [a], node_name: n1}
         """,
         "",
-        [f"{V}.enabled must be {kv.kind_refusal('kubernetes')}, got True"],
+        [f"{V}.enabled must be {kv.kind_refusal('kubernetes')}, got true"],
     ),
     (
         "on an aks cluster, not made there yet",
@@ -266,7 +266,7 @@ REFUSALS: list[tuple[str, str, str, list[str]]] = [
           llama: {backend: azure-blob, cluster: prod, readers: [a]}
         """,
         "",
-        [f"{V}.enabled must be {kv.kind_refusal('aks')}, got True"],
+        [f"{V}.enabled must be {kv.kind_refusal('aks')}, got true"],
     ),
     (
         "a schedule that is not cron",
@@ -309,7 +309,7 @@ REFUSALS: list[tuple[str, str, str, list[str]]] = [
         "not a mapping",
         "",
         "    velero: true",
-        [f"{V} must be a mapping with enabled, bucket, schedule, retention_days, got True"],
+        [f"{V} must be a mapping with enabled, bucket, schedule, retention_days, got true"],
     ),
 ]
 

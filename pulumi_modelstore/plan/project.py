@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from ..errors import suggestion
+
 # The stack `modelstore plan` picks when none is named and the project has more than one.
 DEFAULT_STACK = "local"
 # What a `secure:` config value reads as offline: the ciphertext cannot be decrypted here.
@@ -55,9 +57,10 @@ class Project:
         Python program."""
         path = self.stack_config_dir / f"Pulumi.{stack}.yaml"
         if not path.is_file():
+            hint = suggestion(stack, self.stacks())
             raise ProjectError(
                 f"stack '{stack}' not found in {self.directory}; "
-                f"stacks: {', '.join(self.stacks()) or 'none'}"
+                f"stacks: {', '.join(self.stacks()) or 'none'}" + (f"; {hint}" if hint else "")
             )
         document = _load_yaml(path)
         document.mapping("a mapping of stack settings (config, ...)")

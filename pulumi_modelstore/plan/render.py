@@ -99,10 +99,21 @@ def to_tree(plan: Plan) -> str:
     if plan.outputs:
         lines.append("Outputs:")
         for key, value in sorted(plan.outputs.items()):
-            lines.append(f"  {key}: {json.dumps(_shown(value), sort_keys=True)}")
+            lines += _output_lines(key, _shown(value))
     summary = ", ".join(f"{n} to {op}" for op, n in change_summary(plan).items())
     lines.append(f"Resources: {summary}")
     return "\n".join(lines) + "\n"
+
+
+def _output_lines(key: str, value: Any) -> list[str]:
+    """An output one leaf a line (``  llama.claimNames.inference: "llama"``), so a pull-request
+    comment reads it and a diff shows the one value that changed; a list of plain values stays
+    on its line."""
+    if isinstance(value, dict) and value:
+        return [line for k, v in sorted(value.items()) for line in _output_lines(f"{key}.{k}", v)]
+    if isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
+        return [line for i, v in enumerate(value) for line in _output_lines(f"{key}[{i}]", v)]
+    return [f"  {key}: {json.dumps(value, sort_keys=True)}"]
 
 
 def _shown(value: Any) -> Any:

@@ -49,6 +49,7 @@ class EbsComponent(pulumi.ComponentResource):
             cls.rules,
             renamed_fields=cls._renamed_fields,
             warn=warn,
+            component=cls.__name__,
         )
 
     @classmethod
