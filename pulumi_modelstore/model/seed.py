@@ -120,24 +120,11 @@ def seed(
         raise SeedError(f"publish must be one of {', '.join(PUBLISH[:2])}, got {publish!r}")
     layout = Layout(dest)
     revision = source.revision
-    existing = complete_manifest(layout, source.uri, revision)
-    if manifest_sha256 is not None:
-        found = existing["digest"] if existing is not None else "no complete manifest"
-        if found != manifest_sha256:
-            raise SeedError(
-                f"revision {revision} must be published with the pinned manifest "
-                f"{manifest_sha256}, found {found} (unpin manifest_sha256 to seed it anew)"
-            )
-    if existing is not None:
-        removed = collect(layout, keep_revisions, {revision, *in_use})
-        return SeedResult(
-            False,
-            revision,
-            len(existing["files"]),
-            existing["total_bytes"],
-            existing["digest"],
-            removed,
-        )
+    done = already_published(
+        layout, source.uri, revision, manifest_sha256, keep_revisions, in_use, "seed"
+    )
+    if done is not None:
+        return done
     other = read_manifest(layout, revision)
     if other is not None and other.get("source") != source.uri and revision in in_use:
         raise SeedError(
@@ -205,24 +192,11 @@ def publish_imported(
     if keep_revisions < 1:
         raise SeedError(f"keep_revisions must be 1 or more, got {keep_revisions}")
     layout = Layout(dest)
-    existing = complete_manifest(layout, uri, revision)
-    if manifest_sha256 is not None:
-        found = existing["digest"] if existing is not None else "no complete manifest"
-        if found != manifest_sha256:
-            raise SeedError(
-                f"revision {revision} must be published with the pinned manifest "
-                f"{manifest_sha256}, found {found} (unpin manifest_sha256 to publish it anew)"
-            )
-    if existing is not None:
-        removed = collect(layout, keep_revisions, {revision, *in_use})
-        return SeedResult(
-            False,
-            revision,
-            len(existing["files"]),
-            existing["total_bytes"],
-            existing["digest"],
-            removed,
-        )
+    done = already_published(
+        layout, uri, revision, manifest_sha256, keep_revisions, in_use, "publish"
+    )
+    if done is not None:
+        return done
     target = layout.revision_dir(revision)
     found_files = (
         sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file())
@@ -300,6 +274,40 @@ def download(source: Source, file: SourceFile, partial: Path) -> dict[str, Any]:
             f"the bytes that arrived give {git.hexdigest()}"
         )
     return {"path": rel, "size": size, "sha256": digest}
+
+
+def already_published(
+    layout: Layout,
+    uri: str,
+    revision: str,
+    manifest_sha256: str | None,
+    keep_revisions: int,
+    in_use: Sequence[str],
+    verb: str,
+) -> SeedResult | None:
+    """The result of a rerun when ``revision`` is already published from ``uri`` with a
+    complete manifest (old revisions collected, nothing written), else None. A pinned
+    ``manifest_sha256`` must be the published one's: any other (or none) is refused, naming
+    how to ``verb`` the revision anew."""
+    existing = complete_manifest(layout, uri, revision)
+    if manifest_sha256 is not None:
+        found = existing["digest"] if existing is not None else "no complete manifest"
+        if found != manifest_sha256:
+            raise SeedError(
+                f"revision {revision} must be published with the pinned manifest "
+                f"{manifest_sha256}, found {found} (unpin manifest_sha256 to {verb} it anew)"
+            )
+    if existing is None:
+        return None
+    removed = collect(layout, keep_revisions, {revision, *in_use})
+    return SeedResult(
+        False,
+        revision,
+        len(existing["files"]),
+        existing["total_bytes"],
+        existing["digest"],
+        removed,
+    )
 
 
 def read_manifest(layout: Layout, revision: str) -> dict[str, Any] | None:
