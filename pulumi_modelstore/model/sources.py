@@ -18,7 +18,7 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -299,7 +299,40 @@ def _next_link(header: str | None) -> str | None:
     return None
 
 
-class S3Source:
+class _ObjectSource:
+    """Objects under ``<bucket>/<prefix>/`` of an object store (an S3 or GCS bucket, a Blob
+    container) through its client: the listing, less folder placeholders, as files relative to
+    the prefix, each with the digests :meth:`_digests` finds; a file's bytes by its key."""
+
+    client: Any
+
+    def __init__(self, uri: str, revision: str, bucket: str, prefix: str) -> None:
+        self.uri = uri
+        self.revision = revision
+        self.bucket = bucket
+        self.prefix = f"{prefix}/" if prefix else ""
+
+    def _listing(self) -> Iterable[tuple[str, int, Any]]:
+        """Each object under the prefix: its key, size and what the listing says of it."""
+        raise NotImplementedError
+
+    def _digests(self, key: str, listed: Any) -> dict[str, str | None]:
+        """The :class:`SourceFile` digests the store publishes for the object ``key``."""
+        raise NotImplementedError
+
+    def files(self) -> list[SourceFile]:
+        found = []
+        for key, size, listed in self._listing():
+            if key.endswith("/"):
+                continue  # a folder placeholder, not a file
+            found.append(SourceFile(key[len(self.prefix) :], size, **self._digests(key, listed)))
+        return sorted(found, key=lambda f: f.path)
+
+    def open(self, file: SourceFile) -> Body:
+        return Body(self.client.get(self.bucket, self.prefix + file.path))
+
+
+class S3Source(_ObjectSource):
     """Objects under ``s3://<bucket>/<prefix>/`` through :class:`.aws.S3Client` (the standard
     library only: credentials, endpoint and region as that module says). An object's published
     sha256 is its ``x-amz-checksum-sha256`` (asked with ``x-amz-checksum-mode: ENABLED``) when
@@ -315,20 +348,15 @@ class S3Source:
         prefix: str,
         env: dict[str, str] | None = None,
     ) -> None:
-        self.uri = uri
-        self.revision = revision
-        self.bucket = bucket
-        self.prefix = f"{prefix}/" if prefix else ""
+        super().__init__(uri, revision, bucket, prefix)
         self.client = aws.S3Client(uri, env)
 
-    def files(self) -> list[SourceFile]:
-        found = []
+    def _listing(self) -> Iterable[tuple[str, int, Any]]:
         for key, size in self.client.list(self.bucket, self.prefix):
-            if key.endswith("/"):
-                continue  # a folder placeholder, not a file
-            head = aws.checksums(self.client.head(self.bucket, key))
-            found.append(SourceFile(key[len(self.prefix) :], size, sha256=_s3_sha256(head)))
-        return sorted(found, key=lambda f: f.path)
+            yield key, size, None
+
+    def _digests(self, key: str, listed: Any) -> dict[str, str | None]:
+        return {"sha256": _s3_sha256(aws.checksums(self.client.head(self.bucket, key)))}
 
     def open(self, file: SourceFile) -> Body:
         response = self.client.get(self.bucket, self.prefix + file.path)
@@ -342,7 +370,7 @@ def _s3_sha256(head: dict[str, Any]) -> str | None:
     return base64.b64decode(value).hex()
 
 
-class GcsSource:
+class GcsSource(_ObjectSource):
     """Objects under ``gs://<bucket>/<prefix>/`` through :class:`.gcs.GcsClient` (the JSON
     API over urllib, the GKE metadata server's token). An object's ``md5Hash`` is checked
     when it has one; a composite object has only a CRC32C, which is not checked (see
@@ -357,35 +385,22 @@ class GcsSource:
         env: dict[str, str] | None = None,
         endpoint: str | None = None,
     ) -> None:
-        self.uri = uri
-        self.revision = revision
-        self.bucket = bucket
-        self.prefix = f"{prefix}/" if prefix else ""
+        super().__init__(uri, revision, bucket, prefix)
         self.client = gcs.GcsClient(uri, env, endpoint)
 
-    def files(self) -> list[SourceFile]:
-        found = []
+    def _listing(self) -> Iterable[tuple[str, int, Any]]:
         for item in self.client.list(self.bucket, self.prefix):
-            name = item["name"]
-            if name.endswith("/"):
-                continue  # a folder placeholder, not a file
-            found.append(
-                SourceFile(
-                    name[len(self.prefix) :],
-                    int(item["size"]),
-                    md5=md5_hex(item.get("md5Hash")),
-                )
-            )
-        return sorted(found, key=lambda f: f.path)
+            yield item["name"], int(item["size"]), item
 
-    def open(self, file: SourceFile) -> Body:
-        return Body(self.client.get(self.bucket, self.prefix + file.path))
+    def _digests(self, key: str, listed: Any) -> dict[str, str | None]:
+        return {"md5": md5_hex(listed.get("md5Hash"))}
 
 
-class AzureBlobSource:
+class AzureBlobSource(_ObjectSource):
     """Blobs under ``az://<account>/<container>/<prefix>/`` through
     :class:`.azure.BlobClient` (the Blob REST API over urllib, the pod's AKS workload
-    identity). A blob's ``Content-MD5`` is checked when it has one."""
+    identity); the container is the source's bucket. A blob's ``Content-MD5`` is checked
+    when it has one."""
 
     def __init__(
         self,
@@ -397,19 +412,11 @@ class AzureBlobSource:
         env: dict[str, str] | None = None,
         endpoint: str | None = None,
     ) -> None:
-        self.uri = uri
-        self.revision = revision
-        self.container = container
-        self.prefix = f"{prefix}/" if prefix else ""
+        super().__init__(uri, revision, container, prefix)
         self.client = azure.BlobClient(uri, account, env, endpoint)
 
-    def files(self) -> list[SourceFile]:
-        found = []
-        for name, size, md5 in self.client.list(self.container, self.prefix):
-            if name.endswith("/"):
-                continue  # a folder placeholder, not a file
-            found.append(SourceFile(name[len(self.prefix) :], size, md5=md5_hex(md5)))
-        return sorted(found, key=lambda f: f.path)
+    def _listing(self) -> Iterable[tuple[str, int, Any]]:
+        return self.client.list(self.bucket, self.prefix)
 
-    def open(self, file: SourceFile) -> Body:
-        return Body(self.client.get(self.container, self.prefix + file.path))
+    def _digests(self, key: str, listed: Any) -> dict[str, str | None]:
+        return {"md5": md5_hex(listed)}
