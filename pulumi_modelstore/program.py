@@ -198,6 +198,9 @@ def build_stores(
         if cluster_key is not None:
             if cluster_key not in scopes:  # it registers as its first store does
                 scopes[cluster_key] = cc.make_scope(used[cluster_key], store=name)
+                # Velero's refusals come before the first store registers, as its own do.
+                velero = f"modelstore:clusters.{cluster_key}.velero"
+                kv.preflight(scopes[cluster_key][0], used[cluster_key].velero, name, velero)
             args["cluster"], opts = scopes[cluster_key]
         store = constructor(name, args, opts)  # type: ignore[arg-type]
         built[name] = store

@@ -391,6 +391,8 @@ def test_every_pinned_chart_and_values_shape_is_rendered(
         ("aws-ebs-csi-driver", "kube-system", "controller.serviceAccount.annotations"),
         ("aws-ebs-csi-driver", "kube-system", "extraVolumeTags"),
         ("velero", "velero", ROLE_ARN),
+        ("velero", "velero", "azure.workload.identity/client-id"),
+        ("velero", "velero", "azure.workload.identity/use"),
     ):
         chart, namespace, part = needed
         assert any(

@@ -15,9 +15,13 @@ import yaml
 from moto import mock_aws
 
 from pulumi_modelstore.aws.velero import velero_policy
+from pulumi_modelstore.azure import identity as ident
+from pulumi_modelstore.azure import velero as az_velero
 from pulumi_modelstore.kube import velero as kv
 from pulumi_modelstore.plan.engine import Plan, plan_directory
+from pulumi_modelstore.plan.placeholders import INVOKES
 from tests.conftest import ROOT, assert_refused
+from tests.test_aks_cluster import GET_CLUSTER, cluster_answer
 from tests.test_config_clusters import _project
 from tests.test_helm import manifests, release_of, render
 from tests.validators.kube_schema import validator
@@ -187,6 +191,134 @@ def test_gke_velero_gets_its_bucket_and_a_google_account_its_server_acts_as(tmp_
     ]
 
 
+# ---- AKS: the install, its storage account and workload identity -------------------------------
+
+AKS = """
+modelstore:clusters:
+  ml:
+    kind: aks
+    name: ml-aks
+    resource_group: ml-rg
+    velero: {bucket: ml-backups, retention_days: 14}
+modelstore:stores:
+  llama: {backend: azure-blob, cluster: ml, readers: [inference], writers: [publisher]}
+"""
+ACCOUNT = "azure-native:storage:StorageAccount"
+ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+
+
+def test_aks_velero_gets_a_locked_down_account_and_an_identity_federated_with_its_server(tmp_path):
+    p = plan_directory(_project(tmp_path, AKS), fill_outputs=True)
+    account = p.by_name("ml-aks-velero-account")
+    container = p.by_name("ml-aks-velero-container")
+    for kept in (account, container):
+        assert (kept["protect"], kept["retainOnDelete"]) == (True, True)
+    settings = account["inputs"]
+    subnet = settings["networkRuleSet"]["virtualNetworkRules"][0]["virtualNetworkResourceId"]
+    assert {k: settings[k] for k in settings if k not in ("encryption", "tags")} == {
+        "accountName": settings["accountName"],
+        "resourceGroupName": "ml-rg",
+        "location": "eastus",
+        "kind": "StorageV2",
+        "sku": {"name": "Standard_GRS"},
+        "accessTier": "Hot",
+        "minimumTlsVersion": "TLS1_2",
+        "enableHttpsTrafficOnly": True,
+        "allowBlobPublicAccess": False,
+        "allowSharedKeyAccess": False,
+        "allowCrossTenantReplication": False,
+        "defaultToOAuthAuthentication": True,
+        "publicNetworkAccess": "Enabled",
+        "networkRuleSet": {
+            "defaultAction": "Deny",
+            "bypass": "AzureServices",
+            "virtualNetworkRules": [{"virtualNetworkResourceId": subnet, "action": "Allow"}],
+        },
+    }
+    assert subnet.endswith("/virtualNetworks/ml-aks-vnet/subnets/ml-aks-nodes")
+    assert (container["inputs"]["containerName"], container["inputs"]["publicAccess"]) == (
+        "ml-backups",
+        "None",
+    )
+    # The server's ServiceAccount, and nothing else, is federated with the identity.
+    identity = p.by_name("ml-aks-velero-identity")
+    credential = p.by_name("ml-aks-velero-federated-velero")["inputs"]
+    issuer = INVOKES[GET_CLUSTER]({"resourceName": "ml-aks"}, {})["oidcIssuerProfile"]["issuerURL"]
+    assert (credential["subject"], credential["audiences"], credential["issuer"]) == (
+        "system:serviceaccount:velero:velero-server",
+        ["api://AzureADTokenExchange"],
+        issuer,
+    )
+    assert credential["resourceName"] == identity["outputs"]["name"]
+    # Data on the container alone; the account only for user delegation keys (download links).
+    roles = {
+        r["inputs"]["roleDefinitionId"].rsplit("/", 1)[1]: r["inputs"]["scope"]
+        for r in p.by_type(ROLE_ASSIGNMENT)
+        if r["inputs"]["principalId"] == identity["outputs"]["principalId"]
+    }
+    scope = account["id"]
+    assert roles == {
+        ident.STORAGE_BLOB_DATA_CONTRIBUTOR: f"{scope}/blobServices/default/containers/ml-backups",
+        az_velero.STORAGE_BLOB_DELEGATOR: scope,
+    }
+    release = _release(p)
+    values = release["inputs"]["values"]
+    (location,) = values["configuration"]["backupStorageLocation"]
+    name = account["outputs"]["name"]
+    assert location == {
+        "name": "default",
+        "provider": "azure",
+        "bucket": "ml-backups",
+        "default": True,
+        "config": {
+            "resourceGroup": "ml-rg",
+            "storageAccount": name,
+            "subscriptionId": scope.split("/")[2],
+            "storageAccountURI": f"https://{name}.blob.core.windows.net/",
+            "useAAD": "true",
+        },
+    }
+    client_id = identity["outputs"]["clientId"]
+    assert values["serviceAccount"]["server"]["annotations"] == {
+        "azure.workload.identity/client-id": client_id
+    }
+    assert values["podLabels"] == {"azure.workload.identity/use": "true"}
+    # The release waits for its grants: both roles and the federated credential.
+    assert {
+        "ml-aks-velero-role-data",
+        "ml-aks-velero-role-delegator",
+        "ml-aks-velero-federated-velero",
+        "ml-aks-ns-velero",
+    } <= {urn.rsplit("::", 1)[1] for urn in release["dependencies"]}
+    # Rendered by the real helm (test_helm reads every value of the aks stack's release): the
+    # labelled pod on the annotated account, no credentials file.
+    objects = manifests(render(release_of(release)))
+    (deployment,) = [o for o in objects if o["kind"] == "Deployment"]
+    template = deployment["spec"]["template"]
+    assert template["metadata"]["labels"]["azure.workload.identity/use"] == "true"
+    pod = template["spec"]
+    assert [c["image"] for c in pod["initContainers"]] == [
+        "velero/velero-plugin-for-microsoft-azure:v1.14.0"
+    ]
+    assert not any(
+        e["name"] == "AZURE_CREDENTIALS_FILE" for c in pod["containers"] for e in c.get("env", [])
+    )
+    (sa,) = [
+        o
+        for o in objects
+        if o["kind"] == "ServiceAccount" and o["metadata"]["name"] == pod["serviceAccountName"]
+    ]
+    assert sa["metadata"]["annotations"]["azure.workload.identity/client-id"] == client_id
+    (bsl,) = [o for o in objects if o["kind"] == "BackupStorageLocation"]
+    assert bsl["spec"]["config"] == location["config"]
+    assert not any(o["kind"] in ("DaemonSet", "VolumeSnapshotLocation", "Secret") for o in objects)
+    # The store's Schedule, as on the other clouds.
+    (schedule,) = p.by_type(SCHEDULE)
+    spec = schedule["inputs"]["spec"]
+    assert spec["template"]["includedNamespaces"] == ["inference", "publisher"]
+    assert spec["template"]["ttl"] == "336h0m0s"
+
+
 # ---- the Schedule ------------------------------------------------------------------------------
 
 
@@ -258,17 +390,6 @@ REFUSALS: list[tuple[str, str, str, list[str]]] = [
         [f"{V}.enabled must be {kv.kind_refusal('kubernetes')}, got true"],
     ),
     (
-        "on an aks cluster, not made there yet",
-        """
-        modelstore:clusters:
-          prod: {kind: aks, name: prod-aks, resource_group: ml-rg, velero: {}}
-        modelstore:stores:
-          llama: {backend: azure-blob, cluster: prod, readers: [a]}
-        """,
-        "",
-        [f"{V}.enabled must be {kv.kind_refusal('aks')}, got true"],
-    ),
-    (
         "a schedule that is not cron",
         "",
         '    velero: {schedule: "daily"}',
@@ -320,3 +441,63 @@ REFUSALS: list[tuple[str, str, str, list[str]]] = [
 def test_bad_velero_is_refused_before_anything_registers(tmp_path, config, velero, lines):
     directory = _project(tmp_path, config) if config else _eks(tmp_path, velero)
     assert_refused(directory, "\n".join(lines))
+
+
+# An Azure Files NFS store needs none of what Velero needs of the cluster: the refusal is
+# Velero's own, and it comes before the store registers anything.
+AKS_STORE = """
+modelstore:clusters:
+  prod: {kind: aks, name: prod-aks, resource_group: ml-rg, velero: {}}
+modelstore:stores:
+  llama: {backend: azure-files-nfs, cluster: prod, readers: [a]}
+"""
+NO_ENDPOINT = {
+    "azure-native:network:getSubnet": lambda args, config: {
+        **INVOKES["azure-native:network:getSubnet"](args, config),
+        "serviceEndpoints": [],
+    }
+}
+AKS_REFUSALS: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "the OIDC issuer off",
+        cluster_answer(oidcIssuerProfile={"enabled": False}),
+        "False while cluster prod-aks has the OIDC issuer off (Velero's identity trusts the "
+        "issuer through a federated credential: oidcIssuerProfile.enabled; see "
+        "azure.cluster_settings)",
+    ),
+    (
+        "workload identity off",
+        cluster_answer(securityProfile={"workloadIdentity": {"enabled": False}}),
+        "False while cluster prod-aks has workload identity off (its webhook gives the Velero "
+        "server pod its token: securityProfile.workloadIdentity.enabled; see "
+        "azure.cluster_settings)",
+    ),
+    (
+        "the AKS-managed virtual network",
+        cluster_answer(agentPoolProfiles=[{"name": "system", "mode": "System"}]),
+        "False while cluster prod-aks is on the AKS-managed virtual network (Velero's storage "
+        "account denies every network but the node subnets, and there is no node subnet to "
+        "admit)",
+    ),
+    (
+        "a node subnet without a storage service endpoint",
+        NO_ENDPOINT,
+        "False while node subnet prod-aks-nodes of virtual network prod-aks-vnet has no "
+        "Microsoft.Storage or Microsoft.Storage.Global service endpoint (Velero's storage "
+        "account admits the node subnets by virtual network rule: az network vnet subnet "
+        "update -g ml-rg --vnet-name prod-aks-vnet -n prod-aks-nodes --service-endpoints "
+        "Microsoft.Storage.Global)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("overrides", "allowed"), [r[1:] for r in AKS_REFUSALS], ids=[r[0] for r in AKS_REFUSALS]
+)
+def test_velero_on_an_aks_cluster_without_what_it_needs_is_refused_first(
+    tmp_path, overrides, allowed
+):
+    directory = _project(tmp_path, AKS_STORE)
+    assert_refused(
+        directory, f"{V}.enabled must be {allowed}, got true", invoke_overrides=overrides
+    )

@@ -7,6 +7,7 @@ require("azure")  # one line naming the extra, not an ImportError from deep insi
 from .blob import AzureBlobModelStore, AzureBlobModelStoreArgs
 from .cluster import AksCluster, AksClusterArgs, cluster_settings
 from .files import AzureFilesNfsModelStore, AzureFilesNfsModelStoreArgs
+from .velero import velero_storage as _velero_storage  # noqa: F401  (registers AKS in kube.velero)
 
 __all__ = [
     "AksCluster",

@@ -47,9 +47,9 @@ MAX_RETENTION_DAYS = 106751
 """A Schedule's ``ttl`` is a Go ``time.Duration`` (int64 nanoseconds), at most
 2562047h47m16s: 106751 whole days."""
 FIELDS = ("enabled", "bucket", "schedule", "retention_days")
-KINDS = ("eks", "gke")
+KINDS = ("eks", "gke", "aks")
 """The cluster kinds whose bucket and identity the library makes for Velero (a scope's
-``velero_storage``): EKS and GKE so far."""
+``velero_storage``): every cloud's; a plain kubernetes cluster has no cloud identity."""
 _BUCKET = re.compile(r"^[a-z0-9](?:[a-z0-9]|-(?!-)){1,61}[a-z0-9]$")
 BUCKET_ALLOWED = (
     "3 to 63 lowercase letters, digits and single hyphens, starting and ending with a letter "
@@ -58,16 +58,12 @@ BUCKET_ALLOWED = (
 
 
 def kind_refusal(kind: str) -> str:
-    """Why ``velero.enabled`` is refused on a cluster of ``kind``."""
-    if kind == "kubernetes":
-        return (
-            "False on a kubernetes cluster: the library makes Velero's bucket and grants it a "
-            "cloud workload identity, and a kubernetes cluster has no cloud identity to grant "
-            "(install Velero there with its own object store credentials)"
-        )
+    """Why ``velero.enabled`` is refused on a cluster of ``kind`` (one not in :data:`KINDS`:
+    a plain kubernetes cluster)."""
     return (
-        f"False on a {kind} cluster: the library makes Velero's bucket and workload identity "
-        f"on {', '.join(KINDS)} clusters only so far"
+        f"False on a {kind} cluster: the library makes Velero's bucket and grants it a "
+        f"cloud workload identity, and a {kind} cluster has no cloud identity to grant "
+        "(install Velero there with its own object store credentials)"
     )
 
 
@@ -154,7 +150,20 @@ class VeleroStorage:
 
 STORAGE: dict[str, Callable[[Any, VeleroSettings, str], VeleroStorage]] = {}
 """Cluster kind -> what makes Velero's storage for a scope of that kind (``scope``, settings,
-the first store's name), filled by the cloud rooms that offer it (``gcp.velero``)."""
+the first store's name), filled by the cloud rooms that offer it (``gcp.velero``,
+``azure.velero``)."""
+PREFLIGHT: dict[str, Callable[[Any, str, str], None]] = {}
+"""Cluster kind -> the checks Velero's storage needs of a scope of that kind (``scope``, the
+first store's name, the entry's ``velero`` path), run before anything registers; filled by
+the cloud rooms whose checks are not their stores' own (``azure.velero``)."""
+
+
+def preflight(scope: Any, settings: VeleroSettings | None, store: str, path: str) -> None:
+    """Refuse an enabled ``velero`` entry (at ``path``) on a cluster without what its storage
+    needs, before ``store``, the cluster's first, registers anything."""
+    check = PREFLIGHT.get(type(scope).kind)
+    if settings is not None and settings.enabled and check is not None:
+        check(scope, store, path)
 
 
 def chart_values(storage: VeleroStorage) -> dict[str, Any]:

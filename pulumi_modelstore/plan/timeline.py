@@ -510,11 +510,14 @@ ORDERINGS: tuple[Ordering, ...] = (
                 "aws:s3/bucketPolicy:BucketPolicy",
                 "gcp:storage/bucketIAMMember:BucketIAMMember",
                 "gcp:serviceaccount/iAMMember:IAMMember",
+                "azure-native:authorization:RoleAssignment",
+                "azure-native:managedidentity:FederatedIdentityCredential",
                 "kubernetes:core/v1:Namespace",
             }
         ),
         "The Velero release installs into its namespace, and its server checks the backup "
-        "storage location as it starts: before the bucket's settings, policy and grant exist "
+        "storage location as it starts: before the bucket's settings, policy and grant (on "
+        "AKS the roles and the federated credential its token is exchanged through) exist "
         "the location is Unavailable and no backup runs until it is checked again.",
     ),
     Ordering(
