@@ -501,3 +501,23 @@ def test_velero_on_an_aks_cluster_without_what_it_needs_is_refused_first(
     assert_refused(
         directory, f"{V}.enabled must be {allowed}, got true", invoke_overrides=overrides
     )
+
+
+# An EFS store without IAM authorization needs no OIDC provider, but Velero's IRSA role does:
+# that refusal is Velero's, and it too comes before the store registers anything.
+OIDC = "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider"
+
+
+def test_velero_on_an_eks_cluster_without_an_oidc_provider_is_refused_first(tmp_path):
+    def missing(args: dict[str, Any], config: Any) -> Any:
+        raise Exception(f"no OpenID Connect provider found for {args['url']}")
+
+    issuer = "https://oidc.eks.us-west-2.amazonaws.com/id/5C0FFEE5C0FFEE5C0FFEE5C0FFEE5C0F"
+    assert_refused(
+        _eks(tmp_path, "    velero: {}"),
+        "modelstore:clusters.prod.velero.enabled must be false unless the cluster serves IRSA, "
+        "which Velero's server role uses (irsa on a cluster with an IAM OIDC provider for "
+        f"{issuer} (none found: invoke of {OIDC} failed: no OpenID Connect provider found for "
+        f"{issuer} ()); create one with `eksctl utils associate-iam-oidc-provider`), got true",
+        invoke_overrides={OIDC: missing},
+    )

@@ -13,6 +13,7 @@ import pulumi_aws as aws
 from ..cluster import ClusterScope, DeclaredCluster, EntryRules, EntryValues, Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
+from ..kube.velero import PREFLIGHT
 from ..validation import is_output, string_list
 from . import validation as aws_v
 from .facts import EksClusterFacts, invoke_options
@@ -410,6 +411,21 @@ class EksCluster(ClusterScope[EksClusterFacts], kind="eks"):
         facts = self.identity(store, "irsa", field="velero")
         return velero_storage(self, self.scope_name, facts, self.region(store), settings)
 
+    def velero_preflight(self, store: str, path: str) -> None:
+        """Velero's server role trusts the cluster's IAM OIDC provider (IRSA) whatever identity
+        the stores use: looked up (once: ``identity`` caches it) before the cluster's first
+        store, ``store``, registers anything. ``path`` is the entry's ``velero``."""
+        try:
+            self.identity(store, "irsa", field="velero")
+        except ModelStoreInputError as exc:
+            check = exc.allowed.removeprefix("pod-identity, or ")
+            raise ModelStoreInputError(
+                None,
+                f"{path}.enabled",
+                True,
+                f"false unless the cluster serves IRSA, which Velero's server role uses ({check})",
+            ) from exc
+
     def identity(self, store: str, kind: str, field: str = "identity") -> Any:
         """The facts a role's trust needs for ``kind`` (irsa: the OIDC provider, looked up once
         per cluster), checked before deploy. See ``identity.resolve_identity``."""
@@ -425,3 +441,6 @@ def _name_only(name: Any) -> EksClusterFacts:
     return EksClusterFacts(
         name=name, vpc_id="", subnet_ids=(), node_security_group_ids=(), region=""
     )
+
+
+PREFLIGHT[EksCluster.kind] = EksCluster.velero_preflight
