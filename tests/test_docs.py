@@ -1,6 +1,6 @@
-"""The generated docs are current: the README's store graph is the plan's own Mermaid graph,
-and ``docs/reference.md`` lists every component's inputs and outputs as the analyzer and the
-fields' docstrings give them today. ``./scripts/docs`` regenerates both."""
+"""The generated docs are current: the store graph in ``docs/planning-and-ci.md`` is the plan's
+own Mermaid graph, and ``docs/reference.md`` lists every component's inputs and outputs as the
+analyzer and the fields' docstrings give them today. ``./scripts/docs`` regenerates both."""
 
 from __future__ import annotations
 
@@ -31,11 +31,11 @@ def ref() -> str:
     return docs.reference()
 
 
-def test_readme_picture_is_the_current_plan(graph):
-    have = docs.current_block((ROOT / docs.README).read_text())
+def test_the_picture_is_the_current_plan(graph):
+    have = docs.current_block((ROOT / docs.PICTURE_PAGE).read_text())
     want = docs.picture_block(graph)
-    assert have == want, "README's store graph is stale: run ./scripts/docs\n" + _diff(
-        have, want, "README"
+    assert have == want, "the store graph is stale: run ./scripts/docs\n" + _diff(
+        have, want, docs.PICTURE_PAGE
     )
 
 
@@ -111,8 +111,8 @@ def test_every_stated_default_is_in_the_reference(ref):
 
 def _copy(tmp_path: Path, readme: str, monkeypatch, ref: str) -> Path:
     monkeypatch.setattr(docs, "reference", lambda: ref)
-    (tmp_path / docs.README).write_text(readme)
     (tmp_path / "docs").mkdir()
+    (tmp_path / docs.PICTURE_PAGE).write_text(readme)
     (tmp_path / docs.REFERENCE).write_text(ref)
     return tmp_path
 
@@ -122,10 +122,10 @@ def test_check_fails_on_a_stale_picture_and_writing_fixes_it(tmp_path, monkeypat
     stale = f"# x\n\n{docs.BEGIN}\nold\n{docs.END}\n\nafter\n"
     root = _copy(tmp_path, stale, monkeypatch, ref)
     assert docs.main(["--root", str(root), "--check"]) == 1
-    assert "stale: README.md" in capsys.readouterr().err
-    assert (root / docs.README).read_text() == stale, "--check changes nothing"
+    assert f"stale: {docs.PICTURE_PAGE}" in capsys.readouterr().err
+    assert (root / docs.PICTURE_PAGE).read_text() == stale, "--check changes nothing"
     assert docs.main(["--root", str(root)]) == 0
-    fixed = (root / docs.README).read_text()
+    fixed = (root / docs.PICTURE_PAGE).read_text()
     assert fixed.startswith("# x\n\n") and fixed.endswith("\n\nafter\n")
     assert "```mermaid\nflowchart LR\n  r0\n```" in fixed
     assert docs.main(["--root", str(root), "--check"]) == 0
@@ -134,7 +134,7 @@ def test_check_fails_on_a_stale_picture_and_writing_fixes_it(tmp_path, monkeypat
 @pytest.mark.parametrize(
     ("readme", "message"),
     [
-        ("# no markers\n", "README.md has no"),
+        ("# no markers\n", f"{docs.PICTURE_PAGE} has no"),
         (f"{docs.END}\n{docs.BEGIN}\n", "BEGIN before END"),
         (f"{docs.BEGIN}\n{docs.END}\n{docs.BEGIN}\n{docs.END}\n", "once each"),
     ],
@@ -146,4 +146,4 @@ def test_a_readme_without_its_markers_is_refused(
     root = _copy(tmp_path, readme, monkeypatch, ref)
     assert docs.main(["--root", str(root)]) == 1
     assert message in capsys.readouterr().err
-    assert (root / docs.README).read_text() == readme
+    assert (root / docs.PICTURE_PAGE).read_text() == readme

@@ -239,7 +239,7 @@ def test_hyperdisk_refuses_more_replicas_than_a_volume_attaches():
 
 
 def test_readme_shows_the_examples_first_lines(example):
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "planning-and-ci.md").read_text()
     section = readme.split("## Sizing a cold start: `modelstore size`", 1)[1]
     block = section.split("```text\n", 1)[1].split("```", 1)[0]
     headlines = [b for b in example[1].splitlines()[5:] if b and not b.startswith("  ")]
