@@ -253,6 +253,30 @@ def test_the_seed_program_reads_its_prefix_and_nothing_else_with_the_source_poli
         beside.files()
 
 
+# ---- Google Cloud -------------------------------------------------------------------------
+
+BUCKET_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
+GS_SOURCE = "gs://acme-models/llama/3.1-8b"
+
+
+@pytest.mark.parametrize("identity", ["direct", "google-service-account"])
+def test_gs_the_loaders_member_alone_gets_object_viewer_on_the_source_bucket(identity):
+    p = seeded("gcs-fuse", GS_SOURCE, identity=identity)
+    members = {name_of(s["urn"]): s["inputs"] for s in p.by_type(BUCKET_MEMBER)}
+    grant = members.pop("llama-seed-source")
+    # A bucket member on the source bucket (never a project-level role), read-only, for the
+    # very member the loader namespace's consumer grant names: its principal or its account.
+    assert (grant["bucket"], grant["role"]) == ("acme-models", "roles/storage.objectViewer")
+    assert grant["member"] == members[f"llama-access-{LOADER}"]["member"]
+    assert f"/ns/{LOADER}/" in grant["member"] or f"llama-{LOADER}-" in grant["member"]
+    # No other member is on the source bucket; the readers keep their store bucket role.
+    assert all(m["bucket"] != "acme-models" for m in members.values())
+    assert mentions(p, "acme-models") == {"llama-seed-source", SEED}
+    assert "llama-seed-source" in seed_waits_for(p)
+    assert seed_pod(p)["serviceAccountName"] == "llama-gcs"
+    assert [v.line() for v in check_plan(p)] == []
+
+
 # ---- every cloud ------------------------------------------------------------------------
 
 
@@ -260,9 +284,10 @@ def test_the_seed_after_source_grant_ordering_is_documented():
     ordering = ORDERING_KINDS["seed-after-source-grant"]
     assert ordering.covers(JOB, ROLE_POLICY)
     assert ordering.covers(JOB, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    assert ordering.covers(JOB, BUCKET_MEMBER)
 
 
-OBJECT_SOURCES = {"s3": S3_SOURCE}
+OBJECT_SOURCES = {"s3": S3_SOURCE, "gs": GS_SOURCE}
 JOB_SEEDED_OBJECT = [
     (name, scheme)
     for name in NAMES
