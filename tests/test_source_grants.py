@@ -14,12 +14,14 @@ import pytest
 from moto import mock_aws
 
 from pulumi_modelstore.aws.policies import source_read_policy
+from pulumi_modelstore.azure.validation import RESOURCE_GROUP_RULE
 from pulumi_modelstore.plan.engine import Plan
+from pulumi_modelstore.plan.placeholders import INVOKES
 from pulumi_modelstore.plan.timeline import ORDERING_KINDS
 from pulumi_modelstore.policy import check_plan
 from pulumi_modelstore.program import BACKENDS
 from tests.aws_replay import Replay
-from tests.conftest import plan
+from tests.conftest import assert_refused, plan
 from tests.test_backend_contract import NAMES, build
 from tests.tools import moto_server
 
@@ -277,6 +279,122 @@ def test_gs_the_loaders_member_alone_gets_object_viewer_on_the_source_bucket(ide
     assert [v.line() for v in check_plan(p)] == []
 
 
+# ---- Azure --------------------------------------------------------------------------------
+
+ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+AZ_SOURCE = "az://acmemodels/models/llama/3.1-8b"
+BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
+
+
+def container_id(p: Plan, group: str) -> str:
+    """The source container's ARM id in ``group`` of the plan's subscription."""
+    subscription = p.by_type(ASSIGNMENT)[0]["inputs"]["roleDefinitionId"].split("/")[2]
+    return (
+        f"/subscriptions/{subscription}/resourceGroups/{group}/providers/Microsoft.Storage/"
+        "storageAccounts/acmemodels/blobServices/default/containers/models"
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "group"),
+    [({}, "ml-rg"), ({"source_resource_group": "models-rg"}, "models-rg")],
+    ids=["store-group", "source-group"],
+)
+def test_az_blob_the_loaders_identity_reads_the_source_container(extra, group):
+    model = {"source": AZ_SOURCE, "revision": "v1", **extra}
+    p = plan(lambda: build("azure-blob", model=model), fill=True)
+    assignments = {name_of(s["urn"]): s["inputs"] for s in p.by_type(ASSIGNMENT)}
+    grant = assignments.pop("llama-seed-source")
+    assert grant["scope"] == container_id(p, group)
+    assert grant["roleDefinitionId"].endswith(f"/roleDefinitions/{BLOB_DATA_READER}")
+    # The identity the loader's service account is federated with (the writers' identity:
+    # the loader is a writer consumer); the readers' identity gets nothing on the source.
+    writers = p.by_name("llama-identity-writers")
+    assert grant["principalId"] == writers["outputs"]["principalId"]
+    assert grant["principalId"] != p.by_name("llama-identity-readers")["outputs"]["principalId"]
+    assert mentions(p, "acmemodels") == {"llama-seed-source", SEED}
+    assert "llama-seed-source" in seed_waits_for(p)
+    assert seed_pod(p)["serviceAccountName"] == "llama-blob"
+    assert [v.line() for v in check_plan(p)] == []
+
+
+def test_az_files_nfs_gives_the_seed_job_an_identity_of_its_own():
+    p = seeded("azure-files-nfs", AZ_SOURCE)
+    (grant,) = [s["inputs"] for s in p.by_type(ASSIGNMENT)]
+    identity = p.by_name("llama-identity-seed")
+    assert grant["scope"] == container_id(p, "ml-rg")
+    assert grant["roleDefinitionId"].endswith(f"/roleDefinitions/{BLOB_DATA_READER}")
+    assert grant["principalId"] == identity["outputs"]["principalId"]
+    (credential,) = [
+        s["inputs"] for s in p.by_type("azure-native:managedidentity:FederatedIdentityCredential")
+    ]
+    assert credential["subject"] == f"system:serviceaccount:{LOADER}:llama-seed"
+    account = p.by_name(f"llama-seed-{LOADER}")["inputs"]["metadata"]
+    assert (account["namespace"], account["name"]) == (LOADER, "llama-seed")
+    assert account["annotations"] == {
+        "azure.workload.identity/client-id": identity["outputs"]["clientId"]
+    }
+    job = seed_job(p)["inputs"]["spec"]["template"]
+    assert job["spec"]["serviceAccountName"] == "llama-seed"
+    assert job["metadata"]["labels"]["azure.workload.identity/use"] == "true"
+    assert {
+        "llama-role-seed",
+        f"llama-federated-seed-{LOADER}",
+        f"llama-seed-{LOADER}",
+    } <= seed_waits_for(p)
+    # The readers mount over NFS with no identity, and their Jobs run as before.
+    verify = [j for j in jobs(p) if name_of(j["urn"]) != SEED]
+    assert all("serviceAccountName" not in j["inputs"]["spec"]["template"]["spec"] for j in verify)
+    assert [v.line() for v in check_plan(p)] == []
+
+
+def az_files(**model: Any) -> Any:
+    return lambda: build("azure-files-nfs", model={"source": AZ_SOURCE, "revision": "v1", **model})
+
+
+NO_ISSUER = {
+    "azure-native:containerservice:getManagedCluster": lambda args, config: {
+        k: v
+        for k, v in INVOKES["azure-native:containerservice:getManagedCluster"](args, config).items()
+        if k != "oidcIssuerProfile"
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("program", "message", "invokes"),
+    [
+        (
+            lambda: build(
+                "local",
+                model={
+                    "source": "hf://meta-llama/Llama-3.1-8B-Instruct",
+                    "revision": "0e9e39f249a16976918f6564b8830bc894c89659",
+                    "source_resource_group": "models-rg",
+                },
+            ),
+            "llama: model.source_resource_group must be unset unless model.source is az:// (it "
+            "names the resource group of the source storage account), got 'models-rg'",
+            None,
+        ),
+        (
+            az_files(source_resource_group="models rg."),
+            f"llama: model.source_resource_group must be {RESOURCE_GROUP_RULE}, got 'models rg.'",
+            None,
+        ),
+        (
+            az_files(),
+            "llama: cluster_name must be a cluster with the OIDC issuer on "
+            "(oidcIssuerProfile.enabled; see azure.cluster_settings), got 'ml-aks'",
+            NO_ISSUER,
+        ),
+    ],
+    ids=["not-az", "bad-group", "no-issuer"],
+)
+def test_az_source_grant_refusals_come_before_anything_registers(program, message, invokes):
+    assert_refused(program, message, invokes=invokes)
+
+
 # ---- every cloud ------------------------------------------------------------------------
 
 
@@ -285,9 +403,10 @@ def test_the_seed_after_source_grant_ordering_is_documented():
     assert ordering.covers(JOB, ROLE_POLICY)
     assert ordering.covers(JOB, "aws:eks/podIdentityAssociation:PodIdentityAssociation")
     assert ordering.covers(JOB, BUCKET_MEMBER)
+    assert ordering.covers(JOB, ASSIGNMENT)
 
 
-OBJECT_SOURCES = {"s3": S3_SOURCE, "gs": GS_SOURCE}
+OBJECT_SOURCES = {"s3": S3_SOURCE, "gs": GS_SOURCE, "az": AZ_SOURCE}
 JOB_SEEDED_OBJECT = [
     (name, scheme)
     for name in NAMES
