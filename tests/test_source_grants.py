@@ -24,6 +24,7 @@ from tests.aws_replay import Replay
 from tests.conftest import assert_refused, plan
 from tests.test_backend_contract import NAMES, build
 from tests.tools import moto_server
+from tests.validators.kube_schema import KUBERNETES_MINORS, validator
 
 JOB = "kubernetes:batch/v1:Job"
 SA = "kubernetes:core/v1:ServiceAccount"
@@ -318,8 +319,13 @@ def test_az_blob_the_loaders_identity_reads_the_source_container(extra, group):
     assert [v.line() for v in check_plan(p)] == []
 
 
-def test_az_files_nfs_gives_the_seed_job_an_identity_of_its_own():
-    p = seeded("azure-files-nfs", AZ_SOURCE)
+@pytest.fixture(scope="module")
+def az_files_plan() -> Plan:
+    return seeded("azure-files-nfs", AZ_SOURCE)
+
+
+def test_az_files_nfs_gives_the_seed_job_an_identity_of_its_own(az_files_plan):
+    p = az_files_plan
     (grant,) = [s["inputs"] for s in p.by_type(ASSIGNMENT)]
     identity = p.by_name("llama-identity-seed")
     assert grant["scope"] == container_id(p, "ml-rg")
@@ -346,6 +352,21 @@ def test_az_files_nfs_gives_the_seed_job_an_identity_of_its_own():
     verify = [j for j in jobs(p) if name_of(j["urn"]) != SEED]
     assert all("serviceAccountName" not in j["inputs"]["spec"]["template"]["spec"] for j in verify)
     assert [v.line() for v in check_plan(p)] == []
+
+
+@pytest.mark.parametrize("minor", KUBERNETES_MINORS)
+def test_the_seed_jobs_own_account_and_pod_pass_the_api_schema(aws_plans, az_files_plan, minor):
+    """The seed Job running as an account of its own (and its labels), as the API takes it."""
+    check = validator(minor)
+    for p in (aws_plans["efs"], az_files_plan):
+        check.validate({"apiVersion": "batch/v1", "kind": "Job", **seed_job(p)["inputs"]})
+        check.validate(
+            {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                **p.by_name(f"llama-seed-{LOADER}")["inputs"],
+            }
+        )
 
 
 def az_files(**model: Any) -> Any:
