@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Iterator
+from functools import cache
 from typing import Any
 
 import pytest
@@ -35,9 +36,16 @@ LOADER = "llama-loader"
 S3_SOURCE = "s3://acme-models/llama/3.1-8b"
 
 
-def seeded(backend: str, source: str, **extra: Any) -> Plan:
-    model = {"source": source, "revision": "v1"}
-    return plan(lambda: build(backend, model=model, **extra), fill=True)
+def seeded(backend: str, source: str, model: dict[str, str] | None = None, **extra: Any) -> Plan:
+    """The plan of ``backend`` seeded from ``source`` (with ``model`` fields and store args
+    ``extra``), planned once for every test that asks for it."""
+    return _seeded(backend, source, json.dumps(model or {}), json.dumps(extra, sort_keys=True))
+
+
+@cache
+def _seeded(backend: str, source: str, model: str, extra: str) -> Plan:
+    section = {"source": source, "revision": "v1", **json.loads(model)}
+    return plan(lambda: build(backend, model=section, **json.loads(extra)), fill=True)
 
 
 def name_of(urn: str) -> str:
@@ -89,7 +97,7 @@ SOURCE_POLICY = {
 # ---- AWS ----------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def aws_plans() -> dict[str, Plan]:
     """Mountpoint with pod-level credentials (the loader has a role of its own), Mountpoint
     with the driver's (no consumer role) over Pod Identity, and EFS (no consumer role)."""
@@ -302,8 +310,7 @@ def container_id(p: Plan, group: str) -> str:
     ids=["store-group", "source-group"],
 )
 def test_az_blob_the_loaders_identity_reads_the_source_container(extra, group):
-    model = {"source": AZ_SOURCE, "revision": "v1", **extra}
-    p = plan(lambda: build("azure-blob", model=model), fill=True)
+    p = seeded("azure-blob", AZ_SOURCE, extra)
     assignments = {name_of(s["urn"]): s["inputs"] for s in p.by_type(ASSIGNMENT)}
     grant = assignments.pop("llama-seed-source")
     assert grant["scope"] == container_id(p, group)
@@ -319,7 +326,7 @@ def test_az_blob_the_loaders_identity_reads_the_source_container(extra, group):
     assert [v.line() for v in check_plan(p)] == []
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def az_files_plan() -> Plan:
     return seeded("azure-files-nfs", AZ_SOURCE)
 
