@@ -56,7 +56,10 @@ class ModelSection(TypedDict, total=False):
     source: str
     """Where the model comes from (required): ``hf://<org>/<repo>``, ``s3://<bucket>/<prefix>``,
     ``gs://<bucket>/<prefix>`` or ``az://<account>/<container>/<prefix>``. Which of them a
-    backend takes, and how, is the store class's ``model_fill``."""
+    backend takes, and how, is the store class's ``model_fill``. The seed Job's identity is
+    granted read on an object-store source (``ModelStore.source_access``), no reader's is; the
+    key of an SSE-KMS ``s3://`` source is not: its key policy must let the seed Job's role
+    decrypt."""
     revision: str
     """The pinned revision (required): for ``hf://`` a 40-hex commit SHA (a branch or tag moves
     and is refused); for an object store a version label, one path segment. It names
