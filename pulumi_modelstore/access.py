@@ -151,6 +151,30 @@ class Access:
         return {ns: grant.value for ns, grant in self.by_namespace.items()}
 
 
+@dataclass(frozen=True)
+class SourceGrant:
+    """The seed Job's read access to the model's source (an object store of the store's own
+    cloud, ``model.source``), beside its write access to the store: it makes the loader
+    namespace's consumer a reader of the source, and no other consumer.
+
+    Where the loader's consumer grant has an identity (a role, a workload identity principal, a
+    user-assigned identity), the read grant is added to it (:attr:`ready` only). Where the store
+    gives its consumers no identity (the node or driver mounts), the seed Job gets one of its
+    own: :attr:`account` names its service account, made in the loader namespace with
+    :attr:`grant`'s annotations, and the seed Job runs as it."""
+
+    ready: Sequence[pulumi.Resource]
+    """What the seed Job waits for: the read grant's last step (order: seed-after-source-grant)."""
+    account: Consumer | None = None
+    """The seed Job's own service account, where the store's consumers have no identity.
+    Default: None (the seed Job runs as the loader's consumer account)."""
+    grant: Grant | None = None
+    """That account's grant (its service account annotations, its resources). Default: None."""
+    pod_labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels the seed Job's pod needs for that identity (Azure's
+    ``azure.workload.identity/use``). Default: none."""
+
+
 def service_account_resource_name(store: str, role: str, namespace: str) -> str:
     """The one place a consumer service account's resource name is written."""
     return f"{store}-{role}-{namespace}"
@@ -181,8 +205,8 @@ def grant_consumers(
     accounts: dict[str, Any] = {}
     if declared.create_service_accounts:
         for c in consumers:
-            accounts[c.namespace] = _service_account(
-                store, common, cluster, declared, c, by_namespace[c.namespace]
+            accounts[c.namespace] = service_account(
+                store, common, cluster, declared.account_role, c, by_namespace[c.namespace]
             )
     pod = PodSide(
         service_account_name=declared.service_account if declared.pods_run_as else None,
@@ -199,14 +223,16 @@ def _group(per: str, consumer: Consumer) -> str:
     return consumer.namespace
 
 
-def _service_account(
+def service_account(
     store: pulumi.Resource,
     common: _Common,
     cluster: ClusterScope,
-    declared: ConsumerAccess,
+    role: str,
     consumer: Consumer,
     grant: Grant,
 ) -> "k8s.core.v1.ServiceAccount":
+    """``consumer``'s service account (resource ``<store>-<role>-<namespace>``) with the
+    annotations ``grant`` asks for, after its namespace where the store creates it."""
     ns = consumer.namespace
     metadata: Any = {
         "name": consumer.service_account,
@@ -218,7 +244,7 @@ def _service_account(
     # The namespace must exist first, where the store creates it (order: namespace-first).
     depends = [cluster.namespace(ns, store, common.name)] if common.creates_namespace(ns) else []
     return k8s.core.v1.ServiceAccount(
-        service_account_resource_name(common.name, declared.account_role, ns),
+        service_account_resource_name(common.name, role, ns),
         metadata=metadata,
         opts=pulumi.ResourceOptions(parent=store, depends_on=depends),
     )

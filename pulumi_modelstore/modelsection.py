@@ -56,7 +56,10 @@ class ModelSection(TypedDict, total=False):
     source: str
     """Where the model comes from (required): ``hf://<org>/<repo>``, ``s3://<bucket>/<prefix>``,
     ``gs://<bucket>/<prefix>`` or ``az://<account>/<container>/<prefix>``. Which of them a
-    backend takes, and how, is the store class's ``model_fill``."""
+    backend takes, and how, is the store class's ``model_fill``. The seed Job's identity is
+    granted read on an object-store source (``ModelStore.source_access``), no reader's is; the
+    key of an SSE-KMS ``s3://`` source is not: its key policy must let the seed Job's role
+    decrypt."""
     revision: str
     """The pinned revision (required): for ``hf://`` a 40-hex commit SHA (a branch or tag moves
     and is refused); for an object store a version label, one path segment. It names
@@ -86,6 +89,12 @@ class ModelSection(TypedDict, total=False):
     """The published manifest's digest (``sha256:<hex>``, what the seed's termination message
     and the store's ``model_manifest_sha256`` output show). Default: none. Pin it after the
     first seed: the seed and verification Jobs then refuse any other manifest."""
+    source_resource_group: str
+    """For an ``az://<account>/<container>/<prefix>`` source only: the resource group of the
+    source storage account, in the cluster's subscription. The seed Job's identity gets
+    Storage Blob Data Reader on the source container there (Azure RBAC's narrowest scope for
+    it: the grant covers the container, not only the prefix). Refused for other sources.
+    Default: the store's own resource group (``resource_group_name``, else the cluster's)."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +183,7 @@ class Model:
     verify: str
     image: str
     manifest_sha256: str | None
+    source_resource_group: str | None = None
 
     @property
     def revision_path(self) -> str:
@@ -257,6 +267,17 @@ def parse_model(
                 store, _field("manifest_sha256"), digest, "sha256:<64 lowercase hex characters>"
             )
         )
+    source_group = section.get("source_resource_group")
+    if source_group is not None and parsed is not None and parsed != "az":
+        errors.append(
+            ModelStoreInputError(
+                store,
+                _field("source_resource_group"),
+                source_group,
+                "unset unless model.source is az:// (it names the resource group of the source "
+                "storage account)",
+            )
+        )
     if errors:
         raise ModelStoreInputError.combine(errors)
     assert parsed is not None and isinstance(source, str) and isinstance(revision, str)
@@ -272,6 +293,7 @@ def parse_model(
         verify=verify,
         image=image,
         manifest_sha256=digest,
+        source_resource_group=source_group,
     )
 
 

@@ -34,7 +34,15 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from . import validation as v
-from .access import Access, ConsumerAccess, PodSide, grant_consumers
+from .access import (
+    Access,
+    ConsumerAccess,
+    Grant,
+    PodSide,
+    SourceGrant,
+    grant_consumers,
+    service_account,
+)
 from .backup import REFUSED_NOT_OWNED, BackupArgs, BackupSupport, settle_backup
 from .cluster import ClusterScope, KubernetesCluster
 from .errors import ModelStoreInputError
@@ -50,6 +58,7 @@ from .kube.workload import (
     reader_env,
 )
 from .modelsection import (
+    OBJECT_SCHEMES,
     SAMPLE_FILES,
     Model,
     ModelSection,
@@ -168,6 +177,14 @@ class StoreCommon:
             + tuple((ns, False) for ns in self.writers)
             + loader
         )
+
+    @property
+    def reads_source(self) -> bool:
+        """Whether the seed Job reads the model from an object store (``s3://``, ``gs://``,
+        ``az://``): it then needs a read grant on the source besides its write grant on the
+        store (``ModelStore.source_access``)."""
+        m = self.model
+        return m is not None and self.loader is not None and m.scheme in OBJECT_SCHEMES
 
     def creates_namespace(self, namespace: str) -> bool:
         """Whether the store creates ``namespace``: every consumer's with
@@ -606,6 +623,25 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         exists. Default: None, no consumer identity (the node or driver mounts)."""
         return None
 
+    def source_preflight(self, spec: Spec[A], cluster: C, facts: Any) -> Any:
+        """The lookups the seed Job's read grant on the model's source needs
+        (:meth:`source_access`), asked before anything registers, only when the seed Job
+        reads an object store (``StoreCommon.reads_source``). Default: none."""
+        return None
+
+    def source_access(
+        self, spec: Spec[A], cluster: C, facts: Any, source_facts: Any, access: Access
+    ) -> SourceGrant:
+        """The seed Job's read grant on ``model.source`` (``access.SourceGrant``), asked when
+        the seed Job reads an object store (``StoreCommon.reads_source``): the loader
+        namespace's consumer (``access.by_namespace``) becomes a reader of the source, no other
+        consumer does. Every store whose ``model_fill`` takes an object store by the Job gives
+        one; a store that takes none never gets here."""
+        scheme = spec.common.model.scheme if spec.common.model else None
+        raise NotImplementedError(
+            f"{type(self).__name__} seeds {scheme}:// sources by Job but grants no read on them"
+        )
+
     # ---- the skeleton ----------------------------------------------------------------------------
 
     def __init__(
@@ -620,6 +656,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         if self.cluster_needs:  # a scope without facts (Kubernetes only) is asked nothing
             cluster.facts(resource_name, *self.cluster_needs)
         facts = self.preflight(spec, cluster, opts)
+        reads_source = spec.common.reads_source
+        source_facts = self.source_preflight(spec, cluster, facts) if reads_source else None
         self.check_cluster(spec, cluster)
         cluster.reserve_names(resource_name, spec.common.volumes)
 
@@ -636,7 +674,10 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         self._pod = binding.pod.merged(access.pod)
         self._bind(spec.common, cluster, binding, access.ready)
         self._dynamic_claims(spec.common, binding)
-        self._model(spec.common, access)
+        source = (
+            self.source_access(spec, cluster, facts, source_facts, access) if reads_source else None
+        )
+        self._model(spec.common, access, source)
         self.summary: dict[str, Any] = {
             name: getattr(self, attribute)
             for name, attribute in self._outputs().items()
@@ -740,10 +781,11 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             {ns: self.mount_for(ns).to_output() for ns, _ in c.consumers}
         )
 
-    def _model(self, c: StoreCommon, access: Access) -> None:
+    def _model(self, c: StoreCommon, access: Access, source: SourceGrant | None) -> None:
         """With a Job-seeded model: the programs' ConfigMap where a Job runs, the seed Job in
         the loader namespace (its writer claim, service account and grant are the access
-        layer's, as any writer's), then one verification Job per reader namespace, mounting as
+        layer's, as any writer's; with an object store source, after its read grant there,
+        ``source``), then one verification Job per reader namespace, mounting as
         :meth:`mount_for` does."""
         m = c.model
         # Hyperdisk ML already outputs the revision its own fields populate: kept without a
@@ -756,6 +798,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         )
         self.model_manifest_sha256 = pulumi.Output.from_input(m.manifest_sha256 if m else None)
         self.seed_job: Any = None
+        self.seed_service_account: Any = None
         self.verify_jobs: dict[str, Any] = {}
         if m is None or c.loader is None:
             self.model_seed_job_name = pulumi.Output.from_input(None)
@@ -779,6 +822,18 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             account = access.service_accounts.get(ns)
             return [self.claims[ns], config_maps[ns], *([account] if account else [])]
 
+        seed_deps = [*ready(loader), *self.model_filled()]
+        patch = self._patcher(loader, model_jobs.STORE_ROOT)
+        if source is not None:
+            # The seed reads the source as it starts: before its read grant exists the first
+            # request is denied (order: seed-after-source-grant).
+            seed_deps += source.ready
+            if source.account is not None:
+                self.seed_service_account = service_account(
+                    self, c, self.cluster, "seed", source.account, source.grant or Grant(ready=())
+                )
+                seed_deps.append(self.seed_service_account)  # order: job-after-its-mount
+                patch = _run_as(patch, source.account.service_account, source.pod_labels)
         job = model_jobs.ModelJob(c.claim_name, c.labels, m.image, m.revision, m.manifest_sha256)
         self.seed_job = model_jobs.seed_job(
             f"{c.name}-seed-{model_jobs.slug(m.revision)}",
@@ -789,10 +844,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             keep_revisions=m.keep_revisions,
             publish=type(self).model_fill[m.scheme].publish or type(self).model_publish,
             token_secret=m.token_secret,
-            patch=self._patcher(loader, model_jobs.STORE_ROOT),
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[*ready(loader), *self.model_filled()]
-            ),
+            patch=patch,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=seed_deps),
         )
         for ns in c.readers:
             self.verify_jobs[ns] = model_jobs.verify_job(
@@ -971,6 +1024,20 @@ def workload_mount(
         init_containers=[dict(c) for c in init_containers],
         claim_template=dict(claim_template) if claim_template is not None else None,
     )
+
+
+def _run_as(
+    patch: Callable[..., Any], account: str, pod_labels: Mapping[str, str]
+) -> Callable[..., Any]:
+    """``patch`` with the pod running as ``account`` and carrying ``pod_labels``: the seed
+    Job's own identity, where the store's consumers have none (``SourceGrant.account``)."""
+
+    def run_as(pod: dict[str, Any], labels: Mapping[str, str]) -> tuple[Any, Any]:
+        spec, metadata = patch(pod, labels)
+        metadata = {**metadata, "labels": {**metadata["labels"], **pod_labels}}
+        return {**spec, "serviceAccountName": account}, metadata
+
+    return run_as
 
 
 def _access(read_only: bool) -> str:

@@ -153,7 +153,7 @@ def local(**model: Any) -> Any:
                 "llama: model.token must be a reference to a Secret (model.token_secret: {name, "
                 "key}), never a literal token, got '<redacted>'\nllama: model field name must be "
                 "one of source, revision, include, token_secret, keep_revisions, namespace, "
-                "verify, image, manifest_sha256, got 'token'"
+                "verify, image, manifest_sha256, source_resource_group, got 'token'"
             ),
         ),
         (

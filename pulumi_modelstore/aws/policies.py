@@ -201,6 +201,41 @@ def bucket_access_policy(
     return pulumi.Output.all(bucket_arn, kms_key_arn).apply(document)
 
 
+def source_read_policy(partition: str, bucket: str, prefix: str) -> dict[str, Any]:
+    """The seed Job's read access to its ``s3://<bucket>/<prefix>`` source: the ONE place it
+    is defined. The seed program (``model/aws.py``, ``model/sources.py``) calls
+    ``ListObjectsV2`` with ``prefix=<prefix>/`` (``s3:ListBucket`` on the bucket, limited by the
+    ``s3:prefix`` condition key to that prefix), then ``HeadObject`` and ``GetObject`` on the
+    objects under it (both need ``s3:GetObject``: "Actions, resources, and condition keys for
+    Amazon S3", docs.aws.amazon.com/service-authorization/latest/reference/
+    list_amazons3.html). Nothing else: no write, no other prefix. An SSE-KMS source also needs
+    ``kms:Decrypt`` on its key, which is not granted here: the key's policy (or a grant its
+    owner makes) gives it, as for any reader from another team's bucket."""
+    # The seed lists `<prefix>/` and reads the keys under it (model/sources.py _ObjectSource).
+    under = f"{prefix}/*" if prefix else "*"
+    objects = f"arn:{partition}:s3:::{bucket}/{under}"
+    list_bucket: dict[str, Any] = {
+        "Sid": "SeedListSource",
+        "Effect": "Allow",
+        "Action": "s3:ListBucket",
+        "Resource": f"arn:{partition}:s3:::{bucket}",
+    }
+    if prefix:
+        list_bucket["Condition"] = {"StringLike": {"s3:prefix": [under]}}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            list_bucket,
+            {
+                "Sid": "SeedReadSource",
+                "Effect": "Allow",
+                "Action": "s3:GetObject",
+                "Resource": objects,
+            },
+        ],
+    }
+
+
 def tls_only_bucket_policy(bucket_arn: pulumi.Input[str]) -> pulumi.Output[str]:
     """Deny every request to the bucket and its objects that does not use TLS."""
     return pulumi.Output.from_input(bucket_arn).apply(

@@ -4,20 +4,26 @@ install through that scope, and AWS tags."""
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
 import pulumi
 
+from ..access import Access, Consumer, SourceGrant
 from ..fields import Parser
 from ..kube.drivers import CsiDriverChart, helm_release
+from ..kube.model_jobs import seed_service_account
+from ..model.sources import parse_source
 from ..modelsection import job_fills
 from ..store import STORE_NAME, ModelStore, ModelStoreArgs, Spec
+from . import identity as aws_identity
 from . import names
 from . import validation as aws_v
 from .cluster import EksCluster, EksClusterArgs, _check_given_facts, cluster_named
 from .drivers import DriverInstall, DriverInstallArgs, describe_install, eks_addon
-from .identity import ServiceAccountRole
+from .identity import IdentityFacts, ServiceAccountRole, attach_policy
+from .policies import source_read_policy
 from .tags import STORE_TAG_KEYS, cluster_tags, store_tags
 
 
@@ -30,6 +36,15 @@ class AwsModelStoreArgs(ModelStoreArgs, EksClusterArgs, DriverInstallArgs, total
     values of at most 256, both of letters, digits, spaces and ``_ . : / = + - @``. Default:
     none besides ``Name`` and the store's own keys (``modelstore.pulumi.com/store``,
     ``app.kubernetes.io/managed-by``)."""
+
+
+@dataclass(frozen=True)
+class SourceFacts:
+    """What the seed Job's read grant on an ``s3://`` source needs: the partition its ARNs
+    are in, and how a role of its own reaches its pod."""
+
+    partition: str
+    identity: IdentityFacts
 
 
 # An AWS store's args type: its hooks here read the fields every AWS store has.
@@ -110,6 +125,49 @@ class AwsModelStore(ModelStore[AwsArgs, EksCluster]):
     @staticmethod
     def tags(spec: Spec[AwsModelStoreArgs]) -> dict[str, str]:
         return store_tags(spec.common.name, spec.args.get("tags") or {})
+
+    def source_preflight(self, spec: Spec[AwsArgs], cluster: EksCluster, facts: Any) -> SourceFacts:
+        """The partition and the identity facts (IRSA: the cluster's OIDC provider) the seed
+        Job's role for an ``s3://`` source needs, looked up once per cluster, before anything
+        registers. The role reaches the pod as the store's ``identity`` says (default:
+        irsa)."""
+        given = spec.args.get("identity")  # a field of the stores that make roles (EFS, S3)
+        kind = given if isinstance(given, str) else "irsa"
+        return SourceFacts(cluster.partition(), cluster.identity(spec.common.name, kind))
+
+    def source_access(
+        self,
+        spec: Spec[AwsArgs],
+        cluster: EksCluster,
+        facts: Any,
+        source_facts: SourceFacts,
+        access: Access,
+    ) -> SourceGrant:
+        """Read on the ``s3://`` source (``policies.source_read_policy``: list under its
+        prefix, get its objects) for the seed Job alone: an inline policy of its own on the
+        loader namespace's consumer role where the store gives its consumers roles (Mountpoint
+        with pod-level credentials, one role per namespace), else a role of the seed Job's own
+        (IRSA or Pod Identity), trusted by the loader namespace's ``<claim>-seed`` service
+        account only. Readers' roles never get it."""
+        c = spec.common
+        assert c.model is not None and c.loader is not None
+        source = parse_source(c.model.source)
+        policy = source_read_policy(source_facts.partition, source.location, source.prefix)
+        granted = access.by_namespace.get(c.loader)
+        role = granted.resources.get("role") if granted is not None else None
+        if isinstance(role, ServiceAccountRole):
+            return SourceGrant(ready=[attach_policy(f"{c.name}-seed-source", role, policy, self)])
+        account = Consumer(c.loader, False, seed_service_account(c.claim_name))
+        grant = aws_identity.grant(
+            f"{c.name}-seed-{c.loader}",
+            facts=source_facts.identity,
+            consumers=[account],
+            policy=policy,
+            description=f"Seed Job of model store {c.name}: reads {c.model.source}",
+            tags=self.tags(spec),
+            parent=self,
+        )
+        return SourceGrant(ready=grant.ready, account=account, grant=grant)
 
     def install_driver(
         self,

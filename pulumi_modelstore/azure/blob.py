@@ -636,7 +636,9 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         a, c, f = spec.args, spec.common, facts.facts
         token = a["mount_mode"] == TOKEN_MODE
         account_id = _account_id(facts)
-        container_id = f"{account_id}/blobServices/default/containers/{a['container_name']}"
+        container_id = ident.container_scope(
+            f.subscription_id, facts.resource_group, facts.account_name, a["container_name"]
+        )
         readers_role = (
             ident.STORAGE_BLOB_DATA_READER if token else ident.STORAGE_ACCOUNT_KEY_OPERATOR
         )

@@ -151,6 +151,14 @@ def federated_credentials(
     return made
 
 
+def container_scope(subscription_id: str, resource_group: str, account: str, container: str) -> str:
+    """The ARM id of a blob container: the scope of a data role on it alone."""
+    return (
+        f"/subscriptions/{subscription_id}/resourceGroups/{resource_group}/providers/"
+        f"Microsoft.Storage/storageAccounts/{account}/blobServices/default/containers/{container}"
+    )
+
+
 def role_assignment(
     resource_name: str,
     *,

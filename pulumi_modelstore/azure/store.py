@@ -8,14 +8,25 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from ..access import Access, Consumer, SourceGrant
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
+from ..kube.model_jobs import seed_service_account
+from ..model.sources import parse_source
 from ..modelsection import job_fills
 from ..store import MANAGED_BY, STORE_NAME, ModelStore, ModelStoreArgs, Spec
+from . import identity as ident
 from . import network as net
 from . import validation as az_v
-from .cluster import AksCluster, AksClusterArgs, AksClusterFacts, cluster_named
+from .cluster import (
+    AksCluster,
+    AksClusterArgs,
+    AksClusterFacts,
+    cluster_named,
+    require_oidc_issuer,
+    require_workload_identity,
+)
 
 # The tags the store puts on its Azure resources.
 STORE_TAG = "modelstore-store"
@@ -85,6 +96,76 @@ class AzureModelStore(ModelStore[AzureArgs, AksCluster]):
         p.field_rule(az_v.tags, "tags", OWN_TAGS)
         if p.ok(STORE_NAME):  # the store's own tag value
             p.check(lambda: az_v.tags(p.store, STORE_NAME, {STORE_TAG: p.store}, 0))
+        model = p["model"] if p.ok("model") else None
+        source_group = model.get("source_resource_group") if isinstance(model, Mapping) else None
+        if source_group is not None:
+            p.check(
+                lambda: az_v.resource_group_name(
+                    p.store, "model.source_resource_group", source_group
+                )
+            )
+
+    def source_preflight(self, spec: Spec[AzureArgs], cluster: AksCluster, facts: Any) -> None:
+        """The seed Job reads an ``az://`` source with an AKS workload identity: the cluster
+        needs its OIDC issuer and the workload identity webhook, checked before anything
+        registers (the blob store needs them anyway; the Files store only for this)."""
+        cluster.facts(spec.common.name, require_oidc_issuer, require_workload_identity)
+
+    def source_access(
+        self,
+        spec: Spec[AzureArgs],
+        cluster: AksCluster,
+        facts: Placement,
+        source_facts: Any,
+        access: Access,
+    ) -> SourceGrant:
+        """Storage Blob Data Reader on the ``az://`` source's container (in
+        ``model.source_resource_group``, default the store's group, of the cluster's
+        subscription) for the seed Job alone: a role assignment for the loader namespace's
+        consumer identity where the store gives its consumers identities (Blob), else a
+        user-assigned identity of the seed Job's own (Files NFS), federated with the loader's
+        ``<claim>-seed`` service account only, which the store makes and the seed Job runs
+        as."""
+        c, f = spec.common, facts.facts
+        m = c.model
+        assert m is not None and c.loader is not None and f.oidc_issuer_url is not None
+        source = parse_source(m.source)
+        scope = ident.container_scope(
+            f.subscription_id,
+            m.source_resource_group or facts.resource_group,
+            source.location,
+            source.container,
+        )
+        granted = access.by_namespace.get(c.loader)
+        identity = granted.resources.get("identity") if granted is not None else None
+        if identity is not None:
+            assignment = ident.role_assignment(
+                f"{c.name}-seed-source",
+                principal_id=identity.principal_id,
+                role=ident.STORAGE_BLOB_DATA_READER,
+                scope=scope,
+                subscription_id=f.subscription_id,
+                name_parts=(c.name, "seed-source"),
+                parent=self,
+            )
+            return SourceGrant(ready=[assignment])
+        account = Consumer(c.loader, False, seed_service_account(c.claim_name))
+        grant = ident.grant(
+            "seed",
+            store=c.name,
+            consumers=[account],
+            role=ident.STORAGE_BLOB_DATA_READER,
+            scope=scope,
+            subscription_id=f.subscription_id,
+            resource_group_name=facts.resource_group,
+            location=facts.region,
+            issuer=f.oidc_issuer_url,
+            tags=self.tags(spec),
+            parent=self,
+        )
+        return SourceGrant(
+            ready=grant.ready, account=account, grant=grant, pod_labels={ident.USE_LABEL: "true"}
+        )
 
     @staticmethod
     def tags(spec: Spec[AzureModelStoreArgs]) -> dict[str, str]:

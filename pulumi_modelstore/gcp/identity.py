@@ -122,3 +122,21 @@ def grant(
         service_account_annotations=annotations,
         resources=resources,
     )
+
+
+def source_grant(
+    resource_name: str, *, bucket: str, member: Any, parent: pulumi.Resource
+) -> pulumi.Resource:
+    """Read on a model's ``gs://`` source bucket (``roles/storage.objectViewer``: list and get
+    its objects, what the seed program's JSON API listing and media downloads need) for the
+    seed Job's ``member``: a bucket IAM member, never a project-level role. Cloud Storage IAM
+    has no per-prefix condition on a plain bucket member, so the grant covers the bucket."""
+    import pulumi_gcp as gcp
+
+    return gcp.storage.BucketIAMMember(
+        resource_name,
+        bucket=bucket,
+        role=READER_ROLE,
+        member=member,
+        opts=pulumi.ResourceOptions(parent=parent),
+    )

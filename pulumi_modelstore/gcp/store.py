@@ -3,11 +3,14 @@
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from ..access import Access, SourceGrant
 from ..fields import Parser
+from ..model.sources import parse_source
 from ..modelsection import job_fills
 from ..store import MANAGED_BY, STORE_NAME, ModelStore, ModelStoreArgs, Spec
+from . import identity as gcp_identity
 from . import validation as gcp_v
 from .cluster import GkeCluster, GkeClusterArgs, cluster_named
 
@@ -48,6 +51,28 @@ class GcpModelStore(ModelStore[GcpArgs, GkeCluster]):
         p.field_rule(gcp_v.resource_labels, "resource_labels", OWN_LABELS)
         if p.ok(STORE_NAME):  # else refused once already, as a Kubernetes label value
             p.check(lambda: gcp_v.label_value(p.store, STORE_NAME, p.store))
+
+    def source_access(
+        self,
+        spec: Spec[GcpArgs],
+        cluster: GkeCluster,
+        facts: Any,
+        source_facts: Any,
+        access: Access,
+    ) -> SourceGrant:
+        """Read on the ``gs://`` source bucket (``identity.source_grant``) for the loader
+        namespace's consumer: its IAM member (the workload identity principal, or the Google
+        service account it impersonates), so readers' members never get it."""
+        c = spec.common
+        assert c.model is not None and c.loader is not None
+        granted = access.by_namespace[c.loader]
+        bucket = gcp_identity.source_grant(
+            f"{c.name}-seed-source",
+            bucket=parse_source(c.model.source).location,
+            member=granted.value,
+            parent=self,
+        )
+        return SourceGrant(ready=[bucket])
 
     @staticmethod
     def labels(spec: Spec[GcpModelStoreArgs]) -> dict[str, str]:

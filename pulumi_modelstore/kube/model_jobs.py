@@ -115,6 +115,13 @@ def job_name(claim_name: str, role: str, revision: str) -> str:
     return f"{head}-{_short(claim_name)}{tail}"
 
 
+def seed_service_account(claim_name: str) -> str:
+    """The seed Job's own service account in the loader namespace (``<claim>-seed``), where
+    the store's consumers have no identity but the seed must read its source with one
+    (``access.SourceGrant.account``)."""
+    return f"{claim_name}-seed"
+
+
 def config_map_name(claim_name: str) -> str:
     """Named after the programs' digest: new programs are a new ConfigMap (and new Jobs)."""
     return f"{claim_name}-programs-{bundle_digest()[:10]}"

@@ -502,6 +502,14 @@ ORDERINGS: tuple[Ordering, ...] = (
         "checks.",
     ),
     Ordering(
+        "seed-after-source-grant",
+        frozenset({"kubernetes:batch/v1:Job"}),
+        _GRANTS,
+        "A seed Job reading its model from an object store (s3://, gs://, az://) lists the "
+        "source as it starts: before its identity's read grant on the source exists the request "
+        "is denied and the Job fails (access.SourceGrant).",
+    ),
+    Ordering(
         "velero-after-its-storage",
         frozenset({_RELEASE}),
         frozenset(
