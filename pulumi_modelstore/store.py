@@ -528,6 +528,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             if model is not None:
                 loader = model.namespace if cls.model_fill[model.scheme].job else None
                 common = replace(common, model=model, loader=loader)
+                # The backend's rules may ask whether a Job writes the model (its namespace).
+                p.derived["loader"] = loader
                 p.check(lambda: _loader_is_no_consumer(resource_name, common))
         cls.cloud_rules(p)
         cls.rules(p)

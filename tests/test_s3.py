@@ -911,8 +911,9 @@ CACHE_SIZE_RULE = (
     "cache emptyDir's size limit, which it must not exceed: set cache_size)"
 )
 DRIVER_CREDENTIALS_RULE = (
-    "pod or unset when the store has writers (driver-level credentials are shared by every "
-    "mount on the node, so reader mounts would carry write permissions; pod gives each "
+    "pod or unset when the store has writers or a model its seed Job writes (driver-level "
+    "credentials are shared by every mount on the node, so reader mounts would carry write "
+    "permissions; pod gives each "
     "consumer namespace its own role, read-only for readers)"
 )
 
@@ -1273,3 +1274,28 @@ def test_the_shared_driver_role_and_each_stores_policy_replay_against_moto(aws_e
         for name in policies:
             document = iam.get_role_policy(RoleName=role_name, PolicyName=name)["PolicyDocument"]
             assert not all_actions(document) & WRITE_ACTIONS
+
+
+QWEN = {
+    "source": "hf://Qwen/Qwen2.5-0.5B-Instruct",
+    "revision": "7ae557604adf67be50417f59c2c2f167def9a775",
+}
+
+
+def test_a_model_seeded_by_its_job_makes_a_reader_only_store_pod_level():
+    # The seed Job writes the model: on the driver's read-only node role it could not.
+    mounts, p = mounts_and_plan(readers=["inference"], model=QWEN)
+    for pv in p.by_type(PV):
+        assert pv["inputs"]["spec"]["csi"]["volumeAttributes"]["authenticationSource"] == "pod"
+    roles = {r["urn"].rsplit("::", 1)[-1]: r for r in p.by_type(ROLE)}
+    assert set(roles) == {"llama-pod-inference-role", "llama-pod-llama-loader-role"}
+    assert all_actions(policy_of(p, roles["llama-pod-llama-loader-role"])) & WRITE_ACTIONS
+    assert not all_actions(policy_of(p, roles["llama-pod-inference-role"])) & WRITE_ACTIONS
+    assert mounts["inference"].service_account_name == "llama-s3"
+
+
+def test_driver_level_credentials_with_a_seeded_model_are_refused():
+    assert_refused(
+        s3(readers=["inference"], model=QWEN, authentication_source="driver"),
+        f"llama: authentication_source must be {DRIVER_CREDENTIALS_RULE}, got 'driver'",
+    )

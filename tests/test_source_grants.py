@@ -99,11 +99,14 @@ SOURCE_POLICY = {
 
 @pytest.fixture
 def aws_plans() -> dict[str, Plan]:
-    """Mountpoint with pod-level credentials (the loader has a role of its own), Mountpoint
-    with the driver's (no consumer role) over Pod Identity, and EFS (no consumer role)."""
+    """Mountpoint (pod-level credentials: the loader has a role of its own; a seeded model
+    makes even a reader-only store pod-level, see test_s3), and EFS (no consumer role) over
+    IRSA and, with IAM authorization, over Pod Identity."""
     return {
         "s3-pod": seeded("mountpoint-s3", S3_SOURCE),
-        "s3-driver": seeded("mountpoint-s3", S3_SOURCE, writers=[], identity="pod-identity"),
+        "efs-pod-identity": seeded(
+            "efs", S3_SOURCE, iam_authorization=True, identity="pod-identity"
+        ),
         "efs": seeded("efs", S3_SOURCE),
     }
 
@@ -120,7 +123,7 @@ def test_s3_pod_credentials_add_the_source_policy_to_the_loaders_role_only(aws_p
     assert "llama-seed-source" in seed_waits_for(p)
 
 
-@pytest.mark.parametrize("case", ["s3-driver", "efs"])
+@pytest.mark.parametrize("case", ["efs-pod-identity", "efs"])
 def test_a_store_without_consumer_roles_gives_the_seed_job_a_role_of_its_own(aws_plans, case):
     p = aws_plans[case]
     role = p.by_name(f"llama-seed-{LOADER}-role")
@@ -163,7 +166,7 @@ def jobs(p: Plan) -> list[dict[str, Any]]:
 
 SOURCE_GRANTS = {
     "s3-pod": ["llama-seed-source"],
-    "s3-driver": [f"llama-seed-{LOADER}-role", f"llama-seed-{LOADER}-policy"],
+    "efs-pod-identity": [f"llama-seed-{LOADER}-role", f"llama-seed-{LOADER}-policy"],
     "efs": [f"llama-seed-{LOADER}-role", f"llama-seed-{LOADER}-policy"],
 }
 

@@ -140,10 +140,10 @@ class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     :meth:`mount_for`), so readers are read-only in IAM too; or ``driver`` - the driver's node
     service account, which serves every mount of the driver on the cluster: one role per
     cluster (``<cluster>-s3-csi-driver-role``) to which each driver-level store adds only its
-    own read-only bucket policy. Default: pod-level (``pod``) when the store has writers,
-    driver-level (``driver``) when it has only readers. ``driver`` with writers is refused: the
-    node's credentials are shared by every mount on it, so readers would carry the writers'
-    write actions."""
+    own read-only bucket policy. Default: pod-level (``pod``) when the store has writers or a
+    ``model`` its seed Job writes, driver-level (``driver``) when it has only readers.
+    ``driver`` with writers (the seed Job is one) is refused: the node's credentials are shared
+    by every mount on it, so readers would carry the writers' write actions."""
     identity: str
     """How roles reach service accounts: ``irsa`` (the cluster's IAM OIDC provider is checked
     before deploy) or ``pod-identity`` (EKS Pod Identity associations; the cluster needs the
@@ -246,15 +246,19 @@ def valid_authentication_source(store: str, value: Any) -> None:
     v.one_of(store, "authentication_source", value, AUTHENTICATION_SOURCES)
 
 
-def driver_credentials_only_without_writers(store: str, source: str, writers: Any) -> None:
+def driver_credentials_only_without_writers(
+    store: str, source: str, writers: Any, *, seeded: bool = False
+) -> None:
     """Driver-level credentials serve every mount on a node, readers' and writers' alike: a
-    store with writers gets a role per namespace, so readers never hold a write action."""
-    if source == "driver" and writers:
+    store with writers, or whose model its seed Job writes (``seeded``), gets a role per
+    namespace, so readers never hold a write action and the seed Job holds one."""
+    if source == "driver" and (writers or seeded):
         raise ModelStoreInputError(
             store,
             "authentication_source",
             source,
-            "pod or unset when the store has writers (driver-level credentials are shared by "
+            "pod or unset when the store has writers or a model its seed Job writes "
+            "(driver-level credentials are shared by "
             "every mount on the node, so reader mounts would carry write permissions; pod gives "
             "each consumer namespace its own role, read-only for readers)",
         )
@@ -678,10 +682,16 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
         p.field_rule(valid_region, "region")
         p.field_rule(valid_region, "bucket_region")
 
+        # The seed Job of a model is a writer too: the driver's node role is read-only.
+        seeded = p.derived.get("loader") is not None
         if "authentication_source" not in p:
-            p.set("authentication_source", "pod" if p["writers"] else "driver")
+            p.set("authentication_source", "pod" if p["writers"] or seeded else "driver")
         p.rule(valid_authentication_source, "authentication_source")
-        p.rule(driver_credentials_only_without_writers, "authentication_source", "writers")
+        p.rule(
+            functools.partial(driver_credentials_only_without_writers, seeded=seeded),
+            "authentication_source",
+            "writers",
+        )
         p.field_rule(v.one_of, "identity", IDENTITIES)
         p.rule(service_account_only_for_pod, "service_account_name", "authentication_source")
         p.field_rule(v.dns_subdomain, "service_account_name")
