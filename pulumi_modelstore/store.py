@@ -629,6 +629,11 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         self.persistent_volumes: dict[str, Any] = {}
         self.claims: dict[str, Any] = {}
         self.namespaces: dict[str, Any] = {}
+        # The Job that seeds the model or publishes its manifest, where the backend makes it
+        # itself (a native fill: the EBS cache's seed volume, Hyperdisk ML's source); else the
+        # template makes it in the loader namespace. The verification Jobs wait for it.
+        self.seed_job: Any = None
+        self.seed_job_name: str | None = None
         self._access: Access | None = None
         binding = self.provision_storage(spec, cluster, facts)
         access = self.access(spec, cluster, facts)
@@ -744,7 +749,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         """With a Job-seeded model: the programs' ConfigMap where a Job runs, the seed Job in
         the loader namespace (its writer claim, service account and grant are the access
         layer's, as any writer's), then one verification Job per reader namespace, mounting as
-        :meth:`mount_for` does."""
+        :meth:`mount_for` does. Where the backend made the Job itself (``seed_job``: a native
+        fill), only the verification Jobs, after it."""
         m = c.model
         # Hyperdisk ML already outputs the revision its own fields populate: kept without a
         # model section.
@@ -755,15 +761,17 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             f"{m.manifest_dir}/manifest.json" if m and manifest else None
         )
         self.model_manifest_sha256 = pulumi.Output.from_input(m.manifest_sha256 if m else None)
-        self.seed_job: Any = None
         self.verify_jobs: dict[str, Any] = {}
-        if m is None or c.loader is None:
+        if m is None or (c.loader is None and self.seed_job is None):
             self.model_seed_job_name = pulumi.Output.from_input(None)
             self.model_verify_job_names = pulumi.Output.from_input({})
             return
         loader = c.loader
+        # A verification Job mounts the readers' claim: none where each replica restores a
+        # volume of its own from a claim template (the EBS cache).
+        verified = manifest and self._binding.claim_template is None
         config_maps = {}
-        for ns in (loader, *c.readers):
+        for ns in (*((loader,) if loader else ()), *(c.readers if verified else ())):
             # order: namespace-first
             deps = [self.namespaces[ns]] if ns in self.namespaces else []
             config_maps[ns] = model_jobs.programs_config_map(
@@ -780,21 +788,23 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             return [self.claims[ns], config_maps[ns], *([account] if account else [])]
 
         job = model_jobs.ModelJob(c.claim_name, c.labels, m.image, m.revision, m.manifest_sha256)
-        self.seed_job = model_jobs.seed_job(
-            f"{c.name}-seed-{model_jobs.slug(m.revision)}",
-            job,
-            namespace=loader,
-            source=m.source,
-            include=m.include,
-            keep_revisions=m.keep_revisions,
-            publish=type(self).model_fill[m.scheme].publish or type(self).model_publish,
-            token_secret=m.token_secret,
-            patch=self._patcher(loader, model_jobs.STORE_ROOT),
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[*ready(loader), *self.model_filled()]
-            ),
-        )
-        for ns in c.readers:
+        if loader is not None:
+            self.seed_job = model_jobs.seed_job(
+                f"{c.name}-seed-{model_jobs.slug(m.revision)}",
+                job,
+                namespace=loader,
+                source=m.source,
+                include=m.include,
+                keep_revisions=m.keep_revisions,
+                publish=type(self).model_fill[m.scheme].publish or type(self).model_publish,
+                token_secret=m.token_secret,
+                patch=self._patcher(loader, model_jobs.STORE_ROOT),
+                opts=pulumi.ResourceOptions(
+                    parent=self, depends_on=[*ready(loader), *self.model_filled()]
+                ),
+            )
+            self.seed_job_name = model_jobs.job_name(c.claim_name, "seed", m.revision)
+        for ns in c.readers if verified else ():
             self.verify_jobs[ns] = model_jobs.verify_job(
                 f"{c.name}-verify-{ns}-{model_jobs.slug(m.revision)}",
                 job,
@@ -806,11 +816,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
                 patch=self._patcher(ns, None),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.seed_job, *ready(ns)]),
             )
-        self.model_seed_job_name = pulumi.Output.from_input(
-            model_jobs.job_name(c.claim_name, "seed", m.revision)
-        )
+        self.model_seed_job_name = pulumi.Output.from_input(self.seed_job_name)
         self.model_verify_job_names = pulumi.Output.from_input(
-            {ns: model_jobs.job_name(c.claim_name, "verify", m.revision) for ns in c.readers}
+            {ns: model_jobs.job_name(c.claim_name, "verify", m.revision) for ns in self.verify_jobs}
         )
 
     def model_filled(self) -> list[pulumi.Resource]:
@@ -887,6 +895,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             )
         m = c.model
         gate: list[dict[str, Any]] = []
+        template = self._binding.claim_template(namespace) if self._binding.claim_template else None
+        # The gate mounts the model's volume: named after the claim template where there is one.
+        volume = template["metadata"]["name"] if template is not None else c.claim_name
         if m is not None and modes[namespace] and type(self).model_fill[m.scheme].manifest:
             # Readers mount the pinned revision by the volumeMount's subPath (PVs and claims do
             # not change with the revision), and wait for it to be published.
@@ -894,7 +905,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             sub_path = f"{m.revision_path}/{inner}" if inner else m.revision_path
             gate = [
                 model_jobs.gate_container(
-                    store=c.name, claim_name=c.claim_name, image=m.image, revision=m.revision
+                    store=c.name, claim_name=volume, image=m.image, revision=m.revision
                 )
             ]
         return workload_mount(
@@ -906,9 +917,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             pod=self._pod,
             loader_profile=self.loader_profile or None,
             init_containers=gate,
-            claim_template=(
-                self._binding.claim_template(namespace) if self._binding.claim_template else None
-            ),
+            claim_template=template,
         )
 
 
