@@ -26,6 +26,9 @@ What it does, in order:
    source is not opened: the files already there (matching ``--include``) are read whole, each
    hashed, and the manifest written last publishes them. Reading them also loads every file
    an association imported lazily, so readers never wait on S3 and the association can go.
+   With ``--publish source`` (a store that copies a ``gs://`` folder whole and that no Job can
+   write after: Hyperdisk ML's volume populator) there is no ``--dest``: the manifest is
+   computed from the source and written into it (``source_manifest.py``).
 4. Removes published revisions beyond ``--keep-revisions`` (the oldest first, by publish time),
    never the one just seeded and never one named by ``--in-use`` (what readers mount).
 
@@ -41,13 +44,20 @@ import hashlib
 import json
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .layout import Layout, fsync_dir, make_manifest, manifest_digest, write_atomically
+from .layout import (
+    Layout,
+    SeedError,
+    fsync_dir,
+    make_manifest,
+    manifest_digest,
+    write_atomically,
+)
 from .layout import write_termination as _write_termination
 from .sources import (
     CHUNK,
@@ -69,11 +79,9 @@ GIB = 1 << 30
 # doc/SEMANTICS.md, "Semantics tenets"); Cloud Storage FUSE renames a directory only in a
 # hierarchical-namespace bucket, else refuses or copies object by object (gcsfuse
 # docs/semantics.md, "Renaming directories is only supported in Hierarchical Namespace").
-PUBLISH = ("rename", "manifest-last", "imported")
-
-
-class SeedError(Exception):
-    """A seed that cannot finish; its message is the one line the Job reports."""
+# ``source``: the manifest is written into the source itself, for a storage that copies the
+# source folder whole and that no Job can write after (model/source_manifest.py).
+PUBLISH = ("rename", "manifest-last", "imported", "source")
 
 
 @dataclass(frozen=True)
@@ -232,11 +240,23 @@ def download(source: Source, file: SourceFile, partial: Path) -> dict[str, Any]:
     rel = safe_relative(file.path, source.uri)
     out_path = partial / rel
     out_path.parent.mkdir(parents=True, exist_ok=True)
+    with out_path.open("wb") as out:
+        entry = fetch(source, file, out.write)
+        out.flush()
+    return entry
+
+
+def fetch(
+    source: Source, file: SourceFile, write: Callable[[bytes], Any] | None = None
+) -> dict[str, Any]:
+    """Stream one file's bytes to ``write`` (default: nowhere, only hashed), checking its size
+    and digest against what the source publishes; its manifest entry."""
+    rel = safe_relative(file.path, source.uri)
     sha256 = hashlib.sha256()
     # A Git blob id is the sha1 of "blob <size>\0" and the bytes.
     git = hashlib.sha1(f"blob {file.size}\0".encode()) if file.git_sha1 else None
     size = 0
-    with source.open(file) as stream, out_path.open("wb") as out:
+    with source.open(file) as stream:
         # What the source published when the bytes were asked for (S3 sends its checksum
         # with the object), where the listing published nothing.
         published = file.sha256 or getattr(stream, "sha256", None)
@@ -250,9 +270,9 @@ def download(source: Source, file: SourceFile, partial: Path) -> dict[str, Any]:
                 git.update(chunk)
             if md5 is not None:
                 md5.update(chunk)
-            out.write(chunk)
+            if write is not None:
+                write(chunk)
             size += len(chunk)
-        out.flush()
     digest = sha256.hexdigest()
     if size != file.size:
         raise SeedError(
@@ -368,7 +388,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--source", required=True, help="hf://, s3://, gs://, az:// or file://")
     parser.add_argument("--revision", required=True, help="hf: a commit SHA; else a label")
-    parser.add_argument("--dest", required=True, type=Path, help="the store's root (mounted)")
+    parser.add_argument("--dest", type=Path, help="the store's root (mounted); not with source")
     parser.add_argument("--include", action="append", default=[], help="fnmatch pattern")
     parser.add_argument("--keep-revisions", type=int, default=2)
     parser.add_argument("--in-use", action="append", default=[], help="a revision readers mount")
@@ -379,8 +399,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--manifest-sha256", help="refuse any other manifest (sha256:<hex>)")
     parser.add_argument("--termination-log", default="/dev/termination-log")
     args = parser.parse_args(argv)
+    if args.dest is None and args.publish != "source":
+        parser.error("--dest is required unless --publish source")
     try:
-        if args.publish == "imported":
+        if args.publish == "source":
+            # Imported here: that module builds on this one.
+            from .source_manifest import publish_source
+
+            result = publish_source(
+                args.source, args.revision, manifest_sha256=args.manifest_sha256
+            )
+        elif args.publish == "imported":
             # The storage filled itself: the source is named, never opened.
             check_revision(parse_source(args.source).scheme, args.revision)
             result = publish_imported(
