@@ -446,7 +446,7 @@ def test_gs_a_composite_object_is_seeded_on_its_size(gcs_emulator: str, tmp_path
 def test_gs_publish_source_writes_the_manifest_into_the_source_for_the_populator(
     gcs_emulator: str, tmp_path: Path
 ) -> None:
-    """Hyperdisk ML's manifest Job (``seed --publish source``, run from the bundle): every
+    """Hyperdisk ML's manifest Job (``source_manifest``, run from the bundle): every
     object hashed and its md5 checked, the manifest written into the source under
     ``.modelstore/<revision>/``; the folder then copied whole, as the volume populator copies
     it to the disk, verifies as readers see it (files at the root, the manifest beside them);
@@ -454,9 +454,9 @@ def test_gs_publish_source_writes_the_manifest_into_the_source_for_the_populator
     for name, data in MODEL.items():
         upload_gcs(f"http://{gcs_emulator}", "models", f"hdml/{name}", data)
     root = materialize(tmp_path / "bundle")
-    args = ["--source", "gs://models/hdml", "--revision", "v1", "--publish", "source"]
+    args = ["--source", "gs://models/hdml", "--revision", "v1"]
     env = {"STORAGE_EMULATOR_HOST": gcs_emulator}
-    out = run_bundled(root, "seed", *args, "--termination-log", "", env=env)
+    out = run_bundled(root, "source_manifest", *args, "--termination-log", "", env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("ok: seeded v1: 4 files")
     disk = tmp_path / "disk"
@@ -469,14 +469,14 @@ def test_gs_publish_source_writes_the_manifest_into_the_source_for_the_populator
             (disk / file.path).write_bytes(stream.read())
     manifest = disk / ".modelstore/v1/manifest.json"
     assert verify(None, "v1", sample=0, files_dir=disk, manifest_path=manifest).hashed == 4
-    again = run_bundled(root, "seed", *args, "--termination-log", "", env=env)
+    again = run_bundled(root, "source_manifest", *args, "--termination-log", "", env=env)
     digest = json.loads(manifest.read_text())["digest"]
     assert again.stdout == (
         f"ok: already seeded, nothing to do: v1: 4 files, 0.0 GiB, manifest {digest}\n"
     )
     pinned = run_bundled(
         root,
-        "seed",
+        "source_manifest",
         *args,
         "--manifest-sha256",
         "sha256:" + "0" * 64,

@@ -7,7 +7,7 @@ authorised by the GKE metadata server's token.
   (a string) and, for objects that have one, ``md5Hash`` (base64).
 - Download: ``GET <endpoint>/storage/v1/b/<bucket>/o/<object, percent-encoded>?alt=media``
   ("Objects: get", .../json_api/v1/objects/get: ``alt=media`` returns the object data).
-- Upload (a manifest only, ``seed --publish source``): ``POST <endpoint>/upload/storage/v1/b/
+- Upload (a manifest only, ``source_manifest.py``): ``POST <endpoint>/upload/storage/v1/b/
   <bucket>/o?uploadType=media&name=<object>`` with the bytes as the body ("Objects: insert",
   .../json_api/v1/objects/insert; "Perform a single-request upload",
   cloud.google.com/storage/docs/uploading-objects): one request, so the object appears whole

@@ -26,13 +26,6 @@ STATE = ".modelstore"
 REVISIONS = "revisions"
 
 
-class SeedError(Exception):
-    """A seed that cannot finish; its message is the one line the Job reports. Defined here,
-    not in ``seed.py``: a Job runs that module as ``__main__``, and a module it imports that
-    builds on it (``source_manifest.py``) gets a second copy, whose errors must still be this
-    class."""
-
-
 @dataclass(frozen=True)
 class Layout:
     """The paths of one store root."""

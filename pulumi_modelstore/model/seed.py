@@ -26,9 +26,6 @@ What it does, in order:
    source is not opened: the files already there (matching ``--include``) are read whole, each
    hashed, and the manifest written last publishes them. Reading them also loads every file
    an association imported lazily, so readers never wait on S3 and the association can go.
-   With ``--publish source`` (a store that copies a ``gs://`` folder whole and that no Job can
-   write after: Hyperdisk ML's volume populator) there is no ``--dest``: the manifest is
-   computed from the source and written into it (``source_manifest.py``).
 4. Removes published revisions beyond ``--keep-revisions`` (the oldest first, by publish time),
    never the one just seeded and never one named by ``--in-use`` (what readers mount).
 
@@ -50,14 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .layout import (
-    Layout,
-    SeedError,
-    fsync_dir,
-    make_manifest,
-    manifest_digest,
-    write_atomically,
-)
+from .layout import Layout, fsync_dir, make_manifest, manifest_digest, write_atomically
 from .layout import write_termination as _write_termination
 from .sources import (
     CHUNK,
@@ -79,9 +69,11 @@ GIB = 1 << 30
 # doc/SEMANTICS.md, "Semantics tenets"); Cloud Storage FUSE renames a directory only in a
 # hierarchical-namespace bucket, else refuses or copies object by object (gcsfuse
 # docs/semantics.md, "Renaming directories is only supported in Hierarchical Namespace").
-# ``source``: the manifest is written into the source itself, for a storage that copies the
-# source folder whole and that no Job can write after (model/source_manifest.py).
-PUBLISH = ("rename", "manifest-last", "imported", "source")
+PUBLISH = ("rename", "manifest-last", "imported")
+
+
+class SeedError(Exception):
+    """A seed that cannot finish; its message is the one line the Job reports."""
 
 
 @dataclass(frozen=True)
@@ -388,7 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--source", required=True, help="hf://, s3://, gs://, az:// or file://")
     parser.add_argument("--revision", required=True, help="hf: a commit SHA; else a label")
-    parser.add_argument("--dest", type=Path, help="the store's root (mounted); not with source")
+    parser.add_argument("--dest", required=True, type=Path, help="the store's root (mounted)")
     parser.add_argument("--include", action="append", default=[], help="fnmatch pattern")
     parser.add_argument("--keep-revisions", type=int, default=2)
     parser.add_argument("--in-use", action="append", default=[], help="a revision readers mount")
@@ -399,17 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--manifest-sha256", help="refuse any other manifest (sha256:<hex>)")
     parser.add_argument("--termination-log", default="/dev/termination-log")
     args = parser.parse_args(argv)
-    if args.dest is None and args.publish != "source":
-        parser.error("--dest is required unless --publish source")
     try:
-        if args.publish == "source":
-            # Imported here: that module builds on this one.
-            from .source_manifest import publish_source
-
-            result = publish_source(
-                args.source, args.revision, manifest_sha256=args.manifest_sha256
-            )
-        elif args.publish == "imported":
+        if args.publish == "imported":
             # The storage filled itself: the source is named, never opened.
             check_revision(parse_source(args.source).scheme, args.revision)
             result = publish_imported(
