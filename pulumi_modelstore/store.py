@@ -472,7 +472,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     """The manifest's digest once pinned (``model.manifest_sha256``; unknown before the first
     seed, whose termination message shows it). None until pinned."""
     model_seed_job_name: pulumi.Output[str | None]
-    """The seed Job's name (in the loader namespace). None when no Job seeds the model."""
+    """The seed Job's name (in the loader namespace; Hyperdisk ML: the Job that writes the
+    manifest into the source). None when no Job seeds the model."""
     model_verify_job_names: pulumi.Output[dict[str, str]]
     """Reader namespace -> its verification Job's name: a consumer stack depends on them to
     start serving only once its namespace's mount is proven. Empty without a Job-seeded
@@ -898,11 +899,14 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         template = self._binding.claim_template(namespace) if self._binding.claim_template else None
         # The gate mounts the model's volume: named after the claim template where there is one.
         volume = template["metadata"]["name"] if template is not None else c.claim_name
-        if m is not None and modes[namespace] and type(self).model_fill[m.scheme].manifest:
+        fill = type(self).model_fill[m.scheme] if m is not None else None
+        if m is not None and fill is not None and modes[namespace] and fill.manifest:
             # Readers mount the pinned revision by the volumeMount's subPath (PVs and claims do
-            # not change with the revision), and wait for it to be published.
+            # not change with the revision), or the root of a volume that holds one revision
+            # (Fill.root), and wait for it to be published.
             inner = sub_path.strip("/") if sub_path else ""
-            sub_path = f"{m.revision_path}/{inner}" if inner else m.revision_path
+            if not fill.root:
+                sub_path = f"{m.revision_path}/{inner}" if inner else m.revision_path
             gate = [
                 model_jobs.gate_container(
                     store=c.name, claim_name=volume, image=m.image, revision=m.revision

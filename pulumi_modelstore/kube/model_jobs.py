@@ -290,6 +290,31 @@ def seed_job(
     return _job(resource_name, job, "seed", namespace, pod, patch, SEED_TIMEOUT_MINUTES, opts)
 
 
+def source_manifest_job(
+    resource_name: str,
+    job: ModelJob,
+    *,
+    namespace: str,
+    source: str,
+    service_account_name: str,
+    opts: pulumi.ResourceOptions,
+) -> k8s.batch.v1.Job:
+    """The Job that writes ``job.revision``'s manifest into its ``gs://`` source
+    (``model/source_manifest.py``), before a storage that copies the source folder whole
+    (Hyperdisk ML's volume populator) copies it; it mounts no volume and runs as
+    ``service_account_name``, the one account with a writer grant on the source bucket."""
+    args = ["--source", source, "--revision", job.revision]
+    if job.manifest_sha256:
+        args += ["--manifest-sha256", job.manifest_sha256]
+    container = _program_container("manifest", job.image, "source_manifest", args, [])
+    pod = _base_pod(job.claim_name, [container])
+
+    def patch(pod: dict[str, Any], labels: Mapping[str, str]) -> tuple[Any, Any]:
+        return {**pod, "serviceAccountName": service_account_name}, {"labels": dict(labels)}
+
+    return _job(resource_name, job, "manifest", namespace, pod, patch, SEED_TIMEOUT_MINUTES, opts)
+
+
 def verify_job(
     resource_name: str,
     job: ModelJob,
