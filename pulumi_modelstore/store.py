@@ -452,6 +452,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     # How the seed publishes a revision (the seed program's ``--publish``): ``rename`` on file
     # systems; ``manifest-last`` where the mount cannot rename a directory in one step.
     model_publish = "rename"
+    # How long a verification Job may take, start to end, and ``pulumi up`` waits for it.
+    # Default: model_jobs.VERIFY_TIMEOUT_MINUTES (the revision is published before it starts).
+    model_verify_minutes = model_jobs.VERIFY_TIMEOUT_MINUTES
 
     claim_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolumeClaim name."""
@@ -814,6 +817,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
                 files_path=c.mount_path,
                 verify=m.verify,
                 sample_files=SAMPLE_FILES,
+                minutes=type(self).model_verify_minutes,
                 patch=self._patcher(ns, None),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.seed_job, *ready(ns)]),
             )

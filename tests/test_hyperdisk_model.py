@@ -154,6 +154,9 @@ def test_a_verification_job_per_reader_mounts_as_mount_for_does(v1: Any) -> None
     args = container["args"]
     assert args[args.index("--files") + 1] == "/mnt/models"
     assert args[args.index("--label") + 1] == "llama/inference"
+    # Its pod waits for the populator's whole transfer before it verifies.
+    minutes = model_jobs.SEED_TIMEOUT_MINUTES + model_jobs.VERIFY_TIMEOUT_MINUTES
+    assert job["spec"]["activeDeadlineSeconds"] == minutes * 60
     states = {s["urn"].rsplit("::", 1)[1]: s["newState"] for s in p.steps}
     deps = {d.rsplit("::", 1)[1] for d in states["llama-verify-inference-v1"]["dependencies"]}
     assert {"llama-manifest-v1", "llama-pvc-inference-v1"} <= deps

@@ -1230,6 +1230,9 @@ def test_an_fsx_s3_model_revision_change_adds_an_association_and_replaces_no_vol
     assert touched.isdisjoint({PV, PVC, FSX}), touched
 
 
+VERIFY = ("verify-inference", "verify-batch-inference")
+
+
 def test_a_hyperdisk_gs_model_revision_change_adds_a_claim_beside_the_old_one(tmp_path, capsys):
     """gke-hyperdisk with a gs:// model moved from r1 to r2, r1 listed in
     ``previous_revisions``: the r2 StorageClass, data sources and claims (named after r2) are
@@ -1276,6 +1279,13 @@ def test_a_hyperdisk_gs_model_revision_change_adds_a_claim_beside_the_old_one(tm
     }
     touched = {c.type for c in cmp.changes if c.op in ("replace", "delete")}
     assert touched.isdisjoint({PV, PVC, DATA_SOURCE, STORAGE_CLASS}), touched
+    # r2's manifest Job and verification Jobs are new Jobs; r1's go (its manifest stays in
+    # its folder, its disks keep their copy).
+    jobs = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, "kubernetes:batch/v1:Job")}
+    assert jobs == {
+        **{f"llama-{role}-r1": "delete" for role in ("manifest", *VERIFY)},
+        **{f"llama-{role}-r2": "create" for role in ("manifest", *VERIFY)},
+    }
     # The readers' mounts move to the r2 claim.
     mounts = json.dumps(after["outputs"])
     assert '"claimName": "llama-r2"' in mounts and '"claimName": "llama-r1"' not in mounts

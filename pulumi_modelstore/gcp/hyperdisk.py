@@ -325,6 +325,10 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         ),
         native={"gs": Fill("native", root=True)},
     )
+    # A verification pod waits for its claim to bind, which it does once the populator's
+    # transfer (which starts when the claim appears) has copied the whole folder: as long as a
+    # seed Job's download may take, then the verification itself.
+    model_verify_minutes = model_jobs.SEED_TIMEOUT_MINUTES + model_jobs.VERIFY_TIMEOUT_MINUTES
 
     storage_class_name: pulumi.Output[str]
     """The ``hyperdisk-ml`` StorageClass the claims are provisioned from."""

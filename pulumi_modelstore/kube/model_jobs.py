@@ -326,11 +326,13 @@ def verify_job(
     sample_files: int,
     patch: Any,
     opts: pulumi.ResourceOptions,
+    minutes: int = VERIFY_TIMEOUT_MINUTES,
 ) -> k8s.batch.v1.Job:
     """The Job that verifies ``job.revision`` in a reader namespace as its pods see it: ``patch``
     is that namespace's ``WorkloadMount.patch_pod_spec`` (the revision's subPath at
     ``files_path``, read-only, the gate, the service account and pod metadata), and the
-    manifest's directory is mounted read-only as the gate mounts it."""
+    manifest's directory is mounted read-only as the gate mounts it. ``minutes``: the Job's
+    deadline and ``pulumi up``'s wait. Default: :data:`VERIFY_TIMEOUT_MINUTES`."""
     args = [
         "--files",
         files_path,
@@ -355,7 +357,7 @@ def verify_job(
     }
     container = _program_container("verify", job.image, "verify", args, [manifest_mount])
     pod = _base_pod(job.claim_name, [container])
-    return _job(resource_name, job, "verify", namespace, pod, patch, VERIFY_TIMEOUT_MINUTES, opts)
+    return _job(resource_name, job, "verify", namespace, pod, patch, minutes, opts)
 
 
 def gate_container(*, store: str, claim_name: str, image: str, revision: str) -> dict[str, Any]:

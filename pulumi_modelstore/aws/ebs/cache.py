@@ -723,7 +723,9 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         by a rename with its manifest, as on the other Job-seeded stores: what the snapshot
         holds. It runs in the cache's namespace (where the snapshot is cut) as
         ``loader_service_account_name``, with ``fsGroup`` set so the non-root program may write
-        the fresh volume (the EBS CSI driver applies fsGroup to its volumes)."""
+        the fresh volume: the kubelet gives an EBS volume to that group (the driver's CSIDriver
+        declares ``fsGroupPolicy: File``, kubernetes-sigs/aws-ebs-csi-driver
+        ``charts/aws-ebs-csi-driver/templates/csidriver.yaml``)."""
         ns = self._namespace
         claim_name = self._common_claim_name
         config_map = model_jobs.programs_config_map(
