@@ -181,8 +181,8 @@ def grant_consumers(
     accounts: dict[str, Any] = {}
     if declared.create_service_accounts:
         for c in consumers:
-            accounts[c.namespace] = _service_account(
-                store, common, cluster, declared, c, by_namespace[c.namespace]
+            accounts[c.namespace] = consumer_service_account(
+                store, common, cluster, declared.account_role, c, by_namespace[c.namespace]
             )
     pod = PodSide(
         service_account_name=declared.service_account if declared.pods_run_as else None,
@@ -199,14 +199,18 @@ def _group(per: str, consumer: Consumer) -> str:
     return consumer.namespace
 
 
-def _service_account(
+def consumer_service_account(
     store: pulumi.Resource,
     common: _Common,
     cluster: ClusterScope,
-    declared: ConsumerAccess,
+    role: str,
     consumer: Consumer,
     grant: Grant,
 ) -> "k8s.core.v1.ServiceAccount":
+    """A consumer's service account (resource ``<store>-<role>-<namespace>``), annotated as its
+    grant says, after its namespace where the store creates it: every declared consumer's
+    (:func:`grant_consumers`), and that of a Job a backend runs as a consumer of its own
+    (Hyperdisk ML's manifest Job, the one writer of its source bucket)."""
     ns = consumer.namespace
     metadata: Any = {
         "name": consumer.service_account,
@@ -218,7 +222,7 @@ def _service_account(
     # The namespace must exist first, where the store creates it (order: namespace-first).
     depends = [cluster.namespace(ns, store, common.name)] if common.creates_namespace(ns) else []
     return k8s.core.v1.ServiceAccount(
-        service_account_resource_name(common.name, declared.account_role, ns),
+        service_account_resource_name(common.name, role, ns),
         metadata=metadata,
         opts=pulumi.ResourceOptions(parent=store, depends_on=depends),
     )

@@ -171,9 +171,9 @@ class StoreCommon:
 
     def creates_namespace(self, namespace: str) -> bool:
         """Whether the store creates ``namespace``: every consumer's with
-        ``create_namespaces``, and the default loader namespace always."""
+        ``create_namespaces``, and the model's default loader namespace always."""
         m = self.model
-        default_loader = m is not None and m.namespace_is_default and namespace == self.loader
+        default_loader = m is not None and m.namespace_is_default and namespace == m.namespace
         return self.create_namespaces or default_loader
 
     def volume_name(self, namespace: str) -> str:

@@ -47,7 +47,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .. import validation as v
-from ..access import Access, Consumer, ConsumerAccess, Grant, service_account_resource_name
+from ..access import Access, Consumer, ConsumerAccess, Grant, consumer_service_account
 from ..backup import BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
@@ -485,26 +485,19 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         m = c.model
         assert m is not None
         ns, account_name = m.namespace, a["service_account_name"]
+        consumer = Consumer(ns, False, account_name)
         # The default namespace is the store's own; one named is made with create_namespaces
         # (order: namespace-first).
-        made = m.namespace_is_default or c.create_namespaces
-        after = [cluster.namespace(ns, self, c.name)] if made else []
+        after = [cluster.namespace(ns, self, c.name)] if c.creates_namespace(ns) else []
         grant = gcp_identity.grant(
             f"{c.name}-manifest-write-{ns}",
             facts=facts,
             bucket=d["bucket"],
             role=WRITER_ROLE,
-            consumer=Consumer(ns, False, account_name),
+            consumer=consumer,
             parent=self,
         )
-        metadata: Any = {"name": account_name, "namespace": ns, "labels": c.labels}
-        if grant.service_account_annotations is not None:
-            metadata["annotations"] = dict(grant.service_account_annotations)
-        account = k8s.core.v1.ServiceAccount(
-            service_account_resource_name(c.name, "manifest", ns),
-            metadata=metadata,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=after),
-        )
+        account = consumer_service_account(self, c, cluster, "manifest", consumer, grant)
         config_map = model_jobs.programs_config_map(
             f"{c.name}-programs-{ns}",
             claim_name=c.claim_name,
