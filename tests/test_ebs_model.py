@@ -279,6 +279,14 @@ def test_bad_model_sections_are_refused_before_anything_registers(program: Any, 
     assert_refused(program, message)
 
 
+def test_the_seed_claim_and_the_programs_wait_for_a_namespace_the_cache_creates() -> None:
+    p, _ = _planned(model=MODEL, create_namespaces=True)
+    (namespace,) = p.by_type("kubernetes:core/v1:Namespace")
+    for type_ in (PVC, CONFIG_MAP):
+        (state,) = p.by_type(type_)
+        assert namespace["urn"] in state["dependencies"], type_
+
+
 def test_an_s3_model_runs_as_the_loader_service_account() -> None:
     p, _ = _planned(
         model={"source": "s3://acme-models/llama", "revision": "v1"},

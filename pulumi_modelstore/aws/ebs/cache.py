@@ -660,6 +660,13 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         self._suffix = (
             f"-{model_jobs.slug(self._model_section.revision)}" if self._model_section else ""
         )
+        # The cache's namespace, where the store creates it: what the seed claim and the
+        # programs' ConfigMap wait for (order: namespace-first).
+        self._in_namespace = (
+            [cluster.namespace(self._namespace, self, self._name)]
+            if spec.common.creates_namespace(self._namespace)
+            else []
+        )
         self._storage_class_name = self._class(spec.derived)
         self._seed()
         self._snapshot_name = self._snapshot()
@@ -709,7 +716,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
             size=self._values["volume_size"],
             storage_class_name=self._storage_class_name,
             labels={**self._labels, "modelstore.pulumi.com/role": "seed"},
-            opts=self._child(),
+            opts=self._child(*self._in_namespace),
         )
         if self._model_section is not None:
             self.loader_job = self.seed_job = self._model_seed_job(self._model_section)
@@ -733,8 +740,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
             claim_name=claim_name,
             namespace=ns,
             labels=self._labels,
-            # Plain data, nothing to wait for: the Job waits for it.
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self._in_namespace),
         )
         account = self._values["loader_service_account_name"]
         seed_claim_name = f"{self._base}-seed"
