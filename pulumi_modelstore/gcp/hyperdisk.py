@@ -137,8 +137,10 @@ class HyperdiskMlModelStoreArgs(GcpModelStoreArgs, total=False):
     service_account_name: str
     """The Kubernetes service account the store creates in each reader namespace for the
     populator's transfer (``GCPDataSource.spec.cloudStorage.serviceAccountName``); the store
-    grants its workload identity principal ``roles/storage.objectViewer`` on the bucket.
-    Default: the claim name followed by ``-hdml-loader``."""
+    grants its workload identity principal ``roles/storage.objectViewer`` on the bucket. With
+    a ``model`` section the store also makes it in ``model.namespace`` for the manifest Job,
+    whose principal alone gets ``roles/storage.objectUser`` (it writes the manifest into the
+    folder). Default: the claim name followed by ``-hdml-loader``."""
     create_compute_class: bool
     """Create the ComputeClass ``gcs-to-hdml-compute-class`` the populator's transfer Job
     runs on (once per cluster; machine families c3, then c3d, node pools auto-created). Leave
