@@ -205,7 +205,7 @@ def grant_consumers(
     accounts: dict[str, Any] = {}
     if declared.create_service_accounts:
         for c in consumers:
-            accounts[c.namespace] = service_account(
+            accounts[c.namespace] = consumer_service_account(
                 store, common, cluster, declared.account_role, c, by_namespace[c.namespace]
             )
     pod = PodSide(
@@ -223,7 +223,7 @@ def _group(per: str, consumer: Consumer) -> str:
     return consumer.namespace
 
 
-def service_account(
+def consumer_service_account(
     store: pulumi.Resource,
     common: _Common,
     cluster: ClusterScope,
@@ -231,8 +231,10 @@ def service_account(
     consumer: Consumer,
     grant: Grant,
 ) -> "k8s.core.v1.ServiceAccount":
-    """``consumer``'s service account (resource ``<store>-<role>-<namespace>``) with the
-    annotations ``grant`` asks for, after its namespace where the store creates it."""
+    """A consumer's service account (resource ``<store>-<role>-<namespace>``), annotated as its
+    grant says, after its namespace where the store creates it: every declared consumer's
+    (:func:`grant_consumers`), and that of a Job a backend runs as a consumer of its own
+    (Hyperdisk ML's manifest Job, the one writer of its source bucket)."""
     ns = consumer.namespace
     metadata: Any = {
         "name": consumer.service_account,

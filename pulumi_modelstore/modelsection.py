@@ -112,10 +112,12 @@ class Fill:
     filled (``imported``: a seed Job, as the loader namespace's writer, hashes the files and
     writes the manifest). Default: empty, no Job runs."""
     manifest: bool = True
-    """Whether the store holds ``revisions/<revision>/`` and its manifest. False for a native
-    fill that puts one revision at the volume's root and that no Job can write a manifest to
-    (Hyperdisk ML); readers then mount the root with no gate, and no verification Job runs.
-    Default: ``True``."""
+    """Whether the store holds the revision's manifest (``.modelstore/<revision>/
+    manifest.json``), so readers are gated on it and verified against it. Default: ``True``."""
+    root: bool = False
+    """Whether the revision is the volume's root (one revision per volume, the manifest's
+    ``.modelstore/<revision>/`` beside its files: Hyperdisk ML) instead of
+    ``revisions/<revision>/``: readers then mount the root. Default: ``False``."""
 
     @property
     def job(self) -> bool:

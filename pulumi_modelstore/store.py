@@ -40,8 +40,8 @@ from .access import (
     Grant,
     PodSide,
     SourceGrant,
+    consumer_service_account,
     grant_consumers,
-    service_account,
 )
 from .backup import REFUSED_NOT_OWNED, BackupArgs, BackupSupport, settle_backup
 from .cluster import ClusterScope, KubernetesCluster
@@ -167,6 +167,11 @@ class StoreCommon:
     loader: str | None = None
     """The seed Job's namespace, an internal writer consumer (the model's ``namespace``), when
     the model is seeded by a Job; else None."""
+    reads_source: bool = False
+    """Whether the seed Job reads the model from an object store (``s3://``, ``gs://``,
+    ``az://``): it then needs a read grant on the source besides its write grant on the store
+    (``ModelStore.source_access``). Not where the storage fills itself and a Job only publishes
+    what it imported (FSx from ``s3://``): that Job reads the store alone."""
 
     @property
     def consumers(self) -> tuple[tuple[str, bool], ...]:
@@ -178,19 +183,11 @@ class StoreCommon:
             + loader
         )
 
-    @property
-    def reads_source(self) -> bool:
-        """Whether the seed Job reads the model from an object store (``s3://``, ``gs://``,
-        ``az://``): it then needs a read grant on the source besides its write grant on the
-        store (``ModelStore.source_access``)."""
-        m = self.model
-        return m is not None and self.loader is not None and m.scheme in OBJECT_SCHEMES
-
     def creates_namespace(self, namespace: str) -> bool:
         """Whether the store creates ``namespace``: every consumer's with
-        ``create_namespaces``, and the default loader namespace always."""
+        ``create_namespaces``, and the model's default loader namespace always."""
         m = self.model
-        default_loader = m is not None and m.namespace_is_default and namespace == self.loader
+        default_loader = m is not None and m.namespace_is_default and namespace == m.namespace
         return self.create_namespaces or default_loader
 
     def volume_name(self, namespace: str) -> str:
@@ -469,6 +466,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     # How the seed publishes a revision (the seed program's ``--publish``): ``rename`` on file
     # systems; ``manifest-last`` where the mount cannot rename a directory in one step.
     model_publish = "rename"
+    # How long a verification Job may take, start to end, and ``pulumi up`` waits for it.
+    # Default: model_jobs.VERIFY_TIMEOUT_MINUTES (the revision is published before it starts).
+    model_verify_minutes = model_jobs.VERIFY_TIMEOUT_MINUTES
 
     claim_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolumeClaim name."""
@@ -489,7 +489,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     """The manifest's digest once pinned (``model.manifest_sha256``; unknown before the first
     seed, whose termination message shows it). None until pinned."""
     model_seed_job_name: pulumi.Output[str | None]
-    """The seed Job's name (in the loader namespace). None when no Job seeds the model."""
+    """The seed Job's name (in the loader namespace; Hyperdisk ML: the Job that writes the
+    manifest into the source). None when no Job seeds the model."""
     model_verify_job_names: pulumi.Output[dict[str, str]]
     """Reader namespace -> its verification Job's name: a consumer stack depends on them to
     start serving only once its namespace's mount is proven. Empty without a Job-seeded
@@ -526,8 +527,10 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             claim = common.claim_name
             model = p.check(lambda: parse_model(resource_name, p["model"], cls.model_fill, claim))
             if model is not None:
-                loader = model.namespace if cls.model_fill[model.scheme].job else None
-                common = replace(common, model=model, loader=loader)
+                fill = cls.model_fill[model.scheme]
+                loader = model.namespace if fill.job else None
+                reads = fill.how == "job" and model.scheme in OBJECT_SCHEMES
+                common = replace(common, model=model, loader=loader, reads_source=reads)
                 # The backend's rules may ask whether a Job writes the model (its namespace).
                 p.derived["loader"] = loader
                 p.check(lambda: _loader_is_no_consumer(resource_name, common))
@@ -669,6 +672,11 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         self.persistent_volumes: dict[str, Any] = {}
         self.claims: dict[str, Any] = {}
         self.namespaces: dict[str, Any] = {}
+        # The Job that seeds the model or publishes its manifest, where the backend makes it
+        # itself (a native fill: the EBS cache's seed volume, Hyperdisk ML's source); else the
+        # template makes it in the loader namespace. The verification Jobs wait for it.
+        self.seed_job: Any = None
+        self.seed_job_name: str | None = None
         self._access: Access | None = None
         binding = self.provision_storage(spec, cluster, facts)
         access = self.access(spec, cluster, facts)
@@ -788,7 +796,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         the loader namespace (its writer claim, service account and grant are the access
         layer's, as any writer's; with an object store source, after its read grant there,
         ``source``), then one verification Job per reader namespace, mounting as
-        :meth:`mount_for` does."""
+        :meth:`mount_for` does. Where the backend made the Job itself (``seed_job``: a native
+        fill), only the verification Jobs, after it."""
         m = c.model
         # Hyperdisk ML already outputs the revision its own fields populate: kept without a
         # model section.
@@ -799,16 +808,18 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             f"{m.manifest_dir}/manifest.json" if m and manifest else None
         )
         self.model_manifest_sha256 = pulumi.Output.from_input(m.manifest_sha256 if m else None)
-        self.seed_job: Any = None
         self.seed_service_account: Any = None
         self.verify_jobs: dict[str, Any] = {}
-        if m is None or c.loader is None:
+        if m is None or (c.loader is None and self.seed_job is None):
             self.model_seed_job_name = pulumi.Output.from_input(None)
             self.model_verify_job_names = pulumi.Output.from_input({})
             return
         loader = c.loader
+        # A verification Job mounts the readers' claim: none where each replica restores a
+        # volume of its own from a claim template (the EBS cache).
+        verified = manifest and self._binding.claim_template is None
         config_maps = {}
-        for ns in (loader, *c.readers):
+        for ns in (*((loader,) if loader else ()), *(c.readers if verified else ())):
             # order: namespace-first
             deps = [self.namespaces[ns]] if ns in self.namespaces else []
             config_maps[ns] = model_jobs.programs_config_map(
@@ -824,32 +835,39 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             account = access.service_accounts.get(ns)
             return [self.claims[ns], config_maps[ns], *([account] if account else [])]
 
-        seed_deps = [*ready(loader), *self.model_filled()]
-        patch = self._patcher(loader, model_jobs.STORE_ROOT)
-        if source is not None:
-            # The seed reads the source as it starts: before its read grant exists the first
-            # request is denied (order: seed-after-source-grant).
-            seed_deps += source.ready
-            if source.account is not None:
-                self.seed_service_account = service_account(
-                    self, c, self.cluster, "seed", source.account, source.grant or Grant(ready=())
-                )
-                seed_deps.append(self.seed_service_account)  # order: job-after-its-mount
-                patch = _run_as(patch, source.account.service_account, source.pod_labels)
         job = model_jobs.ModelJob(c.claim_name, c.labels, m.image, m.revision, m.manifest_sha256)
-        self.seed_job = model_jobs.seed_job(
-            f"{c.name}-seed-{model_jobs.slug(m.revision)}",
-            job,
-            namespace=loader,
-            source=m.source,
-            include=m.include,
-            keep_revisions=m.keep_revisions,
-            publish=type(self).model_fill[m.scheme].publish or type(self).model_publish,
-            token_secret=m.token_secret,
-            patch=patch,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=seed_deps),
-        )
-        for ns in c.readers:
+        if loader is not None:
+            seed_deps = [*ready(loader), *self.model_filled()]
+            patch = self._patcher(loader, model_jobs.STORE_ROOT)
+            if source is not None:
+                # The seed reads the source as it starts: before its read grant exists the
+                # first request is denied (order: seed-after-source-grant).
+                seed_deps += source.ready
+                if source.account is not None:
+                    self.seed_service_account = consumer_service_account(
+                        self,
+                        c,
+                        self.cluster,
+                        "seed",
+                        source.account,
+                        source.grant or Grant(ready=()),
+                    )
+                    seed_deps.append(self.seed_service_account)  # order: job-after-its-mount
+                    patch = _run_as(patch, source.account.service_account, source.pod_labels)
+            self.seed_job = model_jobs.seed_job(
+                f"{c.name}-seed-{model_jobs.slug(m.revision)}",
+                job,
+                namespace=loader,
+                source=m.source,
+                include=m.include,
+                keep_revisions=m.keep_revisions,
+                publish=type(self).model_fill[m.scheme].publish or type(self).model_publish,
+                token_secret=m.token_secret,
+                patch=patch,
+                opts=pulumi.ResourceOptions(parent=self, depends_on=seed_deps),
+            )
+            self.seed_job_name = model_jobs.job_name(c.claim_name, "seed", m.revision)
+        for ns in c.readers if verified else ():
             self.verify_jobs[ns] = model_jobs.verify_job(
                 f"{c.name}-verify-{ns}-{model_jobs.slug(m.revision)}",
                 job,
@@ -858,14 +876,13 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
                 files_path=c.mount_path,
                 verify=m.verify,
                 sample_files=SAMPLE_FILES,
+                minutes=type(self).model_verify_minutes,
                 patch=self._patcher(ns, None),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[self.seed_job, *ready(ns)]),
             )
-        self.model_seed_job_name = pulumi.Output.from_input(
-            model_jobs.job_name(c.claim_name, "seed", m.revision)
-        )
+        self.model_seed_job_name = pulumi.Output.from_input(self.seed_job_name)
         self.model_verify_job_names = pulumi.Output.from_input(
-            {ns: model_jobs.job_name(c.claim_name, "verify", m.revision) for ns in c.readers}
+            {ns: model_jobs.job_name(c.claim_name, "verify", m.revision) for ns in self.verify_jobs}
         )
 
     def model_filled(self) -> list[pulumi.Resource]:
@@ -942,14 +959,20 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             )
         m = c.model
         gate: list[dict[str, Any]] = []
-        if m is not None and modes[namespace] and type(self).model_fill[m.scheme].manifest:
+        template = self._binding.claim_template(namespace) if self._binding.claim_template else None
+        # The gate mounts the model's volume: named after the claim template where there is one.
+        volume = template["metadata"]["name"] if template is not None else c.claim_name
+        fill = type(self).model_fill[m.scheme] if m is not None else None
+        if m is not None and fill is not None and modes[namespace] and fill.manifest:
             # Readers mount the pinned revision by the volumeMount's subPath (PVs and claims do
-            # not change with the revision), and wait for it to be published.
+            # not change with the revision), or the root of a volume that holds one revision
+            # (Fill.root), and wait for it to be published.
             inner = sub_path.strip("/") if sub_path else ""
-            sub_path = f"{m.revision_path}/{inner}" if inner else m.revision_path
+            if not fill.root:
+                sub_path = f"{m.revision_path}/{inner}" if inner else m.revision_path
             gate = [
                 model_jobs.gate_container(
-                    store=c.name, claim_name=c.claim_name, image=m.image, revision=m.revision
+                    store=c.name, claim_name=volume, image=m.image, revision=m.revision
                 )
             ]
         return workload_mount(
@@ -961,9 +984,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             pod=self._pod,
             loader_profile=self.loader_profile or None,
             init_containers=gate,
-            claim_template=(
-                self._binding.claim_template(namespace) if self._binding.claim_template else None
-            ),
+            claim_template=template,
         )
 
 

@@ -776,7 +776,7 @@ def test_outputs_name_claims_snapshot_and_classes():
         "snapshotClassName": "ebs-snapshots",
         "claimTemplateName": "llama-r2",
         "volumeSize": "100Gi",
-        # The model section's outputs: the cache takes no section yet (its loader fills it).
+        # The model section's outputs: none without a section (the loader fills the cache).
         "modelRevision": None,
         "modelManifestPath": None,
         "modelManifestSha256": None,
@@ -1229,13 +1229,13 @@ BAD_CACHE = [
     ({"fs_type": "btrfs"}, "llama: fs_type must be one of ext4, xfs, got 'btrfs'"),
     (
         {"loader": None},
-        "llama: loader, source_claim_name or source_snapshot_name must be exactly one of them, "
-        "got []",
+        "llama: model, loader, source_claim_name or source_snapshot_name must be exactly one of "
+        "them, got []",
     ),
     (
         {"source_snapshot_name": "llama-published"},
-        "llama: loader, source_claim_name or source_snapshot_name must be exactly one of them, "
-        "got ['loader', 'source_snapshot_name']",
+        "llama: model, loader, source_claim_name or source_snapshot_name must be exactly one of "
+        "them, got ['loader', 'source_snapshot_name']",
     ),
     (
         {"loader": {"command": ["true"]}},

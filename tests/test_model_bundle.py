@@ -110,6 +110,8 @@ def test_the_bundle_fits_a_configmap() -> None:
     assert size < CONFIGMAP_LIMIT // 2, size
 
 
-def test_command_names_only_the_two_programs() -> None:
-    with pytest.raises(ValueError, match=r"^program must be one of seed, verify, got 'x'$"):
+def test_command_names_only_the_programs() -> None:
+    with pytest.raises(
+        ValueError, match=r"^program must be one of seed, verify, source_manifest, got 'x'$"
+    ):
         bundle.command("x", "/opt/modelstore")

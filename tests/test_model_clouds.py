@@ -23,7 +23,7 @@ from pulumi_modelstore.model import aws, bundle
 from pulumi_modelstore.model import seed as seed_mod
 from pulumi_modelstore.model.sources import SourceError
 from pulumi_modelstore.model.verify import verify
-from tests.test_model_bundle import materialize, seed_bundled
+from tests.test_model_bundle import materialize, run_bundled, seed_bundled
 from tests.tools import StubHandler, moto_server, serving
 
 MODEL = {
@@ -441,6 +441,64 @@ def test_gs_a_composite_object_is_seeded_on_its_size(gcs_emulator: str, tmp_path
     assert result.files == 4
     manifest = json.loads((tmp_path / ".modelstore/v1/manifest.json").read_text())
     assert {f["path"]: f["sha256"] for f in manifest["files"]}[SHARD] == sha256(MODEL[SHARD])
+
+
+def test_gs_publish_source_writes_the_manifest_into_the_source_for_the_populator(
+    gcs_emulator: str, tmp_path: Path
+) -> None:
+    """Hyperdisk ML's manifest Job (``source_manifest``, run from the bundle): every
+    object hashed and its md5 checked, the manifest written into the source under
+    ``.modelstore/<revision>/``; the folder then copied whole, as the volume populator copies
+    it to the disk, verifies as readers see it (files at the root, the manifest beside them);
+    a rerun writes nothing."""
+    for name, data in MODEL.items():
+        upload_gcs(f"http://{gcs_emulator}", "models", f"hdml/{name}", data)
+    root = materialize(tmp_path / "bundle")
+    args = ["--source", "gs://models/hdml", "--revision", "v1"]
+    env = {"STORAGE_EMULATOR_HOST": gcs_emulator}
+    out = run_bundled(root, "source_manifest", *args, "--termination-log", "", env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ok: seeded v1: 4 files")
+    disk = tmp_path / "disk"
+    source = gcs_source(gcs_emulator, "hdml")
+    copied = source.files()
+    assert sorted(f.path for f in copied) == sorted([*MODEL, ".modelstore/v1/manifest.json"])
+    for file in copied:
+        (disk / file.path).parent.mkdir(parents=True, exist_ok=True)
+        with source.open(file) as stream:
+            (disk / file.path).write_bytes(stream.read())
+    manifest = disk / ".modelstore/v1/manifest.json"
+    assert verify(None, "v1", sample=0, files_dir=disk, manifest_path=manifest).hashed == 4
+    again = run_bundled(root, "source_manifest", *args, "--termination-log", "", env=env)
+    digest = json.loads(manifest.read_text())["digest"]
+    assert again.stdout == (
+        f"ok: already seeded, nothing to do: v1: 4 files, 0.0 GiB, manifest {digest}\n"
+    )
+    pinned = run_bundled(
+        root,
+        "source_manifest",
+        *args,
+        "--manifest-sha256",
+        "sha256:" + "0" * 64,
+        "--termination-log",
+        "",
+        env=env,
+    )
+    assert pinned.returncode == 1
+    assert pinned.stderr == (
+        f"FAILED: revision v1 must be published with the pinned manifest sha256:{'0' * 64}, "
+        f"found {digest} (unpin manifest_sha256 to publish it anew)\n"
+    )
+
+
+def test_gs_publish_source_refuses_a_wrong_md5_and_writes_no_manifest(gcs_emulator: str):
+    from pulumi_modelstore.model.source_manifest import publish_to_source
+
+    with pytest.raises(seed_mod.SeedError) as caught:
+        publish_to_source(gcs_source(gcs_emulator, "tampered"))
+    assert str(caught.value) == TAMPERED_MD5
+    listed = [f.path for f in gcs_source(gcs_emulator, "tampered").files()]
+    assert not [p for p in listed if p.startswith(".modelstore/")]
 
 
 class Stub(StubHandler):

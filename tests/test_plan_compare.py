@@ -788,12 +788,17 @@ BLOB_CONTAINER = "azure-native:storage:BlobContainer"
 FILE_SHARE = "azure-native:storage:FileShare"
 
 
+def store_accounts(cmp: Comparison) -> list[Any]:
+    """The store's storage accounts (the aks stack's Velero has one of its own, unchanged)."""
+    return [c for c in by_type(cmp, STORAGE_ACCOUNT) if "ModelStore$" in c.urn]
+
+
 def test_a_renamed_azure_storage_account_is_a_new_account_and_risks_its_data(tmp_path):
     # accountName is a URL path parameter of the account and of its container: another ARM id.
     rename = store_set("storage_account_name", "acmellamamodels2")
     cmp = pair(tmp_path, "aks", UNPROTECTED, rename)
-    (account,) = by_type(cmp, STORAGE_ACCOUNT)
-    (container,) = by_type(cmp, BLOB_CONTAINER)
+    (account,) = store_accounts(cmp)
+    (container,) = [c for c in by_type(cmp, BLOB_CONTAINER) if "ModelStore$" in c.urn]
     for replaced in (account, container):
         assert replaced.op == "replace" and replaced.forcing == ["accountName"]
         assert replaced.loses_data and not replaced.protected
@@ -807,7 +812,7 @@ def test_a_renamed_azure_storage_account_is_a_new_account_and_risks_its_data(tmp
     assert "DATA LOSS RISK" in to_text(cmp, "base.json")
     # As the stack is kept (account and container protected): refused at deploy, blocked.
     cmp = pair(tmp_path, "aks", None, rename)
-    (account,) = by_type(cmp, STORAGE_ACCOUNT)
+    (account,) = store_accounts(cmp)
     assert account.op == "replace" and account.protected and not account.loses_data
     assert cmp.data_loss == [] and cmp.exit_code == EXIT_BLOCKED
     assert "DATA LOSS RISK" not in to_text(cmp, "base.json")
@@ -816,14 +821,14 @@ def test_a_renamed_azure_storage_account_is_a_new_account_and_risks_its_data(tmp
 def test_an_azure_files_account_in_another_region_is_a_new_account(tmp_path):
     move = edits(store_set("location", "westus2"), store_set("allow_other_region", True))
     cmp = pair(tmp_path, "aks-files", UNPROTECTED, move)
-    (account,) = by_type(cmp, STORAGE_ACCOUNT)
+    (account,) = store_accounts(cmp)
     assert account.op == "replace" and account.forcing == ["location"] and account.loses_data
     assert cmp.exit_code == EXIT_DATA_LOSS
 
 
 def test_azure_tag_and_share_quota_changes_are_in_place_updates(tmp_path):
     cmp = pair(tmp_path, "aks", UNPROTECTED, store_set("tags", {"team": "serving", "env": "prod"}))
-    (account,) = by_type(cmp, STORAGE_ACCOUNT)
+    (account,) = store_accounts(cmp)
     assert account.op == "update" and account.paths == ["tags.team"]
     assert steps(cmp, "replace") == set() and cmp.data_loss == [] and cmp.exit_code == 0
     cmp = pair(tmp_path, "aks-files", UNPROTECTED, store_set("share_quota_gib", 2048))
@@ -1230,6 +1235,9 @@ def test_an_fsx_s3_model_revision_change_adds_an_association_and_replaces_no_vol
     assert touched.isdisjoint({PV, PVC, FSX}), touched
 
 
+VERIFY = ("verify-inference", "verify-batch-inference")
+
+
 def test_a_hyperdisk_gs_model_revision_change_adds_a_claim_beside_the_old_one(tmp_path, capsys):
     """gke-hyperdisk with a gs:// model moved from r1 to r2, r1 listed in
     ``previous_revisions``: the r2 StorageClass, data sources and claims (named after r2) are
@@ -1276,6 +1284,13 @@ def test_a_hyperdisk_gs_model_revision_change_adds_a_claim_beside_the_old_one(tm
     }
     touched = {c.type for c in cmp.changes if c.op in ("replace", "delete")}
     assert touched.isdisjoint({PV, PVC, DATA_SOURCE, STORAGE_CLASS}), touched
+    # r2's manifest Job and verification Jobs are new Jobs; r1's go (its manifest stays in
+    # its folder, its disks keep their copy).
+    jobs = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, "kubernetes:batch/v1:Job")}
+    assert jobs == {
+        **{f"llama-{role}-r1": "delete" for role in ("manifest", *VERIFY)},
+        **{f"llama-{role}-r2": "create" for role in ("manifest", *VERIFY)},
+    }
     # The readers' mounts move to the r2 claim.
     mounts = json.dumps(after["outputs"])
     assert '"claimName": "llama-r2"' in mounts and '"claimName": "llama-r1"' not in mounts

@@ -1,8 +1,8 @@
 """vLLM replicas each serving from their own EBS volume, restored from one snapshot.
 
 The platform stack installs the EBS CSI driver once for the cluster (controller role by IRSA,
-snapshot CRDs and controller, a Retain VolumeSnapshotClass). The model cache downloads the
-weights once into a seed volume, snapshots it when the download Job has completed, and every
+snapshot CRDs and controller, a Retain VolumeSnapshotClass). The model cache seeds the pinned
+revision once into a seed volume, snapshots it when the seed Job has completed, and every
 StatefulSet replica gets its own gp3 volume restored from that snapshot in its own Availability
 Zone: no download at pod start, and scaling out needs no Pulumi change.
 """
@@ -30,29 +30,18 @@ cache = EbsModelCache(
         # only from a VolumeSnapshot in its own namespace).
         "readers": ["inference"],
         "volume_size": "64Gi",
-        # A new revision loads and snapshots anew; the r1 VolumeSnapshot is retained (protect,
-        # default True), so delete it by hand once no replica restores from it.
-        "model_revision": "r1",
-        # The loader runs as user 1000, not root (loader_pod_security_context's default passes
-        # the Pod Security `restricted` profile; its fsGroup makes the fresh volume writable):
-        # pip installs for that user under a writable HOME, and the download goes through the
-        # library, whose command-line entry point a user install leaves off the PATH.
-        "loader": {
-            "image": "python:3.12-slim",
-            "command": ["sh", "-c"],
-            "args": [
-                "pip install --quiet --user 'huggingface_hub[hf_transfer]' && "
-                'python -c "from huggingface_hub import snapshot_download; '
-                "snapshot_download('meta-llama/Llama-3.1-8B-Instruct', local_dir='/mnt/models')\""
-            ],
-            "env": [
-                {"name": "HOME", "value": "/tmp"},
-                {"name": "HF_HUB_ENABLE_HF_TRANSFER", "value": "1"},
-                {
-                    "name": "HF_TOKEN",
-                    "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}},
-                },
-            ],
+        # The pinned revision, seeded once into the seed volume by the package's seed program
+        # (every file's sha256 checked against the Hub's, a manifest written, the revision
+        # published at revisions/<revision>), then snapshotted; each replica restores it and
+        # mounts that revision behind the gate. A new revision is seeded and snapshotted beside
+        # this one; this revision's VolumeSnapshot is retained (protect, default True), so
+        # delete it by hand once no replica restores from it. The gated model needs a Hugging
+        # Face token: a Secret in the cache's namespace, never a value in config.
+        "model": {
+            "source": "hf://meta-llama/Llama-3.1-8B-Instruct",
+            "revision": "0e9e39f249a16976918f6564b8830bc894c89659",
+            "include": ["*.safetensors", "*.json", "tokenizer*"],
+            "token_secret": {"name": "hf-token", "key": "token"},
         },
         # Loading weights is sequential reading: throughput, not IOPS, shortens it.
         "iops": 4000,

@@ -47,11 +47,12 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .. import validation as v
-from ..access import Access, Consumer, ConsumerAccess, Grant
+from ..access import Access, Consumer, ConsumerAccess, Grant, consumer_service_account
 from ..backup import BackupSupport
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser, camel_case, deprecated
+from ..kube import model_jobs
 from ..kube.snapshots import KubernetesObject, name_after
 from ..kube.volumes import SKIP_AWAIT
 from ..modelsection import MIN_KEEP_REVISIONS, Fill, job_fills
@@ -65,7 +66,7 @@ from .cluster import (
     require_pd_csi_addon,
     require_workload_pool,
 )
-from .identity import READER_ROLE
+from .identity import READER_ROLE, WRITER_ROLE
 from .store import GcpModelStore, GcpModelStoreArgs
 
 PD_CSI_DRIVER = "pd.csi.storage.gke.io"
@@ -136,8 +137,10 @@ class HyperdiskMlModelStoreArgs(GcpModelStoreArgs, total=False):
     service_account_name: str
     """The Kubernetes service account the store creates in each reader namespace for the
     populator's transfer (``GCPDataSource.spec.cloudStorage.serviceAccountName``); the store
-    grants its workload identity principal ``roles/storage.objectViewer`` on the bucket.
-    Default: the claim name followed by ``-hdml-loader``."""
+    grants its workload identity principal ``roles/storage.objectViewer`` on the bucket. With
+    a ``model`` section the store also makes it in ``model.namespace`` for the manifest Job,
+    whose principal alone gets ``roles/storage.objectUser`` (it writes the manifest into the
+    folder). Default: the claim name followed by ``-hdml-loader``."""
     create_compute_class: bool
     """Create the ComputeClass ``gcs-to-hdml-compute-class`` the populator's transfer Job
     runs on (once per cluster; machine families c3, then c3d, node pools auto-created). Leave
@@ -312,9 +315,9 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         )
 
     # No writers, so no seed Job: gs:// natively, by the volume populator, one revision per
-    # disk at its root. No manifest: the populator writes none, and no Job can write the disk
-    # after (a ReadOnlyMany Hyperdisk ML volume), so readers mount the root with no gate and
-    # no verification Job runs (Fill.manifest).
+    # disk at its root (Fill.root). No Job can write the disk after (a ReadOnlyMany Hyperdisk
+    # ML volume), so a manifest Job writes the manifest into the source folder first and the
+    # populator copies it with the model: readers are gated on it and verified against it.
     model_fill = job_fills(
         cloud="gs",
         takes_writers=False,
@@ -322,8 +325,12 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
             "a Hyperdisk ML volume is filled once by the volume populator and read-only after, "
             "so no seed Job can write it: stage the model in a gs:// bucket"
         ),
-        native={"gs": Fill("native", manifest=False)},
+        native={"gs": Fill("native", root=True)},
     )
+    # A verification pod waits for its claim to bind, which it does once the populator's
+    # transfer (which starts when the claim appears) has copied the whole folder: as long as a
+    # seed Job's download may take, then the verification itself.
+    model_verify_minutes = model_jobs.SEED_TIMEOUT_MINUTES + model_jobs.VERIFY_TIMEOUT_MINUTES
 
     storage_class_name: pulumi.Output[str]
     """The ``hyperdisk-ml`` StorageClass the claims are provisioned from."""
@@ -443,6 +450,7 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         # The loaders' service accounts and bucket grants (access.py, consumer_access).
         access = self.access(spec, cluster, facts)
         self.loader_accounts = access.service_accounts
+        self.seed_job = self._manifest_job(spec, cluster, facts) if model else None
         # With a model section the claim is already named after the revision (parse).
         ds_name = c.claim_name if model else data_source_name(c.claim_name, revision)
         self.data_sources = sources = {
@@ -461,8 +469,56 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         self.loader_service_account_names = pulumi.Output.from_input(
             {ns: a["service_account_name"] for ns in c.readers}
         )
+        after = [self.seed_job] if self.seed_job is not None else []
         return self._revision_binding(
-            spec, storage_class, sc_name, sources, ds_name, revision, suffix
+            spec, storage_class, sc_name, sources, ds_name, revision, suffix, after
+        )
+
+    def _manifest_job(
+        self, spec: Spec[HyperdiskMlModelStoreArgs], cluster: GkeCluster, facts: GkeClusterFacts
+    ) -> k8s.batch.v1.Job:
+        """The model's manifest, written into its ``gs://`` folder before the populator
+        copies the folder, so every disk holds it beside the model's files: a Job in the
+        model's namespace (``model.namespace``, by default ``<store>-loader``, which the store
+        creates) running as ``service_account_name`` there, the one account with
+        ``roles/storage.objectUser`` on the source bucket (it writes, and rewrites a stale
+        manifest); the populator's accounts and the readers only read."""
+        c, a, d = spec.common, spec.args, spec.derived
+        m = c.model
+        assert m is not None
+        ns, account_name = m.namespace, a["service_account_name"]
+        consumer = Consumer(ns, False, account_name)
+        # The default namespace is the store's own; one named is made with create_namespaces
+        # (order: namespace-first).
+        after = [cluster.namespace(ns, self, c.name)] if c.creates_namespace(ns) else []
+        grant = gcp_identity.grant(
+            f"{c.name}-manifest-write-{ns}",
+            facts=facts,
+            bucket=d["bucket"],
+            role=WRITER_ROLE,
+            consumer=consumer,
+            parent=self,
+        )
+        account = consumer_service_account(self, c, cluster, "manifest", consumer, grant)
+        config_map = model_jobs.programs_config_map(
+            f"{c.name}-programs-{ns}",
+            claim_name=c.claim_name,
+            namespace=ns,
+            labels=c.labels,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+        )
+        job = model_jobs.ModelJob(c.claim_name, c.labels, m.image, m.revision, m.manifest_sha256)
+        self.seed_job_name = model_jobs.job_name(c.claim_name, "manifest", m.revision)
+        return model_jobs.source_manifest_job(
+            f"{c.name}-manifest-{model_jobs.slug(m.revision)}",
+            job,
+            namespace=ns,
+            source=m.source,
+            service_account_name=account_name,
+            # order: job-after-its-mount (its account, the programs, the account's grant)
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[account, config_map, *grant.ready]
+            ),
         )
 
     def _revision_binding(
@@ -474,9 +530,11 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
         ds_name: str,
         revision: str,
         suffix: str,
+        after: Sequence[pulumi.Resource] = (),
     ) -> Binding:
         """The claims of one revision: a ReadOnlyMany claim per reader naming its data
-        source."""
+        source, each after ``after`` (the manifest Job: the populator copies the folder when
+        the claim appears, so the manifest must be in it by then)."""
         a = spec.args
         return Binding(
             capacity=f"{a['size_gib']}Gi",
@@ -503,6 +561,8 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
                 # any change (revision, size, class) is a new volume under the same name.
                 replace_on_changes=["spec"],
                 delete_before_replace=True,
+                # order: manifest-before-populate
+                depends_on=list(after),
             ),
         )
 
@@ -700,6 +760,11 @@ def _model_rules(p: Parser, model: Mapping[str, Any]) -> None:
     if not (isinstance(source, str) and source.startswith("gs://") and isinstance(revision, str)):
         return  # the section's own rules refuse it
     found = p.check(lambda: _model_folder(p.store, "model.source", source))
+    include, namespace = model.get("include"), model.get("namespace")
+    if include:
+        p.check(lambda: _no_include(p.store, include))
+    if namespace is not None and namespace in (p["readers"] or ()):
+        p.check(lambda: _manifest_namespace_is_no_reader(p.store, namespace))
     if found is not None:
         p.derived["source_uri"], p.derived["bucket"], p.derived["path"] = found
     p.derived["revision"] = revision
@@ -726,6 +791,26 @@ def _model_rules(p: Parser, model: Mapping[str, Any]) -> None:
         p.derived["previous"] = (
             p.check(lambda: _previous_revisions(p.store, previous, revision, keep)) or {}
         )
+
+
+def _no_include(store: str, include: Any) -> None:
+    raise ModelStoreInputError(
+        store,
+        "model.include",
+        list(include),
+        "unset for Hyperdisk ML (the volume populator copies the whole gs:// folder to every "
+        "disk: publish only the files to serve there)",
+    )
+
+
+def _manifest_namespace_is_no_reader(store: str, namespace: str) -> None:
+    raise ModelStoreInputError(
+        store,
+        "model.namespace",
+        namespace,
+        "a namespace that is not also a reader of the store (the manifest Job, the one "
+        "writer of the source bucket, runs there with its own account)",
+    )
 
 
 def _revision_is_a_label(store: str, revision: str) -> bool:

@@ -297,6 +297,31 @@ def seed_job(
     return _job(resource_name, job, "seed", namespace, pod, patch, SEED_TIMEOUT_MINUTES, opts)
 
 
+def source_manifest_job(
+    resource_name: str,
+    job: ModelJob,
+    *,
+    namespace: str,
+    source: str,
+    service_account_name: str,
+    opts: pulumi.ResourceOptions,
+) -> k8s.batch.v1.Job:
+    """The Job that writes ``job.revision``'s manifest into its ``gs://`` source
+    (``model/source_manifest.py``), before a storage that copies the source folder whole
+    (Hyperdisk ML's volume populator) copies it; it mounts no volume and runs as
+    ``service_account_name``, the one account with a writer grant on the source bucket."""
+    args = ["--source", source, "--revision", job.revision]
+    if job.manifest_sha256:
+        args += ["--manifest-sha256", job.manifest_sha256]
+    container = _program_container("manifest", job.image, "source_manifest", args, [])
+    pod = _base_pod(job.claim_name, [container])
+
+    def patch(pod: dict[str, Any], labels: Mapping[str, str]) -> tuple[Any, Any]:
+        return {**pod, "serviceAccountName": service_account_name}, {"labels": dict(labels)}
+
+    return _job(resource_name, job, "manifest", namespace, pod, patch, SEED_TIMEOUT_MINUTES, opts)
+
+
 def verify_job(
     resource_name: str,
     job: ModelJob,
@@ -308,11 +333,13 @@ def verify_job(
     sample_files: int,
     patch: Any,
     opts: pulumi.ResourceOptions,
+    minutes: int = VERIFY_TIMEOUT_MINUTES,
 ) -> k8s.batch.v1.Job:
     """The Job that verifies ``job.revision`` in a reader namespace as its pods see it: ``patch``
     is that namespace's ``WorkloadMount.patch_pod_spec`` (the revision's subPath at
     ``files_path``, read-only, the gate, the service account and pod metadata), and the
-    manifest's directory is mounted read-only as the gate mounts it."""
+    manifest's directory is mounted read-only as the gate mounts it. ``minutes``: the Job's
+    deadline and ``pulumi up``'s wait. Default: :data:`VERIFY_TIMEOUT_MINUTES`."""
     args = [
         "--files",
         files_path,
@@ -337,7 +364,7 @@ def verify_job(
     }
     container = _program_container("verify", job.image, "verify", args, [manifest_mount])
     pod = _base_pod(job.claim_name, [container])
-    return _job(resource_name, job, "verify", namespace, pod, patch, VERIFY_TIMEOUT_MINUTES, opts)
+    return _job(resource_name, job, "verify", namespace, pod, patch, minutes, opts)
 
 
 def gate_container(*, store: str, claim_name: str, image: str, revision: str) -> dict[str, Any]:

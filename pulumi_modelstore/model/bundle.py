@@ -34,11 +34,11 @@ def bundle_digest() -> str:
     return digest.hexdigest()
 
 
-PROGRAMS = ("seed", "verify")
+PROGRAMS = ("seed", "verify", "source_manifest")
 
 
 def command(program: str, root: str) -> list[str]:
-    """The argv that runs ``program`` (``seed`` or ``verify``) from the bundle mounted at
+    """The argv that runs ``program`` (one of :data:`PROGRAMS`) from the bundle mounted at
     ``root``, before the program's own arguments: ``python -I -S -u``, so the interpreter
     reads no ``PYTHON*`` variable, no user or site packages and not the working directory (the
     image's Python and this bundle are all it can import). ``-I`` also ignores

@@ -41,7 +41,7 @@ import hashlib
 import json
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -232,11 +232,23 @@ def download(source: Source, file: SourceFile, partial: Path) -> dict[str, Any]:
     rel = safe_relative(file.path, source.uri)
     out_path = partial / rel
     out_path.parent.mkdir(parents=True, exist_ok=True)
+    with out_path.open("wb") as out:
+        entry = fetch(source, file, out.write)
+        out.flush()
+    return entry
+
+
+def fetch(
+    source: Source, file: SourceFile, write: Callable[[bytes], Any] | None = None
+) -> dict[str, Any]:
+    """Stream one file's bytes to ``write`` (default: nowhere, only hashed), checking its size
+    and digest against what the source publishes; its manifest entry."""
+    rel = safe_relative(file.path, source.uri)
     sha256 = hashlib.sha256()
     # A Git blob id is the sha1 of "blob <size>\0" and the bytes.
     git = hashlib.sha1(f"blob {file.size}\0".encode()) if file.git_sha1 else None
     size = 0
-    with source.open(file) as stream, out_path.open("wb") as out:
+    with source.open(file) as stream:
         # What the source published when the bytes were asked for (S3 sends its checksum
         # with the object), where the listing published nothing.
         published = file.sha256 or getattr(stream, "sha256", None)
@@ -250,9 +262,9 @@ def download(source: Source, file: SourceFile, partial: Path) -> dict[str, Any]:
                 git.update(chunk)
             if md5 is not None:
                 md5.update(chunk)
-            out.write(chunk)
+            if write is not None:
+                write(chunk)
             size += len(chunk)
-        out.flush()
     digest = sha256.hexdigest()
     if size != file.size:
         raise SeedError(

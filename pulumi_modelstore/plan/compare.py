@@ -73,6 +73,7 @@ DATA_BEARING_TYPES: frozenset[str] = frozenset(
 PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 STORAGE_CLASS = "kubernetes:storage.k8s.io/v1:StorageClass"
+SNAPSHOT = "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshot"
 REQUEST = "spec.resources.requests.storage"  # a claim's storage request
 ORDER = ("replace", "delete", "update", "create", "import", "move")
 
@@ -372,6 +373,30 @@ def _retained(state: Mapping[str, Any], base: Mapping[str, dict[str, Any]]) -> s
                 and _get(other.get("inputs"), "spec.persistentVolumeReclaimPolicy") == "Retain"
             ):
                 return f"bound to {volume} (reclaim policy Retain)"
+        snapshot = _retained_snapshot_of(inputs, base)
+        if snapshot:
+            return f"its data as of VolumeSnapshot {snapshot} (retainOnDelete), cut from it"
+    return ""
+
+
+def _retained_snapshot_of(claim: Mapping[str, Any], base: Mapping[str, dict[str, Any]]) -> str:
+    """``<namespace>/<name>`` of a VolumeSnapshot in BASE cut from this claim and retained on
+    delete (an EBS cache's seed volume, whose snapshot is what replicas restore), else ''. The
+    snapshot holds what the claim held when it was cut: what a seed claim, written once by its
+    Job and never after, holds."""
+    where = (_get(claim, "metadata.namespace"), _get(claim, "metadata.name"))
+    for other in base.values():
+        inputs = other.get("inputs") or {}
+        if (
+            other["type"] == SNAPSHOT
+            and other.get("retainOnDelete")
+            and (
+                _get(inputs, "metadata.namespace"),
+                _get(inputs, "spec.source.persistentVolumeClaimName"),
+            )
+            == where
+        ):
+            return f"{where[0]}/{_get(inputs, 'metadata.name')}"
     return ""
 
 

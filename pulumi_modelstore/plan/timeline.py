@@ -494,12 +494,23 @@ ORDERINGS: tuple[Ordering, ...] = (
                 "kubernetes:core/v1:ConfigMap",
                 "kubernetes:core/v1:ServiceAccount",
                 "kubernetes:batch/v1:Job",
+                *_GRANTS,
             }
         ),
         "A model Job's pod mounts the store's claim and the programs' ConfigMap and runs as the "
         "consumer's service account (its grant): started before them it fails or runs without "
         "its identity; each verification Job waits for the seed Job, which publishes what it "
-        "checks.",
+        "checks. A Job that mounts no claim (Hyperdisk ML's manifest Job) waits for its "
+        "account's grant itself.",
+    ),
+    Ordering(
+        "manifest-before-populate",
+        frozenset({PVC}),
+        frozenset({"kubernetes:batch/v1:Job"}),
+        "GKE's volume populator copies the source folder to the disk once, when the claim "
+        "appears, and the disk is read-only after: the Job that writes the revision's manifest "
+        "into the folder runs first, so the disk holds the manifest its readers' gate and "
+        "verification Job read.",
     ),
     Ordering(
         "seed-after-source-grant",

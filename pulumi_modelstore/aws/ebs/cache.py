@@ -1,6 +1,13 @@
 """A model cache on EBS (:class:`EbsModelCache`), per model: weights written once to a seed
-volume by a loader Job, snapshotted when the Job has completed, and every serving replica's own
-ReadWriteOnce volume restored from that snapshot through a StatefulSet ``volumeClaimTemplate``."""
+volume by a Job (the package's seed program for a ``model`` section, or a loader container of
+your own), snapshotted when the Job has completed, and every serving replica's own
+ReadWriteOnce volume restored from that snapshot through a StatefulSet ``volumeClaimTemplate``.
+
+One revision per snapshot, as Hyperdisk ML holds one per disk: with a ``model`` section the
+seed volume holds ``revisions/<revision>/`` and its manifest (``model/layout.py``), the
+snapshot is cut from it, and replicas mount that revision by ``subPath`` behind the gate, as
+other stores' readers do. A new revision is a new seed volume, seed Job and snapshot created
+beside the old ones (named after the revision), never an edit of them."""
 
 # No `from __future__ import annotations`: the component analyzer and the field machinery read
 # the args TypedDict and the output annotations as objects.
@@ -19,6 +26,7 @@ from ... import validation as v
 from ...cluster import ClusterScope, Opts
 from ...errors import ModelStoreInputError
 from ...fields import FieldValues, Parser, fields_of, refusal_name, renamed
+from ...kube import model_jobs
 from ...kube.snapshots import (
     claim_spec,
     name_after,
@@ -27,7 +35,7 @@ from ...kube.snapshots import (
     volume_snapshot,
 )
 from ...kube.workload import HF_HOME_VOLUME
-from ...modelsection import job_fills
+from ...modelsection import Fill, Model, job_fills
 from ...store import (
     STORE_NAME,
     UNPROTECTED_MARK,
@@ -51,16 +59,16 @@ CACHE_TYPE_TOKEN = "modelstore:index:EbsModelCache"
 
 class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
     """Arguments of :class:`EbsModelCache`. Required: one reader namespace, ``volume_size`` and
-    exactly one of ``loader``, ``source_claim_name`` and ``source_snapshot_name``. The gp3 fields
-    (``iops``, ``throughput_mibps``, ``encrypted``, ``kms_key_arn``, ``fs_type``,
-    ``volume_tags``) are the cache's own class's: loading weights is sequential, so throughput
-    is what shortens it; a customer managed ``kms_key_arn`` must also be in the driver's
-    ``kms_key_arns``, so its controller may use the key. ``readers`` is the ONE namespace of
-    the seed claim, the VolumeSnapshot and the serving StatefulSet (a claim restores only from
-    a VolumeSnapshot in its own namespace); no ``writers`` (the loader writes, replicas restore)
-    and no ``claim_name`` (each replica's claim is named after ``claim_template_name``).
-    (``namespace``, formerly, still accepted with a deprecation warning: ``readers:
-    [namespace]``.)"""
+    exactly one of ``model``, ``loader``, ``source_claim_name`` and ``source_snapshot_name``.
+    The gp3 fields (``iops``, ``throughput_mibps``, ``encrypted``, ``kms_key_arn``,
+    ``fs_type``, ``volume_tags``) are the cache's own class's: loading weights is sequential,
+    so throughput is what shortens it; a customer managed ``kms_key_arn`` must also be in the
+    driver's ``kms_key_arns``, so its controller may use the key. ``readers`` is the ONE
+    namespace of the seed claim, the VolumeSnapshot and the serving StatefulSet (a claim
+    restores only from a VolumeSnapshot in its own namespace); no ``writers`` (the loader
+    writes, replicas restore) and no ``claim_name`` (each replica's claim is named after
+    ``claim_template_name``). (``namespace``, formerly, still accepted with a deprecation
+    warning: ``readers: [namespace]``.)"""
 
     volume_size: Required[str]
     """Size of the seed volume and of every replica's volume, a Kubernetes quantity with a
@@ -68,8 +76,13 @@ class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
     it grows the seed claim in place; a StatefulSet's claim template cannot change in place, so
     Pulumi replaces the StatefulSet that uses it."""
     loader: Mapping[str, Any]
-    """A container (``image``, ``command``/``args``, ``env``, ...) that writes the model into
-    ``mount_path``. It runs once as a Job on a fresh seed volume; Pulumi waits for it to
+    """The advanced form of ``model`` (kept beside it, not deprecated): a container of your own
+    (``image``, ``command``/``args``, ``env``, ...) that writes the model into ``mount_path``,
+    for a source or a layout the seed program does not take. Nothing checks what it writes: no
+    manifest, no revision path, no gate on replicas. With ``model`` instead, the seed Job runs
+    the package's seed program (``model/seed.py``) into the seed volume as the other
+    Job-seeded stores do: sha256 of every file checked, the manifest written, the revision
+    published by a rename. It runs once as a Job on a fresh seed volume; Pulumi waits for it to
     complete, then snapshots the volume. It runs as ``loader_pod_security_context`` says (by
     default user 1000, not root: give it a writable ``HOME`` such as ``/tmp`` if its tools
     write there), with the container ``securityContext`` the Pod Security ``restricted``
@@ -84,10 +97,12 @@ class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
     ``{"runAsNonRoot": True, "runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000,
     "seccompProfile": {"type": "RuntimeDefault"}}``."""
     loader_service_account_name: str
-    """Service account of the loader Job (e.g. one with S3 read access). Default: the
-    namespace's default."""
+    """Service account of the loader or seed Job (e.g. one with S3 read access by IRSA or Pod
+    Identity; required for an ``s3://`` model, which the seed program reads as it). Default:
+    the namespace's default."""
     loader_timeout_minutes: int
-    """How long ``pulumi up`` waits for the loader Job to complete. Default: ``60``."""
+    """How long ``pulumi up`` waits for the loader Job to complete. Default: ``60``. The seed
+    Job of a ``model`` section waits as every seed Job does (``kube/model_jobs.py``)."""
     source_claim_name: str
     """Snapshot this existing, already-written claim in the reader namespace instead of running a
     loader (stop its writers first). Default: none."""
@@ -95,9 +110,11 @@ class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
     """Restore from this existing VolumeSnapshot in the reader namespace; nothing is seeded or
     snapshotted. Default: none."""
     model_revision: str
-    """A DNS-label suffix for the seed claim, loader Job, snapshot and claim template of one
-    revision (``r2``). Changing it writes and snapshots the model anew and gives replicas new
-    claims; the previous revision's objects are replaced. What happens to the previous
+    """With ``loader``: a DNS-label suffix for the seed claim, loader Job, snapshot and claim
+    template of one revision (``r2``); refused beside a ``model`` section, whose revision names
+    them (``<name>-<revision slug>``) and whose new revision is created beside the old one.
+    Changing it writes and snapshots the model anew and gives replicas new claims; the
+    previous revision's objects are replaced. What happens to the previous
     VolumeSnapshot is ``protect``'s to say. Default: none."""
     protect: bool
     """Keep the model's data, the VolumeSnapshot, when Pulumi deletes it. Default: ``True``: the
@@ -179,12 +196,14 @@ def volume_size_is_a_size(store: str, volume_size: Any) -> None:
 
 
 def exactly_one_source(
-    store: str, loader: Any, source_claim_name: Any, source_snapshot_name: Any
+    store: str, model: Any, loader: Any, source_claim_name: Any, source_snapshot_name: Any
 ) -> None:
-    """The model comes from one place: a loader, an existing claim or an existing snapshot."""
+    """The model comes from one place: a model section, a loader, an existing claim or an
+    existing snapshot."""
     sources = [
         name
         for name, value in (
+            ("model", model),
             ("loader", loader),
             ("source_claim_name", source_claim_name),
             ("source_snapshot_name", source_snapshot_name),
@@ -194,10 +213,75 @@ def exactly_one_source(
     if len(sources) != 1:
         raise ModelStoreInputError(
             store,
-            "loader, source_claim_name or source_snapshot_name",
+            "model, loader, source_claim_name or source_snapshot_name",
             sources,
             "exactly one of them",
         )
+
+
+def loader_field_beside_model(field: str, why: str) -> Any:
+    """A rule refusing a field of the loader's beside a ``model`` section, which has its own."""
+
+    def beside_model(store: str, value: Any) -> None:
+        raise ModelStoreInputError(store, field, value, f"unset beside a model section ({why})")
+
+    return beside_model
+
+
+# What each loader field is, beside a model section.
+LOADER_ONLY = MappingProxyType(
+    {
+        "model_revision": "model.revision names the revision's objects",
+        "loader_pod_security_context": (
+            f"the seed Job runs as user {model_jobs.RUN_AS} with fsGroup {model_jobs.RUN_AS}, "
+            "non-root, read-only root filesystem"
+        ),
+        "loader_timeout_minutes": (
+            f"the seed Job's own deadline is {model_jobs.SEED_TIMEOUT_MINUTES} minutes"
+        ),
+    }
+)
+
+
+def model_in_the_caches_namespace(store: str, readers: Any, model: Mapping[str, Any]) -> None:
+    """The seed volume is snapshotted in the cache's namespace (a VolumeSnapshot's source claim
+    is in its own namespace, and a replica's claim restores only from a VolumeSnapshot in its
+    own), so the seed Job runs there, not in a loader namespace of its own."""
+    namespace = model.get("namespace")
+    if namespace is not None and readers and namespace != readers[0]:
+        raise ModelStoreInputError(
+            store,
+            "model.namespace",
+            namespace,
+            f"unset or {readers[0]!r}, the cache's namespace (the seed volume is snapshotted "
+            "there, and replicas restore only from a VolumeSnapshot in their own namespace)",
+        )
+
+
+def s3_model_has_an_account(store: str, model: Mapping[str, Any], account: Any) -> None:
+    """The seed program reads an ``s3://`` source as its pod's identity: the cache makes none."""
+    source = model.get("source")
+    if isinstance(source, str) and source.startswith("s3://") and not account:
+        raise ModelStoreInputError(
+            store,
+            "loader_service_account_name",
+            account,
+            f"set for an s3:// model ({source}): a service account that may read the bucket "
+            "(IRSA or Pod Identity), which the seed Job runs as (the cache makes no identity)",
+        )
+
+
+MODEL_BASE = refusal_name("model objects' name (<name>-<model.revision slug>)")
+"""What an error about the name the model's revision gives the seed claim, snapshot and claim
+template names."""
+
+
+def model_base(store: str, revision: str) -> str:
+    """With a model section, the name of one revision's objects: ``<name>-<revision slug>``
+    (a commit SHA's first 12 characters), a DNS label (the default claim template's)."""
+    base = f"{store}-{model_jobs.slug(revision)}"
+    v.dns_label(store, MODEL_BASE, base)
+    return base
 
 
 def loader_is_a_container(store: str, field_name: str, loader: Mapping[str, Any]) -> None:
@@ -328,14 +412,37 @@ def cache_rules(p: Parser) -> None:
     if "claim_name" in p:
         p.rule(no_claim_name, "claim_name")
     p.rule(volume_size_is_a_size, "volume_size")
-    p.rule(exactly_one_source, "loader", "source_claim_name", "source_snapshot_name")
+    p.rule(exactly_one_source, "model", "loader", "source_claim_name", "source_snapshot_name")
+    model = p["model"] if p.ok("model") and isinstance(p["model"], Mapping) else None
+    if model is not None:
+        for field, why in LOADER_ONLY.items():
+            if field in p:
+                p.rule(loader_field_beside_model(field, why), field)
+        p.rule(
+            lambda store, readers: model_in_the_caches_namespace(store, readers, model), "readers"
+        )
+        p.rule(
+            lambda store, account: s3_model_has_an_account(store, model, account),
+            "loader_service_account_name",
+        )
     p.field_rule(loader_is_a_container, "loader")
     p.field_rule(v.dns_subdomain, "loader_service_account_name")
     checked(p, v.positive_int, "loader_timeout_minutes")
     p.field_rule(v.dns_subdomain, "source_claim_name")
     p.field_rule(v.dns_subdomain, "source_snapshot_name")
     p.field_rule(v.dns_label, "model_revision")
-    if p.ok("model_revision"):
+    revision = model.get("revision") if model is not None else None
+    if isinstance(revision, str):
+        # A new revision's objects are named after it: created beside the old ones.
+        if p.ok(STORE_NAME, "claim_name"):
+            base = p.check(lambda: model_base(p.store, revision))
+            if base is not None:
+                p.derived["base"] = base
+            elif "claim_template_name" not in p:
+                p.failed.add("claim_template_name")  # refused as the base name, once
+        if "claim_template_name" not in p and "base" in p.derived:
+            p.set("claim_template_name", p.derived["base"])
+    elif p.ok("model_revision"):
         p.derived["base"] = _base(p.store, p["model_revision"])
         # Else the names made from the store's name are refused with it (or with the claim
         # name it is the default of), once.
@@ -473,23 +580,28 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
     data_bearing_types = tuple[str, ...]()
     takes_writers = False
     max_readers = 1  # one_reader_namespace
-    # Each replica restores its own volume from the snapshot the loader's result is cut into:
-    # no shared claim for a seed Job to write, so the model section waits for that loader.
+    # Each replica restores its own volume from the snapshot of the seed volume, which the
+    # cache's own seed Job writes (no shared claim, no writer consumer): native, as far as the
+    # template is concerned. hf:// needs nothing; s3:// is read as loader_service_account_name.
     model_fill = job_fills(
         cloud="s3",
         takes_writers=False,
         no_writers=(
-            "an EBS model cache is filled by its loader and snapshotted, which the model "
-            "section does not drive yet: set loader"
+            "the cache's seed Job runs in an EKS cluster as loader_service_account_name, an "
+            "AWS identity at most, which reads no Google Cloud or Azure storage: copy the model "
+            "to an s3:// bucket or use Hugging Face"
         ),
+        native={"hf": Fill("native"), "s3": Fill("native")},
     )
 
     namespace: pulumi.Output[str]
     """The cache's namespace (its reader namespace)."""
     seed_claim_name: pulumi.Output[str | None]
-    """The seed claim the loader writes (None without ``loader``)."""
+    """The seed claim the loader (or the model's seed Job) writes (None without ``loader`` or
+    ``model``)."""
     loader_job_name: pulumi.Output[str | None]
-    """The loader Job (None without ``loader``)."""
+    """The Job that writes the seed claim: the loader, or the model's seed Job (None without
+    ``loader`` or ``model``)."""
     snapshot_name: pulumi.Output[str]
     """The VolumeSnapshot replicas restore from."""
     storage_class_name: pulumi.Output[str]
@@ -538,9 +650,23 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         )
         self._name = spec.common.name
         self._base: str = spec.derived["base"]
+        self._common_claim_name = spec.common.claim_name
         self._namespace = spec.common.readers[0]
         self._labels = spec.common.labels
         self._after: list[pulumi.Resource] = facts
+        self._model_section: Model | None = spec.common.model
+        # With a model section each revision's objects are named after it (resource names
+        # too), so a new revision is created beside the old one, not a replacement.
+        self._suffix = (
+            f"-{model_jobs.slug(self._model_section.revision)}" if self._model_section else ""
+        )
+        # The cache's namespace, where the store creates it: what the seed claim and the
+        # programs' ConfigMap wait for (order: namespace-first).
+        self._in_namespace = (
+            [cluster.namespace(self._namespace, self, self._name)]
+            if spec.common.creates_namespace(self._namespace)
+            else []
+        )
         self._storage_class_name = self._class(spec.derived)
         self._seed()
         self._snapshot_name = self._snapshot()
@@ -576,21 +702,82 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         return name_after(self.storage_class, name)
 
     def _seed(self) -> None:
-        """With ``loader``: the seed claim and the Job that writes the model into it."""
+        """With ``loader`` or ``model``: the seed claim and the Job that writes the model into
+        it."""
         self.seed_claim = None
         self.loader_job = None
-        if self._values["loader"] is None:
+        if self._values["loader"] is None and self._model_section is None:
             return
+        seed_resource = f"{self._name}-seed-volume{self._suffix}" if self._suffix else None
         self.seed_claim = volume_claim(
-            f"{self._name}-seed",
+            seed_resource or f"{self._name}-seed",
             name=f"{self._base}-seed",
             namespace=self._namespace,
             size=self._values["volume_size"],
             storage_class_name=self._storage_class_name,
             labels={**self._labels, "modelstore.pulumi.com/role": "seed"},
-            opts=self._child(),
+            opts=self._child(*self._in_namespace),
         )
+        if self._model_section is not None:
+            self.loader_job = self.seed_job = self._model_seed_job(self._model_section)
+            self.seed_job_name = self._seed_job_name
+            return
         self.loader_job = self._loader_job(self._name, self._child(self.seed_claim))
+
+    def _model_seed_job(self, m: Model) -> "k8s.batch.v1.Job":
+        """The package's seed program (``model/seed.py``, from the programs' ConfigMap) writing
+        ``m``'s revision into the seed volume mounted read-write at the store's root, published
+        by a rename with its manifest, as on the other Job-seeded stores: what the snapshot
+        holds. It runs in the cache's namespace (where the snapshot is cut) as
+        ``loader_service_account_name``, with ``fsGroup`` set so the non-root program may write
+        the fresh volume: the kubelet gives an EBS volume to that group (the driver's CSIDriver
+        declares ``fsGroupPolicy: File``, kubernetes-sigs/aws-ebs-csi-driver
+        ``charts/aws-ebs-csi-driver/templates/csidriver.yaml``)."""
+        ns = self._namespace
+        claim_name = self._common_claim_name
+        config_map = model_jobs.programs_config_map(
+            f"{self._name}-programs-{ns}",
+            claim_name=claim_name,
+            namespace=ns,
+            labels=self._labels,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self._in_namespace),
+        )
+        account = self._values["loader_service_account_name"]
+        seed_claim_name = f"{self._base}-seed"
+
+        def patch(pod: dict[str, Any], labels: Mapping[str, str]) -> tuple[Any, Any]:
+            mount = {"name": MODEL_VOLUME, "mountPath": model_jobs.STORE_ROOT}
+            out = {
+                **pod,
+                "containers": [
+                    {**c, "volumeMounts": [mount, *c["volumeMounts"]]} for c in pod["containers"]
+                ],
+                "volumes": [
+                    {"name": MODEL_VOLUME, "persistentVolumeClaim": {"claimName": seed_claim_name}},
+                    *pod["volumes"],
+                ],
+                "securityContext": {**pod["securityContext"], "fsGroup": model_jobs.RUN_AS},
+            }
+            if account:
+                out["serviceAccountName"] = account
+            return out, {"labels": dict(labels)}
+
+        job = model_jobs.ModelJob(claim_name, self._labels, m.image, m.revision, m.manifest_sha256)
+        self._seed_job_name = model_jobs.job_name(claim_name, "seed", m.revision)
+        return model_jobs.seed_job(
+            f"{self._name}-seed{self._suffix}",
+            job,
+            namespace=ns,
+            source=m.source,
+            include=m.include,
+            # One revision per seed volume: nothing older to keep or collect.
+            keep_revisions=m.keep_revisions,
+            publish="rename",
+            token_secret=m.token_secret,
+            patch=patch,
+            # order: job-after-its-mount
+            opts=self._child(self.seed_claim, config_map),
+        )
 
     def _snapshot(self) -> pulumi.Input[str]:
         """The VolumeSnapshot of the seed (or ``source_claim_name``), after the loader; none
@@ -604,7 +791,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         # the seed claim by name, and earlier it would hold a partial model
         # (order: seed-before-snapshot).
         self.snapshot = volume_snapshot(
-            f"{self._name}-snapshot",
+            f"{self._name}-snapshot{self._suffix}",
             name=base,
             namespace=self._namespace,
             claim_name=values["source_claim_name"] or f"{base}-seed",
@@ -626,9 +813,8 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         self.seed_claim_name = (
             name_after(self.seed_claim, f"{base}-seed") if self.seed_claim else none
         )
-        self.loader_job_name = (
-            name_after(self.loader_job, f"{base}-loader") if self.loader_job else none
-        )
+        job_name = self._seed_job_name if self._model_section else f"{base}-loader"
+        self.loader_job_name = name_after(self.loader_job, job_name) if self.loader_job else none
         self.snapshot_name = pulumi.Output.from_input(self._snapshot_name)
         self.storage_class_name = pulumi.Output.from_input(self._storage_class_name)
         self.snapshot_class_name = (
@@ -739,6 +925,18 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         mount = self.mount_for(self._namespace)
         assert mount.claim_template is not None  # the binding's (provision_storage)
         pod["containers"] = [mount.patch_container(_none_as_empty(c)) for c in containers]
+        if mount.init_containers:  # a model section's gate: the revision's manifest is there
+            init = _object_list(
+                store, f"{path}.initContainers", pod.get("initContainers"), "Container"
+            )
+            pod["initContainers"] = [
+                *init,
+                *(
+                    g
+                    for g in mount.init_containers
+                    if g["name"] not in {c.get("name") for c in init}
+                ),
+            ]
         names = {vol.get("name") for vol in volumes if isinstance(vol, Mapping)}
         volumes.extend(vol for vol in mount.extra_volumes if vol["name"] not in names)
         pod["volumes"] = volumes
