@@ -172,13 +172,13 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     Default: a new bucket, auto-named after the store (``<store>-bucket-<random>``), in the
     cluster's region, with uniform bucket-level access, public access prevention enforced,
     object versioning (unless ``hierarchical_namespace``) and soft delete on, protected unless
-    ``protect`` is False."""
+    ``protect`` is ``false``."""
     bucket_region: str
     """The new bucket's region. Default: the cluster's region (a zonal cluster's zone's
     region). Another region costs inter-region egress and latency at every read: it is refused
-    unless ``allow_other_region`` is True."""
+    unless ``allow_other_region`` is ``true``."""
     allow_other_region: bool
-    """Allow ``bucket_region`` to differ from the cluster's region. Default: ``False``."""
+    """Allow ``bucket_region`` to differ from the cluster's region. Default: ``false``."""
     kms_key_name: str
     """A Cloud KMS key (``projects/P/locations/L/keyRings/R/cryptoKeys/K``, in the bucket's
     region) as the new bucket's default encryption key (CMEK). The store grants the project's
@@ -196,7 +196,7 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     on, and can only be chosen at creation). Such a bucket has no object versioning (Cloud
     Storage does not offer it with a hierarchical namespace), so the store leaves versioning
     off: soft delete alone keeps overwritten and deleted objects recoverable.
-    Default: ``False``."""
+    Default: ``false``."""
     prefix: str
     """Serve only this folder of the bucket (gcsfuse ``only-dir``), a relative path without a
     leading '/'. Default: the whole bucket."""
@@ -212,8 +212,8 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     """The Kubernetes service account consumer pods run as, in every consumer namespace.
     Default: named ``<claim_name>-gcs``."""
     create_service_account: bool
-    """Create that service account in every consumer namespace. False takes existing ones by
-    name (the IAM grants name them all the same). Default: ``True``."""
+    """Create that service account in every consumer namespace. ``false`` takes existing ones by
+    name (the IAM grants name them all the same). Default: ``true``."""
     storage_class_name: str
     """The ``storageClassName`` on every PV and its claim (the same on both, so they bind; no
     StorageClass of that name needs to exist). Not one of GKE's managed ``gcsfusecsi-*``
