@@ -175,9 +175,11 @@ class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
     reads). Default: ``0755``."""
     iam_authorization: bool
     """Mount with the ``iam`` option: the driver's node service account signs each mount with
-    the cluster's EFS node role (one per cluster, shared by its stores), on which this store
-    adds its own policy: mount only through its access points (``ClientMount``), write only
-    through its writers' ones (``ClientWrite``). The file system policy then grants anonymous
+    the cluster's EFS node role (``<cluster>-efs-csi-node-role``, one per cluster, shared by
+    its stores), on which this store adds its own policy (``<store>-efs-node-policy``): mount
+    only through its access points (``ClientMount``), write only through its writers' ones
+    (``ClientWrite``), both only via a mount target and matched with ``ArnEquals`` on the
+    access point's ARN. The file system policy then grants anonymous
     clients nothing. Without it, any client that reaches a mount target over TLS may mount;
     readers are read-only by their mounts. Default: ``false``."""
     identity: str

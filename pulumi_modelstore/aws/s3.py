@@ -587,7 +587,12 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     program installs the driver (the cluster has it already), no role is made: the existing
     driver's identity must reach the bucket. IAM caps a role's inline policies at 10,240
     characters in all, about twenty driver-level stores per cluster; beyond that use
-    ``authentication_source: pod``.
+    ``authentication_source: pod``. A driver-level store declared after a pod-level store that
+    installed the driver is refused (that install carries no role): declare it first.
+
+    Every role gets ``s3:ListBucket`` on the bucket (with an ``s3:prefix`` condition under
+    ``prefix``) and ``s3:GetObject`` under the prefix; writers add ``s3:PutObject`` and
+    ``s3:AbortMultipartUpload``.
     """
 
     args_type = MountpointS3ModelStoreArgs

@@ -209,10 +209,12 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     """Create the container (private, protected unless ``protect`` is ``false``). ``false`` takes an
     existing one by ``container_name``. Default: ``true``."""
     mount_mode: str
-    """How blobfuse2 authenticates. ``workload-identity-token``: the pod's own token
+    """How blobfuse2 authenticates (the blob CSI driver's ``pkg/blob/blob.go`` ``GetAuthEnv``,
+    v1.27.x). ``workload-identity-token``: the pod's own token
     (``mountWithWorkloadIdentityToken``), data roles on the container alone (Storage Blob Data
     Reader for readers, Contributor for writers) and shared keys off; needs blob CSI driver
-    v1.27 or later, i.e. AKS Kubernetes 1.34 or later (checked before deploy).
+    v1.27 or later (refreshed tokens), i.e. AKS Kubernetes 1.34 or later (checked before
+    deploy).
     ``account-key``: the fallback for older clusters: the driver lists the account's keys
     (Storage Account Key Operator Service Role at ACCOUNT scope, shared keys on) and mounts with
     a key, which can write the whole account: readers then hold write access. Default:

@@ -172,7 +172,7 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     Default: a new bucket, auto-named after the store (``<store>-bucket-<random>``), in the
     cluster's region, with uniform bucket-level access, public access prevention enforced,
     object versioning (unless ``hierarchical_namespace``) and soft delete on, protected unless
-    ``protect`` is ``false``."""
+    ``protect`` is ``false`` (only then ``force_destroy``, so a destroy deletes its objects)."""
     bucket_region: str
     """The new bucket's region. Default: the cluster's region (a zonal cluster's zone's
     region). Another region costs inter-region egress and latency at every read: it is refused
@@ -223,7 +223,8 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     files): buffered reads (``read:enable-buffered-read:true``, GKE 1.34.0-gke.2011000),
     kernel read-ahead 128 MiB (``read_ahead_kb=131072``, GKE 1.32.2-gke.1297001), unlimited
     metadata caches with metadata prefetch on mount (GKE 1.32.1-gke.1357001), no file cache,
-    and ``skipCSIBucketAccessCheck`` (halves the token exchanges per mount). ``file-cache``:
+    and ``skipCSIBucketAccessCheck`` (halves the token exchanges per mount; a project may make
+    6,000 a minute). ``file-cache``:
     the older recipe for local SSD nodes or GKE before 1.34 (1.29.6-gke.1254000 /
     1.30.2-gke.1394000 or later, for parallel downloads): an unlimited file cache with range
     reads and parallel downloads, unlimited metadata caches and ``skipCSIBucketAccessCheck``;

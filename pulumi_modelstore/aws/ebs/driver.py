@@ -486,6 +486,13 @@ class EbsCsiDriver(EbsComponent):
     Identity its association; the snapshot CRDs and snapshot controller; the driver, after both
     (its snapshotter sidecar is only rendered when the CRDs exist, so it is also forced on); the
     VolumeSnapshotClass and the storage classes, after the driver.
+
+    The controller's policy holds the statements of AWS's managed policy, narrowed: volumes and
+    snapshots are modified, attached, snapshotted and deleted only when the driver tagged them,
+    tags are set while creating and later never on the driver's own keys, and customer KMS
+    keys get grants and data-key actions on those keys only. The gp3 class binds on first
+    consumer and allows volume expansion; the io2 Multi-Attach class gives Block-mode
+    ReadWriteMany claims, and the application must fence its writes.
     """
 
     storage_class_name: pulumi.Output[str | None]
