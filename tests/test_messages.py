@@ -4,7 +4,9 @@ message saying ``False unless the store has writers`` reads as a string to type.
 
 Two scans, each checked against a sample it must catch: every string literal of the package
 that is not a docstring (refusal texts, hints, warnings, CLI and policy output), and the
-generated ``docs/reference.md`` (every field's and output's docstring, every default)."""
+generated ``docs/reference.md`` (every field's and output's docstring, every default). Values
+formatted into a message at run time are checked where the bad-input tables run:
+``conftest.assert_refused`` refuses a message that spells one as Python does."""
 
 from __future__ import annotations
 
