@@ -211,7 +211,7 @@ def settle_backup(p: Parser, support: BackupSupport) -> Backup | None:
     if enabled and support.refusal is not None:
         errors.append(
             ModelStoreInputError(
-                store, "backup.enabled", True, f"False on this store: {support.refusal}"
+                store, "backup.enabled", True, f"false on this store: {support.refusal}"
             )
         )
     retention = values.get("retention_days", DEFAULT_RETENTION_DAYS)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import json
 import sys
 import typing
 from collections.abc import Sequence
@@ -97,13 +98,14 @@ def _cell(text: str | None) -> str:
 
 
 def _default(value: Any) -> str:
+    """A default as a stack's YAML config writes it (``true``, ``null``, ``{"a": 1}``)."""
     from .fields import NO_DEFAULT
 
     if value is NO_DEFAULT:
         return ""
     if isinstance(value, str):
         return f"`{value}`"
-    return f"`{value!r}`".replace("|", "\\|")
+    return f"`{json.dumps(value)}`".replace("|", "\\|")
 
 
 def _public_module(cls: type) -> str:
@@ -174,7 +176,7 @@ def reference() -> str:
                     f"{_cell(prop.description)} |"
                 )
         else:
-            out.append("None.")
+            out.append("No inputs.")
         out += ["", "### Outputs", ""]
         if definition.outputs:
             out += ["| Python | camelCase | Type | Description |", "| --- | --- | --- | --- |"]
@@ -183,7 +185,7 @@ def reference() -> str:
                 kind, doc = _type(prop), _cell(prop.description)
                 out.append(f"| `{python}` | `{camel}` | {kind} | {doc} |")
         else:
-            out.append("None.")
+            out.append("No outputs.")
         out.append("")
     return "\n".join(out)
 

@@ -4,7 +4,7 @@ its args type does not declare."""
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 REFERENCE = "docs/reference.md"
@@ -109,7 +109,7 @@ class ModelStoreInputError(ValueError):
         if value is None:
             message = f"{prefix}{field} is missing; it must be {allowed}"
         else:
-            message = f"{prefix}{field} must be {allowed}, got {_show(value)}"
+            message = f"{prefix}{field} must be {allowed}, got {show(value)}"
         super().__init__(f"{message}; {hint}" if hint else message)
 
     def moved(
@@ -141,13 +141,22 @@ class ModelStoreInputError(ValueError):
         return str(self.args[0])
 
 
-def _show(value: Any) -> str:
-    """Numbers as written, strings quoted (so an empty string is visible), booleans as YAML
-    writes them (``true``; a quoted ``'true'`` is the string)."""
+def show(value: Any) -> str:
+    """A value as a message shows it: numbers as written, strings quoted (so an empty string
+    is visible), booleans and null as YAML writes them (``true``, ``null``; a quoted
+    ``'true'`` is the string), lists and mappings item by item the same way."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return str(value)
+    if isinstance(value, list):
+        return f"[{', '.join(show(v) for v in value)}]"
+    if isinstance(value, tuple):
+        return f"({', '.join(show(v) for v in value)}{',' if len(value) == 1 else ''})"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{show(k)}: {show(v)}" for k, v in value.items()) + "}"
     return repr(value)
 
 

@@ -2,10 +2,11 @@
 docstring states are the one source. Parsing (types, defaults, unknown names), ``validate()``,
 the config program's camelCase names and the component schema all derive from it.
 
-A docstring gives a machine default with ``Default: ``<literal>````: a Python literal
-(``1200``, ``True``, ``["flock"]``) or, when the text is not one, that text as a string
-(``Default: ``PERSISTENT_2````). A default that depends on other input (the store's name, a
-lookup) is written in words and computed by the backend.
+A docstring gives a machine default with ``Default: ``<literal>````: a literal as JSON and a
+stack's YAML write it (``1200``, ``true``, ``["flock"]``, ``{"fsGroup": 1000}``) or, when the
+text is not one, that text as a string (``Default: ``PERSISTENT_2````). A default that
+depends on other input (the store's name, a lookup) is written in words and computed by the
+backend.
 
 :class:`Parser` reads raw args against those fields and collects every problem, one line each:
 rules are small named functions run through :meth:`Parser.rule`, skipped when a field they read
@@ -30,6 +31,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import json
 import re
 import sys
 import threading
@@ -122,8 +124,8 @@ def _default(doc: str) -> Any:
         return NO_DEFAULT
     text = match.group(1)
     try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+        return json.loads(text)
+    except ValueError:
         return text
 
 

@@ -102,14 +102,14 @@ class ModelStoreArgs(TypedDict, total=False):
     """Where containers see the models. Default: ``/mnt/models`` (where KServe mounts them)."""
     create_namespaces: bool
     """Create the consumer namespaces (once per cluster, whichever store asks first, kept while
-    any store asks). Default: ``False`` (they are the workloads' namespaces and usually exist
+    any store asks). Default: ``false`` (they are the workloads' namespaces and usually exist
     already). Turn on for a fresh laptop cluster."""
     labels: Mapping[str, str]
     """Labels merged onto every Kubernetes object. Default: none besides the store's own
     ``app.kubernetes.io/managed-by`` and ``modelstore.pulumi.com/store``."""
     protect: bool
     """Protect the data-bearing resource (file system, bucket, disk) with ``protect`` and
-    ``retain_on_delete``. Default: ``True``. Set False to let ``pulumi destroy`` delete the
+    ``retain_on_delete``. Default: ``true``. Set ``false`` to let ``pulumi destroy`` delete the
     data."""
     model: ModelSection
     """The model the store holds (``modelsection.ModelSection``): its source, pinned revision
@@ -129,7 +129,7 @@ class ModelStoreArgs(TypedDict, total=False):
     and throws away next to the model; keep models in the store itself. Offered where the
     storage allows it (EFS: an access point per claim; Azure Files NFS: a share per claim in
     the store's account; NFS: a subdirectory per claim), refused elsewhere with the reason.
-    Default: ``False``."""
+    Default: ``false``."""
     cluster: Any
     """The cluster scope this store joins: an ``EksCluster`` for the AWS stores, a
     ``KubernetesCluster`` for the local and NFS stores. Default: the scope of the store's
@@ -276,7 +276,7 @@ class DynamicClaims:
 
 
 def _dynamic_claims_refused(store: str, reason: str) -> None:
-    raise ModelStoreInputError(store, "dynamic_claims", True, f"False here: {reason}")
+    raise ModelStoreInputError(store, "dynamic_claims", True, f"false here: {reason}")
 
 
 def parse_common(p: Parser) -> StoreCommon | None:
@@ -480,17 +480,17 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     context, env. An application stack reads it by ``StackReference`` and rebuilds the mount
     with ``WorkloadMount.from_output`` (the default ``mount_path``)."""
     model_revision: pulumi.Output[str | None]
-    """The revision readers mount (``model.revision``). None without a ``model`` section."""
+    """The revision readers mount (``model.revision``). ``null`` without a ``model`` section."""
     model_manifest_path: pulumi.Output[str | None]
     """The revision's manifest under the store's root (``.modelstore/<revision>/
-    manifest.json``): its presence publishes the revision. None without a ``model``
+    manifest.json``): its presence publishes the revision. ``null`` without a ``model``
     section."""
     model_manifest_sha256: pulumi.Output[str | None]
     """The manifest's digest once pinned (``model.manifest_sha256``; unknown before the first
-    seed, whose termination message shows it). None until pinned."""
+    seed, whose termination message shows it). ``null`` until pinned."""
     model_seed_job_name: pulumi.Output[str | None]
     """The seed Job's name (in the loader namespace; Hyperdisk ML: the Job that writes the
-    manifest into the source). None when no Job seeds the model."""
+    manifest into the source). ``null`` when no Job seeds the model."""
     model_verify_job_names: pulumi.Output[dict[str, str]]
     """Reader namespace -> its verification Job's name: a consumer stack depends on them to
     start serving only once its namespace's mount is proven. Empty without a Job-seeded

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
@@ -31,6 +32,9 @@ AWS_CONFIG = {"aws:region": "us-west-2"}
 PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 RELEASE = "kubernetes:helm.sh/v3:Release"
+# A value spelt as Python does, unquoted: what users read says true, false, null (quoted
+# 'None' is a string value, e.g. Azure's publicAccess).
+PYTHON_WORDS = re.compile(r"(?<![\w'\"])(True|False|None)(?![\w'\"])")
 
 # Fewer garbage collections over the suite's heap (every cloud SDK imported, thousands of plans'
 # Outputs): full collections were a quarter of the suite's CPU, and no test's result depends on
@@ -102,6 +106,7 @@ def assert_refused(program: Callable[[], Any] | Path, message: str, **plan_args:
         else:
             plan(program, **plan_args)
     assert str(err.value) == message
+    assert not PYTHON_WORDS.search(message), "a refusal writes true, false, null as YAML does"
     registered = [urn.split("::")[2] for urn in err.value.registered]
     assert registered == ["pulumi:pulumi:Stack"], err.value.registered
     return err.value

@@ -595,7 +595,7 @@ BAD = [
         {"create_storage_account": False},
         "storage_account_name is missing; "
         "it must be the existing account's name when create_storage_account "
-        "is False",
+        "is false",
     ),
     (
         {
@@ -603,7 +603,7 @@ BAD = [
             "storage_account_name": "acme",
             "sku_name": "Standard_ZRS",
         },
-        "sku_name must be unset when create_storage_account is False (the store leaves the "
+        "sku_name must be unset when create_storage_account is false (the store leaves the "
         "existing account's settings alone), got 'Standard_ZRS'",
     ),
     (
@@ -621,12 +621,12 @@ BAD = [
     ),
     (
         {"allow_all_networks": True, "allowed_subnet_ids": [SUBNET]},
-        "allow_all_networks must be False when allowed_subnet_ids is given (the account then "
+        "allow_all_networks must be false when allowed_subnet_ids is given (the account then "
         "denies every other network), got true",
     ),
     (
         {"allow_all_networks": True, "private_endpoint_subnet_id": PE_SUBNET},
-        "allow_all_networks must be False when private_endpoint_subnet_id is given (the "
+        "allow_all_networks must be false when private_endpoint_subnet_id is given (the "
         "account then denies every other network), got true",
     ),
     (
@@ -658,7 +658,7 @@ BAD = [
             "storage_account_name": "acme",
             "allow_all_networks": True,
         },
-        "allow_all_networks must be unset when create_storage_account is False (the store "
+        "allow_all_networks must be unset when create_storage_account is false (the store "
         "leaves the existing account's settings alone), got true",
     ),
     (
@@ -667,7 +667,7 @@ BAD = [
             "storage_account_name": "acme",
             "private_endpoint_subnet_id": PE_SUBNET,
         },
-        "private_endpoint_subnet_id must be unset when create_storage_account is False (the "
+        "private_endpoint_subnet_id must be unset when create_storage_account is false (the "
         f"store leaves the existing account's settings alone), got '{PE_SUBNET}'",
     ),
     ({"blob_soft_delete_days": 400}, "blob_soft_delete_days must be 0 (off) to 365 days, got 400"),

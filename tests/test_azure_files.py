@@ -563,7 +563,7 @@ BAD = [
         {"create_storage_account": False},
         "storage_account_name is missing; "
         "it must be the existing account's name when create_storage_account "
-        "is False",
+        "is false",
     ),
     (
         {
@@ -571,7 +571,7 @@ BAD = [
             "storage_account_name": "acme",
             "allowed_subnet_ids": [NODE_SUBNET],
         },
-        "allowed_subnet_ids must be unset when create_storage_account is False (the store "
+        "allowed_subnet_ids must be unset when create_storage_account is false (the store "
         f"leaves the existing account's settings alone), got ['{NODE_SUBNET}']",
     ),
     (
@@ -669,7 +669,7 @@ BAD = [
             "storage_account_name": "acme",
             "private_dns_zone_id": HUB_ZONE,
         },
-        "private_dns_zone_id must be unset when create_storage_account is False (the store "
+        "private_dns_zone_id must be unset when create_storage_account is false (the store "
         f"leaves the existing account's settings alone), got '{HUB_ZONE}'",
     ),
     (

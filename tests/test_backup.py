@@ -45,7 +45,7 @@ CRON = (
     "UTC), e.g. '0 3 * * *'"
 )
 EXISTING_BUCKET = (
-    "False on this store: the store leaves an existing bucket's settings alone (bucket_name is "
+    "false on this store: the store leaves an existing bucket's settings alone (bucket_name is "
     "given): turn on its backups where the bucket is managed"
 )
 UNSET_SOFT_DELETE = "unset when backup is enabled (the backup's retention_days sets it)"
@@ -72,10 +72,10 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
      "a daily schedule ('<minute> <hour> * * *'): FSx starts automatic backups once a day "
      "(daily_automatic_backup_start_time, HH:MM UTC), got '0 3 * * 0'"),
     ("fsx-lustre", {"deployment_type": "SCRATCH_2", "backup": ON}, "llama: backup.enabled must "
-     "be False on this store: FSx backs up no SCRATCH_2 file system (FSx API reference, "
+     "be false on this store: FSx backs up no SCRATCH_2 file system (FSx API reference, "
      "CreateBackup: Persistent deployment types only), got true"),
     ("fsx-lustre", {"data_repository_path": "s3://models/llama/", "backup": ON}, "llama: "
-     "backup.enabled must be False on this store: FSx backs up no file system linked to a data "
+     "backup.enabled must be false on this store: FSx backs up no file system linked to a data "
      "repository (FSx API reference, CreateBackup), and its models are in S3 at "
      "data_repository_path, got true"),
     # EFS: AWS Backup's default plan fixes both.
@@ -102,21 +102,21 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
     ("azure-blob", {"versioning": False, "backup": ON},
      f"llama: versioning must be {UNSET_SOFT_DELETE}, got false"),
     ("azure-blob", {"create_storage_account": False, "storage_account_name": "models",
-                    "backup": ON}, "llama: backup.enabled must be False on this store: the store "
-     "leaves an existing storage account's settings alone (create_storage_account is False): "
+                    "backup": ON}, "llama: backup.enabled must be false on this store: the store "
+     "leaves an existing storage account's settings alone (create_storage_account is false): "
      "turn on its backups where the storage account is managed, got true"),
     # No backup of their own.
-    ("azure-files-nfs", {"backup": ON}, "llama: backup.enabled must be False on this store: the "
+    ("azure-files-nfs", {"backup": ON}, "llama: backup.enabled must be false on this store: the "
      "Files API takes a share snapshot one call at a time (FileREST Snapshot Share, GA for NFS "
      "shares) with no schedule or retention of its own; scheduled snapshots are Azure Backup's "
      "(a Recovery Services vault and policy), which this store does not make, got true"),
-    ("hyperdisk-ml", {"backup": ON}, "llama: backup.enabled must be False on this store: the "
+    ("hyperdisk-ml", {"backup": ON}, "llama: backup.enabled must be false on this store: the "
      "disk is made by the GKE volume populator from source_uri, which stays the models' copy, "
      "and the store has no disk resource to attach a snapshot schedule to (a Compute Engine "
      "snapshot schedule is a resource policy attached to a named disk), got true"),
-    ("nfs", {"backup": ON}, "llama: backup.enabled must be False on this store: the store does "
+    ("nfs", {"backup": ON}, "llama: backup.enabled must be false on this store: the store does "
      "not own its storage (back it up where it is served from), got true"),
-    ("local", {"backup": ON}, "llama: backup.enabled must be False on this store: the store does "
+    ("local", {"backup": ON}, "llama: backup.enabled must be false on this store: the store does "
      "not own its storage (back it up where it is served from), got true"),
 ]  # fmt: skip
 

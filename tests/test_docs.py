@@ -85,11 +85,11 @@ def test_reference_has_every_component_input_and_output(ref):
         (
             "FsxLustreModelStore",
             "| `auto_import_events` | `autoImportEvents` | list[string] | "
-            "`['NEW', 'CHANGED', 'DELETED']` |",
+            '`["NEW", "CHANGED", "DELETED"]` |',
         ),
         ("EbsModelCache", "| `volume_size` | `volumeSize` | string | required | Size of the seed"),
         ("NfsModelStore", "| `server` | `server` | string | required | The NFS server"),
-        ("NfsModelStore", "| `protect` | `protect` | bool | `True` | Protect the data-bearing"),
+        ("NfsModelStore", "| `protect` | `protect` | bool | `true` | Protect the data-bearing"),
         ("MountpointS3ModelStore", "| `mounts` | `mounts` | map[string, any] | "),
     ],
 )

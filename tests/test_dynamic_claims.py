@@ -115,37 +115,37 @@ REFUSED = [
     (
         LocalModelStore,
         {},
-        "llama: dynamic_claims must be False here: local volumes are statically created "
+        "llama: dynamic_claims must be false here: local volumes are statically created "
         "PersistentVolumes only (kubernetes.io/docs/concepts/storage/volumes/#local), got true",
     ),
     (
         MountpointS3ModelStore,
         {"cluster_name": CLUSTER},
-        "llama: dynamic_claims must be False here: the Mountpoint for S3 CSI driver offers "
+        "llama: dynamic_claims must be false here: the Mountpoint for S3 CSI driver offers "
         "static provisioning only (awslabs/mountpoint-s3-csi-driver README), got true",
     ),
     (
         EfsModelStore,
         {"cluster_name": CLUSTER, "iam_authorization": True},
-        "llama: dynamic_claims must be False here: the node role of iam_authorization mounts "
+        "llama: dynamic_claims must be false here: the node role of iam_authorization mounts "
         "through the store's own access points only, not the driver's per-claim ones, got true",
     ),
     (
         EfsModelStore,
         {"cluster_name": CLUSTER, "root_directory": "/dynamic/models"},
-        "llama: dynamic_claims must be False here: root_directory '/dynamic/models' would hold "
+        "llama: dynamic_claims must be false here: root_directory '/dynamic/models' would hold "
         "the claims' base path /dynamic, got true",
     ),
     (
         NfsModelStore,
         {k: v for k, v in NFS.items() if k != "sub_dir"},
-        "llama: dynamic_claims must be False here: without sub_dir the readers mount the whole "
+        "llama: dynamic_claims must be false here: without sub_dir the readers mount the whole "
         "share, claims' directories too, got true",
     ),
     (
         NfsModelStore,
         {**NFS, "sub_dir": "llama-dynamic/x"},
-        "llama: dynamic_claims must be False here: sub_dir 'llama-dynamic/x' is where the "
+        "llama: dynamic_claims must be false here: sub_dir 'llama-dynamic/x' is where the "
         "claims' directories go, got true",
     ),
 ]

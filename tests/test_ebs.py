@@ -1224,7 +1224,7 @@ BAD_CACHE = [
     ({"kms_key_arn": "alias/models"}, f"llama: kms_key_arn must be {KMS_RULE}, got 'alias/models'"),
     (
         {"kms_key_arn": KEY, "encrypted": False},
-        f"llama: kms_key_arn must be unset when encrypted is False, got '{KEY}'",
+        f"llama: kms_key_arn must be unset when encrypted is false, got '{KEY}'",
     ),
     ({"fs_type": "btrfs"}, "llama: fs_type must be one of ext4, xfs, got 'btrfs'"),
     (
@@ -1711,7 +1711,7 @@ BAD_HELPERS = [
             spec=parse_io2_multi_attach_class("io2", {"multi_attach_iops": 1000}),
             is_default=True,
         ),
-        "io2: is_default must be False for an io2 Multi-Attach class (its claims must ask for "
+        "io2: is_default must be false for an io2 Multi-Attach class (its claims must ask for "
         "Block volumes), got true",
     ),
 ]

@@ -765,7 +765,7 @@ BAD_INPUTS = [
     ),
     (
         {"identity": "irsa"},
-        "llama: identity must be unset unless iam_authorization is True (without it the driver "
+        "llama: identity must be unset unless iam_authorization is true (without it the driver "
         "mounts with no AWS identity), got 'irsa'",
     ),
     (
@@ -1216,7 +1216,7 @@ def test_iam_authorization_after_an_install_made_without_a_node_role_is_refused(
     with pytest.raises(PlanError) as err:
         plan(stores(("llama", {"readers": ["a"]}), JOINING))
     assert str(err.value) == (
-        "mistral: iam_authorization must be False on cluster 'prod-eks', where store 'llama' "
+        "mistral: iam_authorization must be false on cluster 'prod-eks', where store 'llama' "
         "installed the EFS CSI driver without a node role (declare a store with "
         "iam_authorization before it, so the install carries the role), got true"
     )

@@ -160,9 +160,9 @@ def test_two_stores_at_one_mount_path_are_refused_with_both_named():
         two_stores_in_one_pod("/mnt/models")
     assert str(err.value) == (
         "container 'vllm' volumeMounts must be free at mountPath '/mnt/models' for claim "
-        "draft's {'name': 'draft', 'mountPath': '/mnt/models', 'readOnly': True} (give the "
+        "draft's {'name': 'draft', 'mountPath': '/mnt/models', 'readOnly': true} (give the "
         "stores different mount_path values), got {'name': 'llama', 'mountPath': "
-        "'/mnt/models', 'readOnly': True}"
+        "'/mnt/models', 'readOnly': true}"
     )
 
 

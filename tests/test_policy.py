@@ -108,13 +108,13 @@ def test_readers_read_only_fails_each_layer_left_writable():
     )
     assert messages("modelstore-readers-read-only", *objects) == [
         "kubernetes:apps/v1:Deployment::server: container vllm mounts read-only claim "
-        "inference/llama at /mnt/models with readOnly None: true",
+        "inference/llama at /mnt/models with readOnly unset: true",
         "kubernetes:apps/v1:Deployment::server: volume model mounts read-only claim "
-        "inference/llama with persistentVolumeClaim.readOnly False: true",
+        "inference/llama with persistentVolumeClaim.readOnly false: true",
         "kubernetes:core/v1:PersistentVolume::r: PersistentVolume accessModes ['ReadWriteMany'] "
         "on a read-only consumer's volume: ['ReadOnlyMany'] (what driver s3.csi.aws.com allows "
         "readers)",
-        "kubernetes:core/v1:PersistentVolume::r: csi.readOnly is False on a read-only "
+        "kubernetes:core/v1:PersistentVolume::r: csi.readOnly is false on a read-only "
         "consumer's volume: true",
         "kubernetes:core/v1:PersistentVolume::r: mountOptions [] lack 'read-only': driver "
         "s3.csi.aws.com mounts a read-only consumer's volume writable without it",
@@ -207,7 +207,7 @@ CASES: list[tuple[str, Resource, Resource, list[str]]] = [
         "modelstore-storage-private",
         res(PUBLIC_ACCESS, {f: True for f in (*PUBLIC_ACCESS_FLAGS, "restrictPublicBuckets")}),
         res(PUBLIC_ACCESS, {**{f: True for f in PUBLIC_ACCESS_FLAGS}, "blockPublicPolicy": False}),
-        ["blockPublicPolicy is False: true", "restrictPublicBuckets is None: true"],
+        ["blockPublicPolicy is false: true", "restrictPublicBuckets is unset: true"],
     ),
     (
         "modelstore-storage-private",
@@ -221,7 +221,7 @@ CASES: list[tuple[str, Resource, Resource, list[str]]] = [
         res(GCS_BUCKET, {"publicAccessPrevention": "inherited", "uniformBucketLevelAccess": False}),
         [
             "publicAccessPrevention is 'inherited': 'enforced'",
-            "uniformBucketLevelAccess is False: true (no object ACLs)",
+            "uniformBucketLevelAccess is false: true (no object ACLs)",
         ],
     ),
     (
@@ -242,7 +242,7 @@ CASES: list[tuple[str, Resource, Resource, list[str]]] = [
             },
         ),
         [
-            "allowBlobPublicAccess is True: false",
+            "allowBlobPublicAccess is true: false",
             "networkRuleSet.defaultAction is 'Allow' with public network access on: 'Deny', "
             "admitting the node subnets or a private endpoint",
         ],
@@ -286,7 +286,7 @@ CASES: list[tuple[str, Resource, Resource, list[str]]] = [
             {**AZURE_ACCOUNT, "enableHttpsTrafficOnly": False, "minimumTlsVersion": "TLS1_0"},
         ),
         [
-            "enableHttpsTrafficOnly is False: true (HTTPS only)",
+            "enableHttpsTrafficOnly is false: true (HTTPS only)",
             "minimumTlsVersion is 'TLS1_0': 'TLS1_2' or later",
         ],
     ),
@@ -294,13 +294,13 @@ CASES: list[tuple[str, Resource, Resource, list[str]]] = [
         "modelstore-data-encrypted",
         res(EFS, {"encrypted": True}),
         res(EFS, {"encrypted": False}),
-        ["encrypted is False: true"],
+        ["encrypted is false: true"],
     ),
     (
         "modelstore-data-encrypted",
         res(STORAGE_CLASS, {"provisioner": "ebs.csi.aws.com", "parameters": {"encrypted": "true"}}),
         res(STORAGE_CLASS, {"provisioner": "ebs.csi.aws.com", "parameters": {"type": "gp3"}}),
-        ["parameters.encrypted is None: 'true'"],
+        ["parameters.encrypted is unset: 'true'"],
     ),
     (
         "modelstore-data-encrypted",
@@ -328,7 +328,7 @@ CASES: list[tuple[str, Resource, Resource, list[str]]] = [
         res(ROLE, {"assumeRolePolicy": trust({"StringEquals": PINNED})}),
         res(ROLE, {"assumeRolePolicy": trust({"StringLike": PINNED})}),
         [
-            "statement #0 trusts web identities with <issuer>:aud None: StringEquals "
+            "statement #0 trusts web identities with <issuer>:aud unset: StringEquals "
             "'sts.amazonaws.com'",
             "statement #0 trusts web identities without StringEquals on <issuer>:sub (the "
             "service account)",
@@ -386,7 +386,7 @@ CASES: list[tuple[str, Resource, Resource, list[str]]] = [
         ),
         [
             "container prepare runs as root (runAsUser 0): a runAsUser other than 0",
-            "container seed may run as root (runAsNonRoot None, runAsUser None): runAsNonRoot "
+            "container seed may run as root (runAsNonRoot unset, runAsUser unset): runAsNonRoot "
             "true or a runAsUser other than 0, on the pod or the container",
         ],
     ),
@@ -456,7 +456,7 @@ def test_all_networks_chosen_explicitly_is_reported_advisory_only():
 # A program's own Job running as root, as the local examples' hand-written loader Jobs did
 # before the store's model section seeded them (non-root).
 ROOT_JOB = (
-    "may run as root (runAsNonRoot None, runAsUser None): runAsNonRoot true or a runAsUser "
+    "may run as root (runAsNonRoot unset, runAsUser unset): runAsNonRoot true or a runAsUser "
     "other than 0, on the pod or the container"
 )
 ROOT_JOB_PROGRAM = """\

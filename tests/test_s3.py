@@ -1000,12 +1000,12 @@ BAD_INPUTS = [
     ),
     (
         {"allow_delete": True},
-        "llama: allow_delete must be False unless the store has writers (readers never write), "
+        "llama: allow_delete must be false unless the store has writers (readers never write), "
         "got true",
     ),
     (
         {"allow_overwrite": True},
-        "llama: allow_overwrite must be False unless the store has writers (readers never "
+        "llama: allow_overwrite must be false unless the store has writers (readers never "
         "write), got true",
     ),
     ({"allow_other": "yes"}, "llama: allow_other must be true or false, got 'yes'"),
@@ -1030,7 +1030,7 @@ BAD_INPUTS = [
     ),
     (
         {"allow_other": False, "gid": 1000},
-        "llama: gid must be unset when allow_other is False, got 1000",
+        "llama: gid must be unset when allow_other is false, got 1000",
     ),
     (
         {"metadata_ttl": "forever"},

@@ -427,6 +427,12 @@ REFUSALS: list[tuple[str, str, str, list[str]]] = [
         ],
     ),
     (
+        "enabled as a string",
+        "",
+        '    velero: {enabled: "yes"}',
+        [f"{V}.enabled must be true or false, got 'yes'"],
+    ),
+    (
         "not a mapping",
         "",
         "    velero: true",
@@ -461,28 +467,28 @@ AKS_REFUSALS: list[tuple[str, dict[str, Any], str]] = [
     (
         "the OIDC issuer off",
         cluster_answer(oidcIssuerProfile={"enabled": False}),
-        "False while cluster prod-aks has the OIDC issuer off (Velero's identity trusts the "
+        "false while cluster prod-aks has the OIDC issuer off (Velero's identity trusts the "
         "issuer through a federated credential: oidcIssuerProfile.enabled; see "
         "azure.cluster_settings)",
     ),
     (
         "workload identity off",
         cluster_answer(securityProfile={"workloadIdentity": {"enabled": False}}),
-        "False while cluster prod-aks has workload identity off (its webhook gives the Velero "
+        "false while cluster prod-aks has workload identity off (its webhook gives the Velero "
         "server pod its token: securityProfile.workloadIdentity.enabled; see "
         "azure.cluster_settings)",
     ),
     (
         "the AKS-managed virtual network",
         cluster_answer(agentPoolProfiles=[{"name": "system", "mode": "System"}]),
-        "False while cluster prod-aks is on the AKS-managed virtual network (Velero's storage "
+        "false while cluster prod-aks is on the AKS-managed virtual network (Velero's storage "
         "account denies every network but the node subnets, and there is no node subnet to "
         "admit)",
     ),
     (
         "a node subnet without a storage service endpoint",
         NO_ENDPOINT,
-        "False while node subnet prod-aks-nodes of virtual network prod-aks-vnet has no "
+        "false while node subnet prod-aks-nodes of virtual network prod-aks-vnet has no "
         "Microsoft.Storage or Microsoft.Storage.Global service endpoint (Velero's storage "
         "account admits the node subnets by virtual network rule: az network vnet subnet "
         "update -g ml-rg --vnet-name prod-aks-vnet -n prod-aks-nodes --service-endpoints "

@@ -175,11 +175,13 @@ class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
     reads). Default: ``0755``."""
     iam_authorization: bool
     """Mount with the ``iam`` option: the driver's node service account signs each mount with
-    the cluster's EFS node role (one per cluster, shared by its stores), on which this store
-    adds its own policy: mount only through its access points (``ClientMount``), write only
-    through its writers' ones (``ClientWrite``). The file system policy then grants anonymous
+    the cluster's EFS node role (``<cluster>-efs-csi-node-role``, one per cluster, shared by
+    its stores), on which this store adds its own policy (``<store>-efs-node-policy``): mount
+    only through its access points (``ClientMount``), write only through its writers' ones
+    (``ClientWrite``), both only via a mount target and matched with ``ArnEquals`` on the
+    access point's ARN. The file system policy then grants anonymous
     clients nothing. Without it, any client that reaches a mount target over TLS may mount;
-    readers are read-only by their mounts. Default: ``False``."""
+    readers are read-only by their mounts. Default: ``false``."""
     identity: str
     """How the node service account gets its role with ``iam_authorization``: ``irsa`` (needs
     the cluster's IAM OIDC provider) or ``pod-identity`` (needs the EKS Pod Identity Agent
@@ -310,7 +312,7 @@ def identity_needs_iam_authorization(store: str, identity: Any, iam_authorizatio
             store,
             "identity",
             identity,
-            "unset unless iam_authorization is True (without it the driver mounts with no AWS "
+            "unset unless iam_authorization is true (without it the driver mounts with no AWS "
             "identity)",
         )
 
@@ -738,7 +740,7 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], DynamicClaims, backend="ef
                 name,
                 "iam_authorization",
                 True,
-                f"False on cluster {scope!r}, where store {shared.installed_without_role!r} "
+                f"false on cluster {scope!r}, where store {shared.installed_without_role!r} "
                 "installed the EFS CSI driver without a node role (declare a store with "
                 "iam_authorization before it, so the install carries the role)",
             )

@@ -82,7 +82,7 @@ class FsxLustreModelStoreArgs(AwsModelStoreArgs, total=False):
     made: it must already allow them."""
     node_security_group_rules: bool
     """Add ingress rules for TCP 988 and 1018-1023 from the file system's group to each node
-    group (Lustre servers connect back to clients). Default: ``True``."""
+    group (Lustre servers connect back to clients). Default: ``true``."""
     deployment_type: str
     """PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1. Default: ``PERSISTENT_2``."""
     storage_type: str

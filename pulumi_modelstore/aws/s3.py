@@ -119,7 +119,7 @@ class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     bucket resources and leaves its settings alone. Default: a new bucket, named by Pulumi after
     the store, with public access blocked, ACLs disabled (bucket owner enforced), default
     encryption (SSE-S3, or SSE-KMS with ``kms_key_arn``), versioning on and a bucket policy that
-    denies requests without TLS; protected unless ``protect`` is False."""
+    denies requests without TLS; protected unless ``protect`` is ``false``."""
     bucket_region: str
     """The bucket's AWS region: where a new bucket is created, and Mountpoint's ``region``
     mount option (with pod-level credentials the driver also takes its STS region from it).
@@ -155,10 +155,10 @@ class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     consumer namespace for the workloads to run as. Default: named ``<claim_name>-s3``."""
     allow_delete: bool
     """Writers may delete objects (Mountpoint ``allow-delete``; their role gets
-    ``s3:DeleteObject``). Needs writers. Default: ``False``."""
+    ``s3:DeleteObject``). Needs writers. Default: ``false``."""
     allow_overwrite: bool
     """Writers may replace existing objects (Mountpoint ``allow-overwrite``). Needs writers.
-    Default: ``False``."""
+    Default: ``false``."""
     metadata_ttl: str
     """How long Mountpoint trusts cached metadata: ``indefinite`` (model files are immutable;
     publish a new version under a new prefix or path, and pods see objects added after their
@@ -167,8 +167,8 @@ class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     Default: ``indefinite``."""
     allow_other: bool
     """Let non-root containers use the mount (Mountpoint ``allow-other``) with files owned by
-    ``uid``/``gid``. False leaves the mount to root containers only (the driver then adds
-    ``allow-root``). Default: ``True``."""
+    ``uid``/``gid``. ``false`` leaves the mount to root containers only (the driver then adds
+    ``allow-root``). Default: ``true``."""
     uid: int
     """Owner user id of files and directories as pods see them (Mountpoint ``uid``), 0 to
     4294967295. Needs ``allow_other``. Default: ``1000``."""
@@ -282,7 +282,7 @@ def overwrite_needs_writers(store: str, wanted: bool, writers: Any) -> None:
 def _writes_need_writers(store: str, field: str, wanted: bool, writers: Any) -> None:
     if wanted and not writers:
         raise ModelStoreInputError(
-            store, field, True, "False unless the store has writers (readers never write)"
+            store, field, True, "false unless the store has writers (readers never write)"
         )
 
 
@@ -307,7 +307,7 @@ def gid_needs_allow_other(store: str, gid: Any, allow_other: bool) -> None:
 
 def _id_needs_allow_other(store: str, field: str, value: Any, allow_other: bool) -> None:
     if not allow_other:
-        raise ModelStoreInputError(store, field, value, "unset when allow_other is False")
+        raise ModelStoreInputError(store, field, value, "unset when allow_other is false")
 
 
 def linux_id(store: str, field: str, value: int) -> None:
@@ -591,7 +591,12 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     program installs the driver (the cluster has it already), no role is made: the existing
     driver's identity must reach the bucket. IAM caps a role's inline policies at 10,240
     characters in all, about twenty driver-level stores per cluster; beyond that use
-    ``authentication_source: pod``.
+    ``authentication_source: pod``. A driver-level store declared after a pod-level store that
+    installed the driver is refused (that install carries no role): declare it first.
+
+    Every role gets ``s3:ListBucket`` on the bucket (with an ``s3:prefix`` condition under
+    ``prefix``) and ``s3:GetObject`` under the prefix; writers add ``s3:PutObject`` and
+    ``s3:AbortMultipartUpload``.
     """
 
     args_type = MountpointS3ModelStoreArgs
@@ -623,12 +628,12 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     """The bucket's region (``bucket_region``), Mountpoint's ``region`` mount option."""
     driver_role_arn: pulumi.Output[str | None]
     """The cluster's shared role on the driver's node service account, where this store's
-    read-only policy is (driver-level credentials); None otherwise, and for a driver-level store
+    read-only policy is (driver-level credentials); ``null`` otherwise, and for a driver-level store
     declared before the store that installs the driver (its policy joins the role then)."""
     pod_role_arns: pulumi.Output[dict[str, str]]
     """Consumer namespace -> role ARN (``authentication_source: pod``), else empty."""
     service_account_name: pulumi.Output[str | None]
-    """The service account workloads run as (``authentication_source: pod``), else None."""
+    """The service account workloads run as (``authentication_source: pod``), else ``null``."""
 
     def __init__(
         self,

@@ -150,20 +150,20 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     Default: a name made of "ms", the store name's letters and 8 hex digits of a hash of the
     subscription, resource group and store name (``default_account_name``)."""
     create_storage_account: bool
-    """Create the account. False takes an existing one by ``storage_account_name`` (required
+    """Create the account. ``false`` takes an existing one by ``storage_account_name`` (required
     then) and leaves its settings alone: no lookup, no account resources, and its network
     rules as they are (the network fields are refused): they must admit the cluster's nodes,
     or the account refuses every mount; with the workload-identity-token mode the account must
-    allow Entra ID auth, with ``account-key`` it must allow shared keys. Default: ``True``:
+    allow Entra ID auth, with ``account-key`` it must allow shared keys. Default: ``true``:
     StorageV2, HTTPS only, TLS 1.2, no anonymous blob access, shared keys off (on only with
     ``account-key``), other networks denied (see ``allowed_subnet_ids``), in the store's
-    region, protected unless ``protect`` is False."""
+    region, protected unless ``protect`` is ``false``."""
     sku_name: str
     """The new account's redundancy: one of Standard_LRS, Standard_ZRS, Standard_GRS,
     Standard_RAGRS, Standard_GZRS, Standard_RAGZRS. Default: ``Standard_LRS``."""
     infrastructure_encryption: bool
     """Encrypt the new account twice (infrastructure encryption), chosen at creation only
-    (changing it replaces the account). Default: ``False``."""
+    (changing it replaces the account). Default: ``false``."""
     allowed_subnet_ids: Sequence[str]
     """The subnets (ARM ids) the new account admits by virtual network rule, denying every
     other network; each must have the ``Microsoft.Storage`` or ``Microsoft.Storage.Global``
@@ -192,7 +192,7 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     """An explicit opt-in to admit every network to the new account's public endpoint
     (default action Allow): access then rests on authentication alone (Entra ID in the default
     mount mode, the account keys too with ``account-key``). Not with ``allowed_subnet_ids`` or
-    ``private_endpoint_subnet_id``. Default: ``False`` (only the node subnets, or the private
+    ``private_endpoint_subnet_id``. Default: ``false`` (only the node subnets, or the private
     endpoint)."""
     blob_soft_delete_days: int
     """Days deleted or overwritten blobs stay recoverable (0 turns soft delete off; at most
@@ -201,18 +201,20 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     """Days a deleted container stays recoverable (0 off; at most 365). Default: ``7``."""
     versioning: bool
     """Keep every overwritten blob as a version (each billed until deleted). Default:
-    ``False`` (soft delete already recovers deletes and overwrites for its days)."""
+    ``false`` (soft delete already recovers deletes and overwrites for its days)."""
     container_name: str
     """The private container holding the models. Default: the store's name, lowercase, with
     anything but letters and digits made '-'."""
     create_container: bool
-    """Create the container (private, protected unless ``protect`` is False). False takes an
-    existing one by ``container_name``. Default: ``True``."""
+    """Create the container (private, protected unless ``protect`` is ``false``). ``false`` takes an
+    existing one by ``container_name``. Default: ``true``."""
     mount_mode: str
-    """How blobfuse2 authenticates. ``workload-identity-token``: the pod's own token
+    """How blobfuse2 authenticates (the blob CSI driver's ``pkg/blob/blob.go`` ``GetAuthEnv``,
+    v1.27.x). ``workload-identity-token``: the pod's own token
     (``mountWithWorkloadIdentityToken``), data roles on the container alone (Storage Blob Data
     Reader for readers, Contributor for writers) and shared keys off; needs blob CSI driver
-    v1.27 or later, i.e. AKS Kubernetes 1.34 or later (checked before deploy).
+    v1.27 or later (refreshed tokens), i.e. AKS Kubernetes 1.34 or later (checked before
+    deploy).
     ``account-key``: the fallback for older clusters: the driver lists the account's keys
     (Storage Account Key Operator Service Role at ACCOUNT scope, shared keys on) and mounts with
     a key, which can write the whole account: readers then hold write access. Default:
@@ -226,9 +228,9 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     """The Kubernetes service account consumer pods run as, in every consumer namespace,
     annotated ``azure.workload.identity/client-id``. Default: named ``<claim_name>-blob``."""
     create_service_account: bool
-    """Create that service account in every consumer namespace. False takes existing ones by
+    """Create that service account in every consumer namespace. ``false`` takes existing ones by
     name (the federated credentials name them all the same; annotate them yourself for Azure
-    SDKs). Default: ``True``."""
+    SDKs). Default: ``true``."""
     block_cache_block_size_mib: int
     """The readers' blobfuse2 block cache block size in MiB (``--block-cache-block-size``).
     Default: ``16``. (Formerly ``block_cache_block_size_mb``, still accepted with a deprecation
@@ -292,7 +294,7 @@ def all_networks_alone(store: str, all_networks: bool, allowed: Any, endpoint: A
             store,
             "allow_all_networks",
             all_networks,
-            f"False when {other} is given (the account then denies every other network)",
+            f"false when {other} is given (the account then denies every other network)",
         )
 
 
@@ -511,7 +513,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         if p["create_storage_account"] is False:
             return BackupSupport(
                 refusal=EXISTING_LEFT_ALONE.format(
-                    "storage account", "create_storage_account is False"
+                    "storage account", "create_storage_account is false"
                 )
             )
         return BLOB_BACKUPS

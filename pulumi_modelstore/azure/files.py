@@ -82,14 +82,14 @@ class AzureFilesNfsModelStoreArgs(AzureModelStoreArgs, total=False):
     default."""
 
     create_storage_account: bool
-    """Create the storage account. False serves from an existing FileStorage account named by
+    """Create the storage account. ``false`` serves from an existing FileStorage account named by
     ``storage_account_name`` (in ``resource_group_name``): the store then creates no account
     resources (no network rules, no private endpoint) and leaves its settings alone; it still
-    creates the share in it. Default: ``True``."""
+    creates the share in it. Default: ``true``."""
     storage_account_name: str
     """The storage account's name (3-24 lowercase letters and digits, unique in Azure).
     Default: for a new account, ``ms`` + the store's name + a hash of the subscription,
-    resource group and store; required with ``create_storage_account: False``."""
+    resource group and store; required with ``create_storage_account: false``."""
     sku_name: str
     """The FileStorage account's SKU: ``Premium_LRS`` or ``Premium_ZRS`` (provisioned v1: IOPS
     and throughput follow the share size) or ``PremiumV2_LRS`` or ``PremiumV2_ZRS``
@@ -243,7 +243,7 @@ class AzureFilesNfsModelStore(
     (ReadOnlyMany and ``readOnly``), and ``root_squash`` limits what root may do.
 
     The account and the share are protected and retained on delete unless ``protect`` is
-    False.
+    ``false``.
     """
 
     args_type = AzureFilesNfsModelStoreArgs

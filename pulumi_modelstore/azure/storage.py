@@ -49,7 +49,7 @@ def existing_account_named(store: str, create: bool, name: Any) -> None:
             store,
             "storage_account_name",
             None,
-            "the existing account's name when create_storage_account is False",
+            "the existing account's name when create_storage_account is false",
         )
 
 
@@ -60,7 +60,7 @@ def new_account_only(store: str, field: str, value: Any, create: bool) -> None:
             store,
             field,
             value,
-            "unset when create_storage_account is False (the store leaves the existing "
+            "unset when create_storage_account is false (the store leaves the existing "
             "account's settings alone)",
         )
 

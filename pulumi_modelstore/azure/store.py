@@ -47,10 +47,10 @@ class AzureModelStoreArgs(ModelStoreArgs, AksClusterArgs, total=False):
     region: str
     """The Azure region of the store's storage account, as ARM spells it (``eastus``; ARM's
     ``location``). Default: the cluster's region. Another region costs egress and latency at
-    every read: it is refused unless ``allow_other_region`` is True. (Formerly ``location``,
+    every read: it is refused unless ``allow_other_region`` is ``true``. (Formerly ``location``,
     still accepted with a deprecation warning: ``location`` names a cluster's location only.)"""
     allow_other_region: bool
-    """Allow ``region`` to differ from the cluster's region. Default: ``False``."""
+    """Allow ``region`` to differ from the cluster's region. Default: ``false``."""
     tags: Mapping[str, str]
     """Azure tags merged onto every Azure resource of the store. Default: none besides the
     store's own ``modelstore-store`` and ``managed-by``."""

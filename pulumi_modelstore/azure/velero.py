@@ -83,21 +83,21 @@ def preflight(scope: AksCluster, store: str, path: str) -> None:
     if facts.oidc_issuer_url is None:
         raise _refused(
             path,
-            f"False while cluster {cluster} has the OIDC issuer off (Velero's identity trusts "
+            f"false while cluster {cluster} has the OIDC issuer off (Velero's identity trusts "
             "the issuer through a federated credential: oidcIssuerProfile.enabled; see "
             "azure.cluster_settings)",
         )
     if not facts.workload_identity:
         raise _refused(
             path,
-            f"False while cluster {cluster} has workload identity off (its webhook gives the "
+            f"false while cluster {cluster} has workload identity off (its webhook gives the "
             "Velero server pod its token: securityProfile.workloadIdentity.enabled; see "
             "azure.cluster_settings)",
         )
     if not facts.node_subnet_ids:
         raise _refused(
             path,
-            f"False while cluster {cluster} is on the AKS-managed virtual network (Velero's "
+            f"false while cluster {cluster} is on the AKS-managed virtual network (Velero's "
             "storage account denies every network but the node subnets, and there is no node "
             "subnet to admit)",
         )
@@ -110,7 +110,7 @@ def preflight(scope: AksCluster, store: str, path: str) -> None:
             rg, vnet, name = net.subnet_parts(subnet_id)
             raise _refused(
                 path,
-                f"False while node subnet {name} of virtual network {vnet} has no "
+                f"false while node subnet {name} of virtual network {vnet} has no "
                 "Microsoft.Storage or Microsoft.Storage.Global service endpoint (Velero's "
                 "storage account admits the node subnets by virtual network rule: az network "
                 f"vnet subnet update -g {rg} --vnet-name {vnet} -n {name} --service-endpoints "

@@ -172,13 +172,13 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     Default: a new bucket, auto-named after the store (``<store>-bucket-<random>``), in the
     cluster's region, with uniform bucket-level access, public access prevention enforced,
     object versioning (unless ``hierarchical_namespace``) and soft delete on, protected unless
-    ``protect`` is False."""
+    ``protect`` is ``false`` (only then ``force_destroy``, so a destroy deletes its objects)."""
     bucket_region: str
     """The new bucket's region. Default: the cluster's region (a zonal cluster's zone's
     region). Another region costs inter-region egress and latency at every read: it is refused
-    unless ``allow_other_region`` is True."""
+    unless ``allow_other_region`` is ``true``."""
     allow_other_region: bool
-    """Allow ``bucket_region`` to differ from the cluster's region. Default: ``False``."""
+    """Allow ``bucket_region`` to differ from the cluster's region. Default: ``false``."""
     kms_key_name: str
     """A Cloud KMS key (``projects/P/locations/L/keyRings/R/cryptoKeys/K``, in the bucket's
     region) as the new bucket's default encryption key (CMEK). The store grants the project's
@@ -196,7 +196,7 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     on, and can only be chosen at creation). Such a bucket has no object versioning (Cloud
     Storage does not offer it with a hierarchical namespace), so the store leaves versioning
     off: soft delete alone keeps overwritten and deleted objects recoverable.
-    Default: ``False``."""
+    Default: ``false``."""
     prefix: str
     """Serve only this folder of the bucket (gcsfuse ``only-dir``), a relative path without a
     leading '/'. Default: the whole bucket."""
@@ -212,8 +212,8 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     """The Kubernetes service account consumer pods run as, in every consumer namespace.
     Default: named ``<claim_name>-gcs``."""
     create_service_account: bool
-    """Create that service account in every consumer namespace. False takes existing ones by
-    name (the IAM grants name them all the same). Default: ``True``."""
+    """Create that service account in every consumer namespace. ``false`` takes existing ones by
+    name (the IAM grants name them all the same). Default: ``true``."""
     storage_class_name: str
     """The ``storageClassName`` on every PV and its claim (the same on both, so they bind; no
     StorageClass of that name needs to exist). Not one of GKE's managed ``gcsfusecsi-*``
@@ -223,7 +223,8 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     files): buffered reads (``read:enable-buffered-read:true``, GKE 1.34.0-gke.2011000),
     kernel read-ahead 128 MiB (``read_ahead_kb=131072``, GKE 1.32.2-gke.1297001), unlimited
     metadata caches with metadata prefetch on mount (GKE 1.32.1-gke.1357001), no file cache,
-    and ``skipCSIBucketAccessCheck`` (halves the token exchanges per mount). ``file-cache``:
+    and ``skipCSIBucketAccessCheck`` (halves the token exchanges per mount; a project may make
+    6,000 a minute). ``file-cache``:
     the older recipe for local SSD nodes or GKE before 1.34 (1.29.6-gke.1254000 /
     1.30.2-gke.1394000 or later, for parallel downloads): an unlimited file cache with range
     reads and parallel downloads, unlimited metadata caches and ``skipCSIBucketAccessCheck``;

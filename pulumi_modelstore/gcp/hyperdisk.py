@@ -144,7 +144,7 @@ class HyperdiskMlModelStoreArgs(GcpModelStoreArgs, total=False):
     create_compute_class: bool
     """Create the ComputeClass ``gcs-to-hdml-compute-class`` the populator's transfer Job
     runs on (once per cluster; machine families c3, then c3d, node pools auto-created). Leave
-    off where the platform manages it. Default: ``False``."""
+    off where the platform manages it. Default: ``false``."""
 
 
 # ---- rules ---------------------------------------------------------------------------------

@@ -61,7 +61,7 @@ def kind_refusal(kind: str) -> str:
     """Why ``velero.enabled`` is refused on a cluster of ``kind`` (one not in :data:`KINDS`:
     a plain kubernetes cluster)."""
     return (
-        f"False on a {kind} cluster: the library makes Velero's bucket and grants it a "
+        f"false on a {kind} cluster: the library makes Velero's bucket and grants it a "
         f"cloud workload identity, and a {kind} cluster has no cloud identity to grant "
         "(install Velero there with its own object store credentials)"
     )
@@ -104,7 +104,7 @@ def parse_velero(
             errors.append(error(str(name), name, f"a field of velero: one of {', '.join(FIELDS)}"))
     enabled = raw.get("enabled", True)
     if not isinstance(enabled, bool):
-        errors.append(error("enabled", enabled, "True or False"))
+        errors.append(error("enabled", enabled, "true or false"))
     bucket = raw.get("bucket")
     if bucket is not None and (not isinstance(bucket, str) or not _BUCKET.match(bucket)):
         errors.append(error("bucket", bucket, BUCKET_ALLOWED))

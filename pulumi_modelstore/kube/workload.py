@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..errors import ModelStoreInputError
+from ..errors import ModelStoreInputError, show
 from ..fields import camel_case
 from .serving import engine_args
 
@@ -260,7 +260,8 @@ class WorkloadMount:
                     None,
                     field,
                     taken,
-                    f"free at {key} {entry[key]!r} for claim {self.claim_name}'s {entry!r}{hint}",
+                    f"free at {key} {show(entry[key])} for claim {self.claim_name}'s "
+                    f"{show(entry)}{hint}",
                 )
         return out
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from ..errors import show
 from ..plan.compare import DATA_BEARING_TYPES
 from ..store import ACCESS_LABEL, ALL_NETWORKS_MARK, UNPROTECTED_MARK
 from .core import Finding, Resource, ResourceCheck, as_list, json_document, statements, unknown
@@ -22,6 +23,12 @@ VOLUME_SNAPSHOT = "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshot"
 JOB = "kubernetes:batch/v1:Job"
 CRON_JOB = "kubernetes:batch/v1:CronJob"
 READ_ONLY = "read-only"
+
+
+def found(value: Any) -> str:
+    """A property's value as a finding shows it: as YAML writes it (``false``, quoted
+    strings), ``unset`` where the resource does not set it."""
+    return "unset" if value is None else show(value)
 
 
 def marked(resource: Resource, mark: str) -> bool:
@@ -112,12 +119,12 @@ def _volume_messages(pv: Resource) -> list[str]:
     )
     if csi is not None and csi.get("readOnly") is not True:
         messages.append(
-            f"csi.readOnly is {csi.get('readOnly')!r} on a read-only consumer's volume: true"
+            f"csi.readOnly is {found(csi.get('readOnly'))} on a read-only consumer's volume: true"
         )
     nfs = spec.get("nfs")
     if isinstance(nfs, Mapping) and nfs.get("readOnly") is not True:
         messages.append(
-            f"nfs.readOnly is {nfs.get('readOnly')!r} on a read-only consumer's volume: true"
+            f"nfs.readOnly is {found(nfs.get('readOnly'))} on a read-only consumer's volume: true"
         )
     option = DRIVER_READ_ONLY_OPTIONS.get(str(driver))
     options = spec.get("mountOptions")
@@ -176,7 +183,7 @@ def readers_read_only(resources: Sequence[Resource]) -> Iterator[Finding]:
             if claim.get("readOnly") is not True:
                 yield Finding(
                     f"volume {name} mounts read-only claim {key[0]}/{key[1]} with "
-                    f"persistentVolumeClaim.readOnly {claim.get('readOnly')!r}: true",
+                    f"persistentVolumeClaim.readOnly {found(claim.get('readOnly'))}: true",
                     r.urn,
                 )
             for container in containers(spec):
@@ -189,7 +196,7 @@ def readers_read_only(resources: Sequence[Resource]) -> Iterator[Finding]:
                         yield Finding(
                             f"container {container.get('name')} mounts read-only claim "
                             f"{key[0]}/{key[1]} at {mount.get('mountPath')} with readOnly "
-                            f"{mount.get('readOnly')!r}: true",
+                            f"{found(mount.get('readOnly'))}: true",
                             r.urn,
                         )
 
@@ -221,14 +228,14 @@ def storage_private(r: Resource) -> Iterator[Finding]:
         for flag in S3_PUBLIC_ACCESS_FLAGS:
             value = r.get(flag)
             if value is not True and not unknown(value):
-                yield Finding(f"{flag} is {value!r}: true")
+                yield Finding(f"{flag} is {found(value)}: true")
     elif t in (
         "aws:s3/bucket:Bucket",
         "aws:s3/bucketV2:BucketV2",
         "aws:s3/bucketAclV2:BucketAclV2",
     ):
         if r.get("acl") in PUBLIC_S3_ACLS:
-            yield Finding(f"acl is {r.get('acl')!r}: private (no public ACL)")
+            yield Finding(f"acl is {found(r.get('acl'))}: private (no public ACL)")
     elif t == "aws:s3/bucketPolicy:BucketPolicy":
         document = json_document(r.get("policy"))
         for label, s in statements(document or {}):
@@ -238,18 +245,18 @@ def storage_private(r: Resource) -> Iterator[Finding]:
                 and not s.get("Condition")
             ):
                 yield Finding(
-                    f"statement {label} allows Principal {s.get('Principal')!r}: name the "
+                    f"statement {label} allows Principal {found(s.get('Principal'))}: name the "
                     f"principals"
                 )
     elif t == "gcp:storage/bucket:Bucket":
         value = r.get("publicAccessPrevention")
         if value != "enforced" and not unknown(value):
-            yield Finding(f"publicAccessPrevention is {value!r}: 'enforced'")
+            yield Finding(f"publicAccessPrevention is {found(value)}: 'enforced'")
         if r.get("uniformBucketLevelAccess") is not True and not unknown(
             r.get("uniformBucketLevelAccess")
         ):
             yield Finding(
-                f"uniformBucketLevelAccess is {r.get('uniformBucketLevelAccess')!r}: true (no "
+                f"uniformBucketLevelAccess is {found(r.get('uniformBucketLevelAccess'))}: true (no "
                 f"object ACLs)"
             )
     elif t in (
@@ -263,18 +270,19 @@ def storage_private(r: Resource) -> Iterator[Finding]:
         if r.get("allowBlobPublicAccess") is not False and not unknown(
             r.get("allowBlobPublicAccess")
         ):
-            yield Finding(f"allowBlobPublicAccess is {r.get('allowBlobPublicAccess')!r}: false")
+            allowed = found(r.get("allowBlobPublicAccess"))
+            yield Finding(f"allowBlobPublicAccess is {allowed}: false")
         action = r.get("networkRuleSet", "defaultAction")
         if r.get("publicNetworkAccess") != "Disabled" and action != "Deny" and not unknown(action):
             yield Finding(
-                f"networkRuleSet.defaultAction is {action!r} with public network access on: "
+                f"networkRuleSet.defaultAction is {found(action)} with public network access on: "
                 f"'Deny', admitting the node subnets or a private endpoint",
                 opted_out=marked(r, ALL_NETWORKS_MARK),
             )
     elif t == "azure-native:storage:BlobContainer":
         access = r.get("publicAccess")
         if access not in (None, "None") and not unknown(access):
-            yield Finding(f"publicAccess is {access!r}: 'None'")
+            yield Finding(f"publicAccess is {found(access)}: 'None'")
 
 
 # ---- TLS where the protocol has it ----------------------------------------------------------
@@ -307,11 +315,11 @@ def tls_in_transit(r: Resource) -> Iterator[Finding]:
     if t == PV and r.get("spec", "csi", "driver") == "efs.csi.aws.com":
         value = r.get("spec", "csi", "volumeAttributes", "encryptInTransit")
         if str(value).lower() == "false":
-            yield Finding(f"csi.volumeAttributes.encryptInTransit is {value!r}: 'true' (TLS)")
+            yield Finding(f"csi.volumeAttributes.encryptInTransit is {found(value)}: 'true' (TLS)")
     elif t == STORAGE_CLASS and r.get("provisioner") == "efs.csi.aws.com":
         value = r.get("parameters", "encryptInTransit")
         if str(value).lower() == "false":
-            yield Finding(f"parameters.encryptInTransit is {value!r}: 'true' (TLS)")
+            yield Finding(f"parameters.encryptInTransit is {found(value)}: 'true' (TLS)")
     if t == PV and r.get("spec", "csi", "driver") == "s3.csi.aws.com":
         for option in as_list(r.get("spec", "mountOptions")):
             if isinstance(option, str) and "http://" in option:
@@ -328,10 +336,10 @@ def tls_in_transit(r: Resource) -> Iterator[Finding]:
     elif t == "azure-native:storage:StorageAccount":
         tls = r.get("minimumTlsVersion")
         if tls is None or tls in WEAK_AZURE_TLS:
-            yield Finding(f"minimumTlsVersion is {tls!r}: 'TLS1_2' or later")
+            yield Finding(f"minimumTlsVersion is {found(tls)}: 'TLS1_2' or later")
         https = r.get("enableHttpsTrafficOnly")
         if r.get("kind") != "FileStorage" and https is False:
-            yield Finding("enableHttpsTrafficOnly is False: true (HTTPS only)")
+            yield Finding("enableHttpsTrafficOnly is false: true (HTTPS only)")
 
 
 # ---- data encrypted, protected and retained --------------------------------------------------
@@ -351,11 +359,11 @@ def data_encrypted(r: Resource) -> Iterator[Finding]:
     t = r.type
     if t in ("aws:efs/fileSystem:FileSystem", "aws:ebs/volume:Volume"):
         if r.get("encrypted") is not True and not unknown(r.get("encrypted")):
-            yield Finding(f"encrypted is {r.get('encrypted')!r}: true")
+            yield Finding(f"encrypted is {found(r.get('encrypted'))}: true")
     elif t == STORAGE_CLASS and r.get("provisioner") == "ebs.csi.aws.com":
         value = r.get("parameters", "encrypted")
         if str(value).lower() != "true" and not unknown(value):
-            yield Finding(f"parameters.encrypted is {value!r}: 'true'")
+            yield Finding(f"parameters.encrypted is {found(value)}: 'true'")
     elif (
         t
         == "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
@@ -372,7 +380,7 @@ def data_encrypted(r: Resource) -> Iterator[Finding]:
         services = r.get("encryption", "services")
         for service, setting in (services or {}).items() if isinstance(services, Mapping) else ():
             if isinstance(setting, Mapping) and setting.get("enabled") is False:
-                yield Finding(f"encryption.services.{service}.enabled is False: true")
+                yield Finding(f"encryption.services.{service}.enabled is false: true")
 
 
 def data_protected(r: Resource) -> Iterator[Finding]:
@@ -395,7 +403,7 @@ def data_protected(r: Resource) -> Iterator[Finding]:
     if r.type == PV:
         policy = r.get("spec", "persistentVolumeReclaimPolicy")
         if policy != "Retain" and not unknown(policy):
-            yield Finding(f"spec.persistentVolumeReclaimPolicy is {policy!r}: 'Retain'")
+            yield Finding(f"spec.persistentVolumeReclaimPolicy is {found(policy)}: 'Retain'")
 
 
 # ---- identity and network --------------------------------------------------------------------
@@ -437,7 +445,7 @@ def irsa_trust_pinned(r: Resource) -> Iterator[Finding]:
         aud = _pinned(condition, ":aud")
         if aud is None or as_list(aud) != [STS_AUDIENCE]:
             yield Finding(
-                f"statement {label} trusts web identities with <issuer>:aud {aud!r}: "
+                f"statement {label} trusts web identities with <issuer>:aud {found(aud)}: "
                 f"StringEquals {STS_AUDIENCE!r}"
             )
 
@@ -493,7 +501,7 @@ def iam_least_privilege(r: Resource) -> Iterator[Finding]:
         actions = [str(a) for a in as_list(s.get("Action"))]
         for action in actions:
             if action == "*" or action.endswith(":*"):
-                yield Finding(f"statement {label} allows {action!r}: name the actions")
+                yield Finding(f"statement {label} allows {found(action)}: name the actions")
         scoped = [a for a in actions if not a.startswith(UNSCOPED_ACTION_PREFIXES)]
         if "*" in as_list(s.get("Resource")) and scoped and not s.get("Condition"):
             yield Finding(
@@ -525,7 +533,7 @@ def jobs_non_root(r: Resource) -> Iterator[Finding]:
             yield Finding(f"container {name} runs as root (runAsUser 0): a runAsUser other than 0")
         elif non_root is not True and not (isinstance(user, int) and user > 0):
             yield Finding(
-                f"container {name} may run as root (runAsNonRoot {non_root!r}, runAsUser "
-                f"{user!r}): runAsNonRoot true or a runAsUser other than 0, on the pod or the "
+                f"container {name} may run as root (runAsNonRoot {found(non_root)}, runAsUser "
+                f"{found(user)}): runAsNonRoot true or a runAsUser other than 0, on the pod or the "
                 f"container"
             )

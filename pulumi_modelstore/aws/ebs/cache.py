@@ -93,8 +93,8 @@ class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
     passes the Pod Security ``restricted`` profile (namespaces enforcing it reject a pod
     without one) and lets a non-root loader write the fresh volume: the kubelet gives the
     volume to group ``fsGroup``. Keys given are merged over the default's: ``{"fsGroup":
-    2000}`` changes only the volume's group; a key set to None removes it. Default:
-    ``{"runAsNonRoot": True, "runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000,
+    2000}`` changes only the volume's group; a key set to ``null`` removes it. Default:
+    ``{"runAsNonRoot": true, "runAsUser": 1000, "runAsGroup": 1000, "fsGroup": 1000,
     "seccompProfile": {"type": "RuntimeDefault"}}``."""
     loader_service_account_name: str
     """Service account of the loader or seed Job (e.g. one with S3 read access by IRSA or Pod
@@ -117,7 +117,7 @@ class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
     previous revision's objects are replaced. What happens to the previous
     VolumeSnapshot is ``protect``'s to say. Default: none."""
     protect: bool
-    """Keep the model's data, the VolumeSnapshot, when Pulumi deletes it. Default: ``True``: the
+    """Keep the model's data, the VolumeSnapshot, when Pulumi deletes it. Default: ``true``: the
     VolumeSnapshot is registered with ``retain_on_delete`` (not ``protect``, which would block
     the replacement a ``model_revision`` change needs). Then ``pulumi destroy`` and a
     ``model_revision`` change only drop the VolumeSnapshot from the stack: the object, its
@@ -125,7 +125,7 @@ class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
     policy), a claim naming it in its ``dataSource`` can still be restored, and after a revision
     change the old revision's snapshot keeps costing EBS snapshot storage until you delete it
     (``kubectl delete volumesnapshot <name> -n <namespace>``, and with a Retain class its
-    VolumeSnapshotContent and EBS snapshot too). Set False to opt out: Pulumi then deletes the
+    VolumeSnapshotContent and EBS snapshot too). Set ``false`` to opt out: Pulumi then deletes the
     old VolumeSnapshot on destroy and on a revision change, and with a Delete snapshot class
     that deletes the EBS snapshot. The seed claim is never retained: until the snapshot is ready
     the snapshot controller's ``pvc-as-source-protection`` finalizer keeps it from deletion,
@@ -597,17 +597,17 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
     namespace: pulumi.Output[str]
     """The cache's namespace (its reader namespace)."""
     seed_claim_name: pulumi.Output[str | None]
-    """The seed claim the loader (or the model's seed Job) writes (None without ``loader`` or
+    """The seed claim the loader (or the model's seed Job) writes (``null`` without ``loader`` or
     ``model``)."""
     loader_job_name: pulumi.Output[str | None]
-    """The Job that writes the seed claim: the loader, or the model's seed Job (None without
+    """The Job that writes the seed claim: the loader, or the model's seed Job (``null`` without
     ``loader`` or ``model``)."""
     snapshot_name: pulumi.Output[str]
     """The VolumeSnapshot replicas restore from."""
     storage_class_name: pulumi.Output[str]
     """The StorageClass of the seed and replica volumes."""
     snapshot_class_name: pulumi.Output[str | None]
-    """The VolumeSnapshotClass of the snapshot (None with ``source_snapshot_name``)."""
+    """The VolumeSnapshotClass of the snapshot (``null`` with ``source_snapshot_name``)."""
     claim_template_name: pulumi.Output[str]
     """The volumeClaimTemplate name; replica claims are ``<it>-<statefulset>-<ordinal>``."""
     volume_size: pulumi.Output[str]

@@ -173,7 +173,7 @@ class Gp3VolumeArgs(TypedDict, total=False):
     """gp3 throughput in MiB/s, 125 to 2000, at most 0.25 per provisioned IOPS. Default:
     ``125`` (the free baseline)."""
     encrypted: bool
-    """Encrypt volumes. Default: ``True`` (with the AWS managed ``aws/ebs`` key unless
+    """Encrypt volumes. Default: ``true`` (with the AWS managed ``aws/ebs`` key unless
     ``kms_key_arn``)."""
     kms_key_arn: str
     """A customer managed KMS key ARN for the volumes. Default: the AWS managed ``aws/ebs``
@@ -234,7 +234,7 @@ def kms_key_only_when_encrypted(store: str, encrypted: Any, kms_key_arn: Any) ->
     """A KMS key encrypts: it makes no sense on unencrypted volumes."""
     if kms_key_arn is not None and not encrypted:
         raise ModelStoreInputError(
-            store, "kms_key_arn", kms_key_arn, "unset when encrypted is False"
+            store, "kms_key_arn", kms_key_arn, "unset when encrypted is false"
         )
 
 
@@ -462,7 +462,7 @@ def ebs_storage_class(
             resource_name,
             "is_default",
             is_default,
-            "False for an io2 Multi-Attach class (its claims must ask for Block volumes)",
+            "false for an io2 Multi-Attach class (its claims must ask for Block volumes)",
         )
     return k8s.storage.v1.StorageClass(
         resource_name,

@@ -193,7 +193,7 @@ class EbsCsiDriverArgs(DriverInstallArgs, Gp3VolumeArgs, total=False):
     snapshot_controller_namespace: str
     """Namespace of the snapshot controller's Helm release. Default: ``kube-system``."""
     create_snapshot_class: bool
-    """Create the VolumeSnapshotClass. Default: ``True``."""
+    """Create the VolumeSnapshotClass. Default: ``true``."""
     snapshot_class_name: str
     """Name of the VolumeSnapshotClass for ``ebs.csi.aws.com``. Default: ``ebs-snapshots``."""
     snapshot_deletion_policy: str
@@ -201,18 +201,18 @@ class EbsCsiDriverArgs(DriverInstallArgs, Gp3VolumeArgs, total=False):
     VolumeSnapshotContent) or ``Delete`` (deleting the VolumeSnapshot deletes the data).
     Default: ``Retain``."""
     default_snapshot_class: bool
-    """Mark the snapshot class as the cluster's default. Default: ``False``."""
+    """Mark the snapshot class as the cluster's default. Default: ``false``."""
     snapshot_class_parameters: Mapping[str, str]
     """Driver parameters for snapshots: ``tagSpecification_<n>`` (``key=value`` tags) and the
     other keys the driver's CreateSnapshot reads (``fastSnapshotRestoreAvailabilityZones``,
     ``outpostArn``, ``lockMode``, ``lockDuration``...); any other key fails every snapshot.
     Default: none."""
     create_storage_class: bool
-    """Create the gp3 StorageClass. Default: ``True``."""
+    """Create the gp3 StorageClass. Default: ``true``."""
     storage_class_name: str
     """Name of the gp3 StorageClass. Default: ``ebs-gp3``."""
     default_storage_class: bool
-    """Mark the gp3 class as the cluster's default. Default: ``False``."""
+    """Mark the gp3 class as the cluster's default. Default: ``false``."""
     reclaim_policy: str
     """``Delete`` (a deleted claim deletes its volume; caches restore from snapshots) or
     ``Retain`` (volumes outlive their claims and must be deleted by hand). Default:
@@ -486,17 +486,24 @@ class EbsCsiDriver(EbsComponent):
     Identity its association; the snapshot CRDs and snapshot controller; the driver, after both
     (its snapshotter sidecar is only rendered when the CRDs exist, so it is also forced on); the
     VolumeSnapshotClass and the storage classes, after the driver.
+
+    The controller's policy holds the statements of AWS's managed policy, narrowed: volumes and
+    snapshots are modified, attached, snapshotted and deleted only when the driver tagged them,
+    tags are set while creating and later never on the driver's own keys, and customer KMS
+    keys get grants and data-key actions on those keys only. The gp3 class binds on first
+    consumer and allows volume expansion; the io2 Multi-Attach class gives Block-mode
+    ReadWriteMany claims, and the application must fence its writes.
     """
 
     storage_class_name: pulumi.Output[str | None]
-    """The gp3 StorageClass (None when ``create_storage_class`` is False)."""
+    """The gp3 StorageClass (``null`` when ``create_storage_class`` is ``false``)."""
     multi_attach_storage_class_name: pulumi.Output[str | None]
-    """The io2 Multi-Attach StorageClass (None without ``multi_attach_iops``)."""
+    """The io2 Multi-Attach StorageClass (``null`` without ``multi_attach_iops``)."""
     snapshot_class_name: pulumi.Output[str | None]
     """The VolumeSnapshotClass; depends on the snapshot controller, so a VolumeSnapshot that
-    uses it is created after the CRDs (None when ``create_snapshot_class`` is False)."""
+    uses it is created after the CRDs (``null`` when ``create_snapshot_class`` is ``false``)."""
     controller_role_arn: pulumi.Output[str | None]
-    """The controller's IAM role (None with ``identity: none``)."""
+    """The controller's IAM role (``null`` with ``identity: none``)."""
     controller_service_account: pulumi.Output[str]
     """``<namespace>/<name>`` of the controller's service account, the role's only trustee."""
 
