@@ -39,7 +39,7 @@ from .backup import REFUSED_NOT_OWNED, BackupArgs, BackupSupport, settle_backup
 from .cluster import ClusterScope, KubernetesCluster
 from .errors import ModelStoreInputError
 from .fields import Parser, check_renames, outputs_of, refusal_name, renamed, spelled_as
-from .kube import model_jobs
+from .kube import model_digest, model_jobs
 from .kube.snapshots import name_after
 from .kube.volumes import DYNAMIC_SUFFIX, DynamicClass, dynamic_storage_class, static_volume
 from .kube.workload import (
@@ -469,8 +469,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     manifest.json``): its presence publishes the revision. None without a ``model``
     section."""
     model_manifest_sha256: pulumi.Output[str | None]
-    """The manifest's digest once pinned (``model.manifest_sha256``; unknown before the first
-    seed, whose termination message shows it). None until pinned."""
+    """The published manifest's digest (``sha256:<hex>``): ``model.manifest_sha256`` when
+    pinned, else what the seed Job recorded (``kube/model_digest.py``), unknown in a preview
+    until that Job has run. None where no seed Job runs and none is pinned."""
     model_seed_job_name: pulumi.Output[str | None]
     """The seed Job's name (in the loader namespace). None when no Job seeds the model."""
     model_verify_job_names: pulumi.Output[dict[str, str]]
@@ -780,6 +781,23 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             return [self.claims[ns], config_maps[ns], *([account] if account else [])]
 
         job = model_jobs.ModelJob(c.claim_name, c.labels, m.image, m.revision, m.manifest_sha256)
+        # Unpinned, the seed records the manifest's digest for the output (kube/model_digest.py).
+        record = None if m.manifest_sha256 else model_digest.record_name(c.claim_name, m.revision)
+        record_access: list[pulumi.Resource] = []
+        if record is not None:
+            record_access = model_digest.record_access(
+                f"{c.name}-manifest-record",
+                name=f"{c.claim_name}-manifest-record",
+                namespace=loader,
+                config_map=record,
+                service_account=self.mount_for(loader).service_account_name,
+                labels=c.labels,
+                # order: namespace-first
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=[self.namespaces[loader]] if loader in self.namespaces else [],
+                ),
+            )
         self.seed_job = model_jobs.seed_job(
             f"{c.name}-seed-{model_jobs.slug(m.revision)}",
             job,
@@ -790,10 +808,22 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             publish=type(self).model_fill[m.scheme].publish or type(self).model_publish,
             token_secret=m.token_secret,
             patch=self._patcher(loader, model_jobs.STORE_ROOT),
+            record=f"{loader}/{record}" if record else None,
+            # order: record-grant-first
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[*ready(loader), *self.model_filled()]
+                parent=self, depends_on=[*ready(loader), *self.model_filled(), *record_access]
             ),
         )
+        if record is not None:
+            self.model_manifest_sha256 = model_digest.read_digest(
+                f"{c.name}-manifest-{model_jobs.slug(m.revision)}",
+                namespace=loader,
+                config_map=record,
+                seed_job=self.seed_job,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            # Each verification Job checks the manifest the seed published, not just any.
+            job = replace(job, manifest_sha256=self.model_manifest_sha256)
         for ns in c.readers:
             self.verify_jobs[ns] = model_jobs.verify_job(
                 f"{c.name}-verify-{ns}-{model_jobs.slug(m.revision)}",

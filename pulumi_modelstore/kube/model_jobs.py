@@ -155,7 +155,11 @@ def _programs_volume(claim_name: str) -> dict[str, Any]:
 
 
 def _program_container(
-    name: str, image: str, module: str, args: Sequence[str], mounts: Sequence[dict[str, Any]]
+    name: str,
+    image: str,
+    module: str,
+    args: Sequence[pulumi.Input[str]],
+    mounts: Sequence[dict[str, Any]],
 ) -> dict[str, Any]:
     return {
         "name": name,
@@ -187,7 +191,8 @@ class ModelJob:
     labels: Mapping[str, str]
     image: str
     revision: str
-    manifest_sha256: str | None
+    manifest_sha256: pulumi.Input[str] | None
+    """Pinned, or (verification Jobs) what the seed recorded: ``kube/model_digest.py``."""
 
 
 def _job(
@@ -253,11 +258,21 @@ def seed_job(
     token_secret: tuple[str, str] | None,
     patch: Any,
     opts: pulumi.ResourceOptions,
+    record: str | None = None,
 ) -> k8s.batch.v1.Job:
     """The Job that seeds ``job.revision`` into the store as a writer consumer: ``patch`` is the
     loader namespace's ``WorkloadMount.patch_pod_spec`` (its claim at the store's root,
-    read-write, its service account and pod metadata from the access layer)."""
-    args = ["--source", source, "--revision", job.revision, "--dest", STORE_ROOT]
+    read-write, its service account and pod metadata from the access layer). ``record``: the
+    ConfigMap (``<namespace>/<name>``) the seed records the manifest digest in
+    (``kube/model_digest.py``); default: none, nothing recorded."""
+    args: list[pulumi.Input[str]] = [
+        "--source",
+        source,
+        "--revision",
+        job.revision,
+        "--dest",
+        STORE_ROOT,
+    ]
     for pattern in include:
         args += ["--include", pattern]
     args += [
@@ -274,7 +289,12 @@ def seed_job(
         mounts.append({"name": TOKEN_VOLUME, "mountPath": TOKEN_DIR, "readOnly": True})
     if job.manifest_sha256:
         args += ["--manifest-sha256", job.manifest_sha256]
+    if record is not None:
+        args += ["--record-configmap", record]
     pod = _base_pod(job.claim_name, [_program_container("seed", job.image, "seed", args, mounts)])
+    if record is not None:
+        # The API call needs the ServiceAccount's token, whatever the account says.
+        pod["automountServiceAccountToken"] = True
     if token_secret is not None:
         secret, key = token_secret
         pod["volumes"].append(
@@ -306,7 +326,7 @@ def verify_job(
     is that namespace's ``WorkloadMount.patch_pod_spec`` (the revision's subPath at
     ``files_path``, read-only, the gate, the service account and pod metadata), and the
     manifest's directory is mounted read-only as the gate mounts it."""
-    args = [
+    args: list[pulumi.Input[str]] = [
         "--files",
         files_path,
         "--manifest",

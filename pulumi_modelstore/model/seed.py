@@ -28,6 +28,9 @@ What it does, in order:
    an association imported lazily, so readers never wait on S3 and the association can go.
 4. Removes published revisions beyond ``--keep-revisions`` (the oldest first, by publish time),
    never the one just seeded and never one named by ``--in-use`` (what readers mount).
+5. With ``--record-configmap <namespace>/<name>``, records the published manifest's digest in
+   that ConfigMap through the Kubernetes API (:mod:`.record`), where the store reads it back
+   as its ``model_manifest_sha256`` output; a refusal fails the seed with the API's reason.
 
 It writes one line to the termination message file (``--termination-log``, default
 ``/dev/termination-log``) and to stdout: ``ok: seeded <revision>: 12 files, 15.2 GiB, manifest
@@ -49,6 +52,7 @@ from typing import Any
 
 from .layout import Layout, fsync_dir, make_manifest, manifest_digest, write_atomically
 from .layout import write_termination as _write_termination
+from .record import TOKEN_DIR, Api, RecordError, Target, in_cluster_api, record_digest
 from .sources import (
     CHUNK,
     Source,
@@ -377,9 +381,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--hf-endpoint", help="default: $HF_ENDPOINT, else huggingface.co")
     parser.add_argument("--publish", choices=PUBLISH, default="rename")
     parser.add_argument("--manifest-sha256", help="refuse any other manifest (sha256:<hex>)")
+    parser.add_argument(
+        "--record-configmap", help="<namespace>/<name>: record the manifest digest there"
+    )
+    parser.add_argument("--kube-api", help="default: the in-cluster API server (record.py)")
+    parser.add_argument("--kube-token-dir", type=Path, default=TOKEN_DIR)
     parser.add_argument("--termination-log", default="/dev/termination-log")
     args = parser.parse_args(argv)
     try:
+        target = Target.parse(args.record_configmap) if args.record_configmap else None
         if args.publish == "imported":
             # The storage filled itself: the source is named, never opened.
             check_revision(parse_source(args.source).scheme, args.revision)
@@ -394,12 +404,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         else:
             result = _seed_from(args)
-    except (SeedError, SourceError) as error:
+        recorded = ""
+        if target is not None:
+            api = Api(args.kube_api or in_cluster_api(), args.kube_token_dir)
+            done = record_digest(
+                api, target, digest=result.digest, revision=args.revision, source=args.source
+            )
+            recorded = f", {done} ConfigMap {target}"
+    except (SeedError, SourceError, RecordError) as error:
         line = f"FAILED: {error}"
     except Exception as error:  # a network or client error: still one line for the Job
         line = f"FAILED: {type(error).__name__}: {error}"
     else:
-        line = result.line()
+        line = result.line() + recorded
         print(line)
         _write_termination(args.termination_log, line)
         return 0
