@@ -452,6 +452,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     # How the seed publishes a revision (the seed program's ``--publish``): ``rename`` on file
     # systems; ``manifest-last`` where the mount cannot rename a directory in one step.
     model_publish = "rename"
+    # The read layout the seed sets on the files it writes (the seed program's ``--layout``):
+    # ``none``, or ``lustre`` where striping decides read speed (model/lustre.py).
+    model_layout = "none"
 
     claim_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolumeClaim name."""
@@ -798,6 +801,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
                     depends_on=[self.namespaces[loader]] if loader in self.namespaces else [],
                 ),
             )
+        publish = type(self).model_fill[m.scheme].publish or type(self).model_publish
         self.seed_job = model_jobs.seed_job(
             f"{c.name}-seed-{model_jobs.slug(m.revision)}",
             job,
@@ -805,7 +809,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             source=m.source,
             include=m.include,
             keep_revisions=m.keep_revisions,
-            publish=type(self).model_fill[m.scheme].publish or type(self).model_publish,
+            publish=publish,
+            # Imported files were laid out by the storage that made them.
+            layout="none" if publish == "imported" else type(self).model_layout,
             token_secret=m.token_secret,
             patch=self._patcher(loader, model_jobs.STORE_ROOT),
             record=f"{loader}/{record}" if record else None,

@@ -259,12 +259,14 @@ def seed_job(
     patch: Any,
     opts: pulumi.ResourceOptions,
     record: str | None = None,
+    layout: str = "none",
 ) -> k8s.batch.v1.Job:
     """The Job that seeds ``job.revision`` into the store as a writer consumer: ``patch`` is the
     loader namespace's ``WorkloadMount.patch_pod_spec`` (its claim at the store's root,
     read-write, its service account and pod metadata from the access layer). ``record``: the
     ConfigMap (``<namespace>/<name>``) the seed records the manifest digest in
-    (``kube/model_digest.py``); default: none, nothing recorded."""
+    (``kube/model_digest.py``); default: none, nothing recorded. ``layout``: the read layout
+    the seed sets (``model/lustre.py``); default ``none``."""
     args: list[pulumi.Input[str]] = [
         "--source",
         source,
@@ -291,6 +293,8 @@ def seed_job(
         args += ["--manifest-sha256", job.manifest_sha256]
     if record is not None:
         args += ["--record-configmap", record]
+    if layout != "none":
+        args += ["--layout", layout]
     pod = _base_pod(job.claim_name, [_program_container("seed", job.image, "seed", args, mounts)])
     if record is not None:
         # The API call needs the ServiceAccount's token, whatever the account says.
