@@ -267,14 +267,7 @@ def seed_job(
     ConfigMap (``<namespace>/<name>``) the seed records the manifest digest in
     (``kube/model_digest.py``); default: none, nothing recorded. ``layout``: the read layout
     the seed sets (``model/lustre.py``); default ``none``."""
-    args: list[pulumi.Input[str]] = [
-        "--source",
-        source,
-        "--revision",
-        job.revision,
-        "--dest",
-        STORE_ROOT,
-    ]
+    args: list[Any] = ["--source", source, "--revision", job.revision, "--dest", STORE_ROOT]
     for pattern in include:
         args += ["--include", pattern]
     args += [
