@@ -37,7 +37,12 @@ whose own upload settings make the objects. On Mountpoint for S3 the objects' pa
 are PUT using a multipart upload, it's a good practice to GET them in the same part sizes",
 docs.aws.amazon.com/whitepapers/latest/s3-optimizing-performance-best-practices/
 use-byte-range-fetches.html; awslabs/mountpoint-s3#73): nothing to set while neither is
-changed.
+changed. Cloud Storage FUSE uploads each file as one object, staged and sent on close or
+streamed (GoogleCloudPlatform/gcsfuse v2.9.1 release notes, "Streaming Writes"), by requests
+that each carry "a portion of the object" (docs.cloud.google.com/storage/docs/resumable-uploads):
+no part layout is left for readers to align to, so nothing to set either. blobfuse2 (Azure
+Blob) writes block blobs in blocks of its own size; whether that block size changes read
+speed through the readers' block cache is not established here, so nothing is set.
 """
 
 from __future__ import annotations
