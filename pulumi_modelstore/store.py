@@ -47,7 +47,7 @@ from .backup import REFUSED_NOT_OWNED, BackupArgs, BackupSupport, settle_backup
 from .cluster import ClusterScope, KubernetesCluster
 from .errors import ModelStoreInputError
 from .fields import Parser, check_renames, outputs_of, refusal_name, renamed, spelled_as
-from .kube import model_jobs
+from .kube import model_digest, model_jobs
 from .kube.snapshots import name_after
 from .kube.volumes import DYNAMIC_SUFFIX, DynamicClass, dynamic_storage_class, static_volume
 from .kube.workload import (
@@ -469,6 +469,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     # How long a verification Job may take, start to end, and ``pulumi up`` waits for it.
     # Default: model_jobs.VERIFY_TIMEOUT_MINUTES (the revision is published before it starts).
     model_verify_minutes = model_jobs.VERIFY_TIMEOUT_MINUTES
+    # The read layout the seed sets on the files it writes (the seed program's ``--layout``):
+    # ``none``, or ``lustre`` where striping decides read speed (model/lustre.py).
+    model_layout = "none"
 
     claim_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolumeClaim name."""
@@ -486,8 +489,10 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     manifest.json``): its presence publishes the revision. ``null`` without a ``model``
     section."""
     model_manifest_sha256: pulumi.Output[str | None]
-    """The manifest's digest once pinned (``model.manifest_sha256``; unknown before the first
-    seed, whose termination message shows it). ``null`` until pinned."""
+    """The published manifest's digest (``sha256:<hex>``): ``model.manifest_sha256`` when
+    pinned, else what the seed Job recorded (``kube/model_digest.py``), unknown in a preview
+    until that Job has run. ``null`` where no seed Job runs in the loader namespace and none is
+    pinned."""
     model_seed_job_name: pulumi.Output[str | None]
     """The seed Job's name (in the loader namespace; Hyperdisk ML: the Job that writes the
     manifest into the source). ``null`` when no Job seeds the model."""
@@ -839,6 +844,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         if loader is not None:
             seed_deps = [*ready(loader), *self.model_filled()]
             patch = self._patcher(loader, model_jobs.STORE_ROOT)
+            seed_account = self.mount_for(loader).service_account_name
             if source is not None:
                 # The seed reads the source as it starts: before its read grant exists the
                 # first request is denied (order: seed-after-source-grant).
@@ -853,7 +859,29 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
                         source.grant or Grant(ready=()),
                     )
                     seed_deps.append(self.seed_service_account)  # order: job-after-its-mount
-                    patch = _run_as(patch, source.account.service_account, source.pod_labels)
+                    seed_account = source.account.service_account
+                    patch = _run_as(patch, seed_account, source.pod_labels)
+            # Unpinned, the seed records the manifest's digest for the output
+            # (kube/model_digest.py), as the account it runs as.
+            record = (
+                None if m.manifest_sha256 else model_digest.record_name(c.claim_name, m.revision)
+            )
+            if record is not None:
+                # order: record-grant-first
+                seed_deps += model_digest.record_access(
+                    f"{c.name}-manifest-record",
+                    name=f"{c.claim_name}-manifest-record",
+                    namespace=loader,
+                    config_map=record,
+                    service_account=seed_account,
+                    labels=c.labels,
+                    # order: namespace-first
+                    opts=pulumi.ResourceOptions(
+                        parent=self,
+                        depends_on=[self.namespaces[loader]] if loader in self.namespaces else [],
+                    ),
+                )
+            publish = type(self).model_fill[m.scheme].publish or type(self).model_publish
             self.seed_job = model_jobs.seed_job(
                 f"{c.name}-seed-{model_jobs.slug(m.revision)}",
                 job,
@@ -861,12 +889,25 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
                 source=m.source,
                 include=m.include,
                 keep_revisions=m.keep_revisions,
-                publish=type(self).model_fill[m.scheme].publish or type(self).model_publish,
+                publish=publish,
+                # Imported files were laid out by the storage that made them.
+                layout="none" if publish == "imported" else type(self).model_layout,
                 token_secret=m.token_secret,
                 patch=patch,
+                record=f"{loader}/{record}" if record else None,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=seed_deps),
             )
             self.seed_job_name = model_jobs.job_name(c.claim_name, "seed", m.revision)
+            if record is not None:
+                self.model_manifest_sha256 = model_digest.read_digest(
+                    f"{c.name}-manifest-{model_jobs.slug(m.revision)}",
+                    namespace=loader,
+                    config_map=record,
+                    seed_job=self.seed_job,
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+                # Each verification Job checks the manifest the seed published, not just any.
+                job = replace(job, manifest_sha256=self.model_manifest_sha256)
         for ns in c.readers if verified else ():
             self.verify_jobs[ns] = model_jobs.verify_job(
                 f"{c.name}-verify-{ns}-{model_jobs.slug(m.revision)}",

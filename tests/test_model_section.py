@@ -4,6 +4,7 @@ revision mounted by ``subPath`` behind the gate, and the refusals (before anythi
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from typing import Any
@@ -15,6 +16,7 @@ from pulumi_modelstore.model import bundle
 from pulumi_modelstore.program import BACKENDS
 from tests.conftest import assert_refused, plan
 from tests.test_backend_contract import NAMES, READERS, build, writers
+from tests.test_model_digest import ApiStub, stub_api
 from tests.validators.kube_schema import KUBERNETES_MINORS, validator
 
 JOB = "kubernetes:batch/v1:Job"
@@ -98,14 +100,24 @@ def test_jobs_config_maps_and_patched_pods_pass_the_api_schema(planned: Any, min
     _, p, store = planned
     check = validator(minor)
     for kind, type_ in (("Job", JOB), ("ConfigMap", CONFIG_MAP)):
-        for r in p.by_type(type_):
+        for inputs in created(p, type_):
             check.validate(
-                {"apiVersion": "batch/v1" if kind == "Job" else "v1", "kind": kind, **r["inputs"]}
+                {"apiVersion": "batch/v1" if kind == "Job" else "v1", "kind": kind, **inputs}
             )
     spec = store.mount_for(READERS[0]).patch_pod_spec(
         {"containers": [{"name": "vllm", "image": "vllm"}]}
     )
     check.validate({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
+
+
+def created(p: Any, type_: str) -> list[dict[str, Any]]:
+    """The inputs of the objects of ``type_`` the plan creates (not those it reads, such as
+    the manifest digest's ConfigMap: kube/model_digest.py)."""
+    return [
+        s["newState"]["inputs"]
+        for s in p.steps
+        if s["newState"]["type"] == type_ and s["op"] != "read"
+    ]
 
 
 def local(**model: Any) -> Any:
@@ -203,10 +215,10 @@ def test_the_seed_job_runs_the_bundle_as_its_tests_do_from_the_planned_config_ma
     assert not [e["name"] for e in container["env"] if e["name"].startswith("PYTHON")]
     (volume,) = [v for v in pod["volumes"] if "configMap" in v]
     (config_map,) = [
-        c["inputs"]
-        for c in p.by_type(CONFIG_MAP)
-        if c["inputs"]["metadata"]["name"] == volume["configMap"]["name"]
-        and c["inputs"]["metadata"]["namespace"] == job["metadata"]["namespace"]
+        c
+        for c in created(p, CONFIG_MAP)
+        if c["metadata"]["name"] == volume["configMap"]["name"]
+        and c["metadata"]["namespace"] == job["metadata"]["namespace"]
     ]
     programs = tmp_path / "programs"
     for item in volume["configMap"]["items"]:
@@ -221,13 +233,19 @@ def test_the_seed_job_runs_the_bundle_as_its_tests_do_from_the_planned_config_ma
     for flag, value in (("--source", f"file://{src}"), ("--dest", str(store))):
         args[args.index(flag) + 1] = value
     launcher = container["command"][-1].replace(model_jobs.PROGRAMS_PATH, str(programs))
-    run = subprocess.run(
-        [sys.executable, *container["command"][1:-1], launcher, *args],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    # The digest goes to the planned ConfigMap, through a stub of the API server.
+    with stub_api(tmp_path) as (url, account):
+        stub_args = ["--kube-api", url, "--kube-token-dir", str(account), "--termination-log", ""]
+        run = subprocess.run(
+            [sys.executable, *container["command"][1:-1], launcher, *args, *stub_args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
     assert run.returncode == 0, run.stderr
     assert (store / "revisions" / SHA / "config.json").read_text() == "{}"
-    assert (store / ".modelstore" / SHA / "manifest.json").is_file()
+    manifest = json.loads((store / ".modelstore" / SHA / "manifest.json").read_text())
+    namespace, name = args[args.index("--record-configmap") + 1].split("/")
+    assert (namespace, name) == (job["metadata"]["namespace"], f"llama-manifest-{SHA[:12]}")
+    assert ApiStub.objects[name]["data"]["manifest-sha256"] == manifest["digest"]

@@ -199,7 +199,8 @@ def test_timeline_json_from_the_cli(capsys, filled_plans):
     assert code == 0
     assert out == to_json(timeline(filled_plans["stacks/local"]))
     document = json.loads(out)
-    assert document["totalSeconds"] == 247  # the seed and verification Jobs after the claims
+    # The seed Job after the claims, the digest read after it, the verification Jobs last.
+    assert document["totalSeconds"] == 248
     assert document["firstClaim"]["urn"].endswith("::models-pvc-inference")
     assert document["createTimes"][PVC]["judgement"] is True
 
@@ -220,18 +221,22 @@ def test_timeline_refuses_other_formats(capsys, tmp_path, args, what):
 # The whole text, long lines included: what a reviewer reads.
 LOCAL = """\
 Deploy timeline: project modelstore, stack local (pulumi up modelled from an empty stack: typical create times, dependencies as the engine orders them)
-Modelled total: 4:07 (247 s)
+Modelled total: 4:08 (248 s)
 First claim usable: 0:07 (7 s), models-pvc-inference bound
 Critical path (start  finish  resource  type  waited for):
     0:00    0:01  kubernetes-ns-models-loader  kubernetes:core/v1:Namespace  after parent
     0:01    0:02  models-pv-models-loader  kubernetes:core/v1:PersistentVolume  after depends_on (namespace-first)
     0:02    0:07  models-pvc-models-loader  kubernetes:core/v1:PersistentVolumeClaim  after depends_on (volume-before-claim)
     0:07    2:07  models-seed-0e9e39f249a1  kubernetes:batch/v1:Job  after depends_on (job-after-its-mount)
-    2:07    4:07  models-verify-inference-0e9e39f249a1  kubernetes:batch/v1:Job  after depends_on (job-after-its-mount)
+    2:07    2:08  models-manifest-0e9e39f249a1  kubernetes:core/v1:ConfigMap  after depends_on (digest-after-seed)
+    2:08    4:08  models-verify-inference-0e9e39f249a1  kubernetes:batch/v1:Job  after data
 Create times (what each covers; its source, or judgement where none):
   kubernetes:batch/v1:Job: 120 s, the Job running to completion (the provider waits for it); judgement: pulumi-kubernetes waits for a Job to complete (pulumi/pulumi-kubernetes#633, the Job awaiter); how long depends on the model and the storage
   kubernetes:core/v1:ConfigMap: 1 s, one API server request: pulumi-kubernetes awaits no readiness for this kind; judgement: a create request to the API server takes well under a second; the provider's await logic covers Deployments, StatefulSets, Jobs, Services, Pods and claims only (pulumi.com/blog/improving-kubernetes-management-with-pulumis-await-logic)
+  kubernetes:core/v1:ConfigMap (read): 1 s, a read of an existing resource; judgement: one provider read call
   kubernetes:core/v1:Namespace: 1 s, one API server request: pulumi-kubernetes awaits no readiness for this kind; judgement: a create request to the API server takes well under a second; the provider's await logic covers Deployments, StatefulSets, Jobs, Services, Pods and claims only (pulumi.com/blog/improving-kubernetes-management-with-pulumis-await-logic)
   kubernetes:core/v1:PersistentVolume: 1 s, one API server request: pulumi-kubernetes awaits no readiness for this kind; judgement: a create request to the API server takes well under a second; the provider's await logic covers Deployments, StatefulSets, Jobs, Services, Pods and claims only (pulumi.com/blog/improving-kubernetes-management-with-pulumis-await-logic)
   kubernetes:core/v1:PersistentVolumeClaim: 5 s, the claim created and bound (the provider waits for Bound); judgement: pulumi-kubernetes awaits a claim's Bound phase (pulumi/pulumi-kubernetes#895); the PV controller binds a pre-bound pair on its next pass
+  kubernetes:rbac.authorization.k8s.io/v1:Role: 1 s, one API server request: pulumi-kubernetes awaits no readiness for this kind; judgement: a create request to the API server takes well under a second; the provider's await logic covers Deployments, StatefulSets, Jobs, Services, Pods and claims only (pulumi.com/blog/improving-kubernetes-management-with-pulumis-await-logic)
+  kubernetes:rbac.authorization.k8s.io/v1:RoleBinding: 1 s, one API server request: pulumi-kubernetes awaits no readiness for this kind; judgement: a create request to the API server takes well under a second; the provider's await logic covers Deployments, StatefulSets, Jobs, Services, Pods and claims only (pulumi.com/blog/improving-kubernetes-management-with-pulumis-await-logic)
 """  # noqa: E501

@@ -424,6 +424,8 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
     # imports the source into revisions/<rev>, then the seed Job (the loader's writer) only
     # publishes it: hashes what was imported and writes the manifest (seed --publish imported).
     model_fill = job_fills(cloud="s3", native={"s3": Fill("native", publish="imported")})
+    # Striping decides how fast many replicas read one weight file: the seed sets it.
+    model_layout = "lustre"
     example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
     data_bearing_types = ("aws:fsx/lustreFileSystem:LustreFileSystem",)
     _csi_chart = FSX_CSI

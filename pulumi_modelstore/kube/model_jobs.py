@@ -162,7 +162,11 @@ def _programs_volume(claim_name: str) -> dict[str, Any]:
 
 
 def _program_container(
-    name: str, image: str, module: str, args: Sequence[str], mounts: Sequence[dict[str, Any]]
+    name: str,
+    image: str,
+    module: str,
+    args: Sequence[pulumi.Input[str]],
+    mounts: Sequence[dict[str, Any]],
 ) -> dict[str, Any]:
     return {
         "name": name,
@@ -194,7 +198,8 @@ class ModelJob:
     labels: Mapping[str, str]
     image: str
     revision: str
-    manifest_sha256: str | None
+    manifest_sha256: pulumi.Input[str] | None
+    """Pinned, or (verification Jobs) what the seed recorded: ``kube/model_digest.py``."""
 
 
 def _job(
@@ -260,11 +265,16 @@ def seed_job(
     token_secret: tuple[str, str] | None,
     patch: Any,
     opts: pulumi.ResourceOptions,
+    record: str | None = None,
+    layout: str = "none",
 ) -> k8s.batch.v1.Job:
     """The Job that seeds ``job.revision`` into the store as a writer consumer: ``patch`` is the
     loader namespace's ``WorkloadMount.patch_pod_spec`` (its claim at the store's root,
-    read-write, its service account and pod metadata from the access layer)."""
-    args = ["--source", source, "--revision", job.revision, "--dest", STORE_ROOT]
+    read-write, its service account and pod metadata from the access layer). ``record``: the
+    ConfigMap (``<namespace>/<name>``) the seed records the manifest digest in
+    (``kube/model_digest.py``); default: none, nothing recorded. ``layout``: the read layout
+    the seed sets (``model/lustre.py``); default ``none``."""
+    args: list[Any] = ["--source", source, "--revision", job.revision, "--dest", STORE_ROOT]
     for pattern in include:
         args += ["--include", pattern]
     args += [
@@ -281,7 +291,14 @@ def seed_job(
         mounts.append({"name": TOKEN_VOLUME, "mountPath": TOKEN_DIR, "readOnly": True})
     if job.manifest_sha256:
         args += ["--manifest-sha256", job.manifest_sha256]
+    if record is not None:
+        args += ["--record-configmap", record]
+    if layout != "none":
+        args += ["--layout", layout]
     pod = _base_pod(job.claim_name, [_program_container("seed", job.image, "seed", args, mounts)])
+    if record is not None:
+        # The API call needs the ServiceAccount's token, whatever the account says.
+        pod["automountServiceAccountToken"] = True
     if token_secret is not None:
         secret, key = token_secret
         pod["volumes"].append(
@@ -340,7 +357,7 @@ def verify_job(
     ``files_path``, read-only, the gate, the service account and pod metadata), and the
     manifest's directory is mounted read-only as the gate mounts it. ``minutes``: the Job's
     deadline and ``pulumi up``'s wait. Default: :data:`VERIFY_TIMEOUT_MINUTES`."""
-    args = [
+    args: list[pulumi.Input[str]] = [
         "--files",
         files_path,
         "--manifest",

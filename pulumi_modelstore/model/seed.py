@@ -15,7 +15,8 @@ What it does, in order:
    first), taking its size and sha256 on the way and checking them against what the source
    publishes (Hugging Face: the LFS sha256, or the Git blob id for a small file; S3: a
    whole-object ``ChecksumSHA256``). A mismatch stops the seed with the file named; nothing
-   is published.
+   is published. With ``--layout lustre`` the directory it downloads into first gets the read
+   layout of :mod:`.lustre` (files striped for many readers), before any file is created.
 3. Publishes in one step: renames the partial directory to ``revisions/<revision>/``, then
    writes the manifest (atomically, last): a revision without a manifest is never published.
    With ``--publish manifest-last`` (object-store mounts: Mountpoint for S3 cannot rename, and
@@ -28,6 +29,9 @@ What it does, in order:
    an association imported lazily, so readers never wait on S3 and the association can go.
 4. Removes published revisions beyond ``--keep-revisions`` (the oldest first, by publish time),
    never the one just seeded and never one named by ``--in-use`` (what readers mount).
+5. With ``--record-configmap <namespace>/<name>``, records the published manifest's digest in
+   that ConfigMap through the Kubernetes API (:mod:`.record`), where the store reads it back
+   as its ``model_manifest_sha256`` output; a refusal fails the seed with the API's reason.
 
 It writes one line to the termination message file (``--termination-log``, default
 ``/dev/termination-log``) and to stdout: ``ok: seeded <revision>: 12 files, 15.2 GiB, manifest
@@ -49,6 +53,8 @@ from typing import Any
 
 from .layout import Layout, fsync_dir, make_manifest, manifest_digest, write_atomically
 from .layout import write_termination as _write_termination
+from .lustre import LayoutError, set_default_layout
+from .record import TOKEN_DIR, Api, RecordError, Target, in_cluster_api, record_digest
 from .sources import (
     CHUNK,
     Source,
@@ -70,6 +76,9 @@ GIB = 1 << 30
 # hierarchical-namespace bucket, else refuses or copies object by object (gcsfuse
 # docs/semantics.md, "Renaming directories is only supported in Hierarchical Namespace").
 PUBLISH = ("rename", "manifest-last", "imported")
+# The read layout the seed sets on what it writes: none, or Lustre's (model/lustre.py). With
+# --publish imported the storage made the files (an FSx association, in its own chunks).
+LAYOUTS = ("none", "lustre")
 
 
 class SeedError(Exception):
@@ -106,10 +115,13 @@ def seed(
     in_use: Sequence[str] = (),
     publish: str = "rename",
     manifest_sha256: str | None = None,
+    read_layout: str = "none",
 ) -> SeedResult:
     """Seed ``source``'s revision into the store at ``dest`` (see the module docstring).
     ``publish``: ``rename`` (default; file systems) or ``manifest-last`` (object-store
-    mounts). ``manifest_sha256``: the manifest digest pinned (default: none); the revision
+    mounts). ``read_layout``: ``none`` (default) or ``lustre``, the read layout set on the
+    directory the files are written into (:mod:`.lustre`). ``manifest_sha256``: the manifest
+    digest pinned (default: none); the revision
     must then be published with exactly that manifest, and nothing is seeded (a new manifest
     has a new digest: its publish time is in it). Raises :class:`SeedError` or
     :class:`SourceError` with a one-line message."""
@@ -118,6 +130,8 @@ def seed(
     # `imported` opens no source: publish_imported() is that mode.
     if publish not in PUBLISH[:2]:
         raise SeedError(f"publish must be one of {', '.join(PUBLISH[:2])}, got {publish!r}")
+    if read_layout not in LAYOUTS:
+        raise SeedError(f"layout must be one of {', '.join(LAYOUTS)}, got {read_layout!r}")
     layout = Layout(dest)
     revision = source.revision
     done = already_published(
@@ -152,6 +166,7 @@ def seed(
         if partial.exists():
             shutil.rmtree(partial)  # a crashed run's leftovers: start clean
         partial.mkdir(parents=True)
+        _set_layout(partial, read_layout)
         entries = [download(source, f, partial) for f in wanted]
         fsync_dir(partial)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -159,6 +174,7 @@ def seed(
         fsync_dir(target.parent)
     else:
         target.mkdir(parents=True)
+        _set_layout(target, read_layout)
         entries = [download(source, f, target) for f in wanted]
     manifest = make_manifest(source.uri, revision, entries, datetime.now(UTC).isoformat())
     data = json.dumps(manifest, indent=1).encode()
@@ -173,6 +189,12 @@ def seed(
     return SeedResult(
         True, revision, len(entries), manifest["total_bytes"], manifest["digest"], removed
     )
+
+
+def _set_layout(directory: Path, layout: str) -> None:
+    """The read layout of the (new, empty) directory the files are written into."""
+    if layout == "lustre":
+        set_default_layout(directory)
 
 
 def publish_imported(
@@ -388,10 +410,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--token-env", default="HF_TOKEN", help="else this variable's value")
     parser.add_argument("--hf-endpoint", help="default: $HF_ENDPOINT, else huggingface.co")
     parser.add_argument("--publish", choices=PUBLISH, default="rename")
+    parser.add_argument("--layout", choices=LAYOUTS, default="none", help="read layout to set")
     parser.add_argument("--manifest-sha256", help="refuse any other manifest (sha256:<hex>)")
+    parser.add_argument(
+        "--record-configmap", help="<namespace>/<name>: record the manifest digest there"
+    )
+    parser.add_argument("--kube-api", help="default: the in-cluster API server (record.py)")
+    parser.add_argument("--kube-token-dir", type=Path, default=TOKEN_DIR)
     parser.add_argument("--termination-log", default="/dev/termination-log")
     args = parser.parse_args(argv)
     try:
+        target = Target.parse(args.record_configmap) if args.record_configmap else None
         if args.publish == "imported":
             # The storage filled itself: the source is named, never opened.
             check_revision(parse_source(args.source).scheme, args.revision)
@@ -406,12 +435,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         else:
             result = _seed_from(args)
-    except (SeedError, SourceError) as error:
+        recorded = ""
+        if target is not None:
+            api = Api(args.kube_api or in_cluster_api(), args.kube_token_dir)
+            done = record_digest(
+                api, target, digest=result.digest, revision=args.revision, source=args.source
+            )
+            recorded = f", {done} ConfigMap {target}"
+    except (SeedError, SourceError, RecordError, LayoutError) as error:
         line = f"FAILED: {error}"
     except Exception as error:  # a network or client error: still one line for the Job
         line = f"FAILED: {type(error).__name__}: {error}"
     else:
-        line = result.line()
+        line = result.line() + recorded
         print(line)
         _write_termination(args.termination_log, line)
         return 0
@@ -436,6 +472,7 @@ def _seed_from(args: argparse.Namespace) -> SeedResult:
         in_use=args.in_use,
         publish=args.publish,
         manifest_sha256=args.manifest_sha256,
+        read_layout=args.layout,
     )
 
 

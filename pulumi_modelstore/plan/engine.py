@@ -203,6 +203,10 @@ class PlanMocks(mocks.Mocks):
             name = str(args.resource_id or inputs.get("name") or args.name)
             outputs = saved_stack_outputs(self.stack_outputs_dir, name)
             return name, {"name": name, "outputs": outputs, "secretOutputNames": []}
+        if args.resource_id == UNKNOWN:
+            # A read whose id is not known yet: the engine skips it and its outputs stay
+            # unknown (pulumi/pulumi pkg/resource/deploy/step.go, ReadStep.Apply).
+            return "", {}
         if args.resource_id:  # a read of an existing resource: reads happen in a preview too
             key = f"read::{self._key(args)}::{args.resource_id}"
             out = placeholders.resource_outputs(

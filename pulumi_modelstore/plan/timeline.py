@@ -225,6 +225,8 @@ CREATE_TIMES: Mapping[str, Figure] = {
     "kubernetes:core/v1:ServiceAccount": _K8S_OBJECT,
     "kubernetes:core/v1:PersistentVolume": _K8S_OBJECT,
     "kubernetes:core/v1:ConfigMap": _K8S_OBJECT,
+    "kubernetes:rbac.authorization.k8s.io/v1:Role": _K8S_OBJECT,
+    "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding": _K8S_OBJECT,
     "kubernetes:velero.io/v1:Schedule": _K8S_OBJECT,
     "kubernetes:storage.k8s.io/v1:StorageClass": _K8S_OBJECT,
     "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshotClass": _K8S_OBJECT,
@@ -323,6 +325,12 @@ _EBS_CHILDREN = frozenset(
         "kubernetes:batch/v1:Job",
         "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshot",
         "kubernetes:storage.k8s.io/v1:StorageClass",
+    }
+)
+_RBAC = frozenset(
+    {
+        "kubernetes:rbac.authorization.k8s.io/v1:Role",
+        "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
     }
 )
 _WORKLOADS = frozenset(
@@ -427,7 +435,9 @@ ORDERINGS: tuple[Ordering, ...] = (
     ),
     Ordering(
         "namespace-first",
-        frozenset({_PV, PVC, "kubernetes:core/v1:ServiceAccount", "kubernetes:core/v1:ConfigMap"}),
+        frozenset(
+            {_PV, PVC, "kubernetes:core/v1:ServiceAccount", "kubernetes:core/v1:ConfigMap", *_RBAC}
+        ),
         frozenset({"kubernetes:core/v1:Namespace"}),
         "Namespaced objects need their namespace, and a destroy deletes them before it; the "
         "claim waits for its PV, so the PV carries the edge for both.",
@@ -519,6 +529,22 @@ ORDERINGS: tuple[Ordering, ...] = (
         "A seed Job reading its model from an object store (s3://, gs://, az://) lists the "
         "source as it starts: before its identity's read grant on the source exists the request "
         "is denied and the Job fails (access.SourceGrant).",
+    ),
+    Ordering(
+        "record-grant-first",
+        frozenset({"kubernetes:batch/v1:Job"}),
+        _RBAC,
+        "The seed Job records its manifest digest in a ConfigMap through the Kubernetes API "
+        "(kube/model_digest.py): started before its Role and RoleBinding, that call is refused "
+        "and the seed fails.",
+    ),
+    Ordering(
+        "digest-after-seed",
+        frozenset({"kubernetes:core/v1:ConfigMap"}),
+        frozenset({"kubernetes:batch/v1:Job"}),
+        "The store reads the manifest digest from the ConfigMap the seed Job writes: the read's "
+        "id comes from the Job's status, which the engine does not record as a dependency of a "
+        "read, so the edge is explicit.",
     ),
     Ordering(
         "velero-after-its-storage",
@@ -627,9 +653,11 @@ class Timeline:
         return max((e.finish for e in self.entries.values()), default=0)
 
     def figures(self) -> dict[str, Figure]:
-        """The create time of each custom resource type on the timeline."""
+        """The create time of each custom resource type on the timeline (a read of a type
+        that is also created is listed apart: ``<type> (read)``)."""
+        marks = {UNAWAITED_CLAIM: f" ({SKIP_AWAIT})", READ: " (read)"}
         found = {
-            e.type + (f" ({SKIP_AWAIT})" if e.figure is UNAWAITED_CLAIM else ""): e.figure
+            e.type + next((m for f, m in marks.items() if e.figure is f), ""): e.figure
             for e in self.entries.values()
             if e.figure is not NO_WAIT
         }

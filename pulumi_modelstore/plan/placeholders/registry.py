@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...model.record import DIGEST_KEY
+
 InvokeHandler = Callable[[Mapping[str, Any], Mapping[str, str]], dict[str, Any]]
 INVOKES: dict[str, InvokeHandler] = {}
 """Data source token -> its placeholder answer, filled by each cloud's module."""
@@ -98,3 +100,20 @@ def _release(r: Created) -> dict[str, Any]:
             "chart": i.get("chart"),
         }
     }
+
+
+@outputs_of("kubernetes:batch/v1:Job")
+def _job(r: Created) -> dict[str, Any]:
+    """A Job as ``pulumi up`` leaves it: complete (the provider waits for the ``Complete``
+    condition, kube/model_jobs.py)."""
+    return {"status": {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}}
+
+
+@outputs_of("kubernetes:core/v1:ConfigMap")
+def _config_map(r: Created) -> dict[str, Any]:
+    """A read ConfigMap: the one a program of this repository reads is the seed Job's record of
+    its manifest digest (kube/model_digest.py), answered with a placeholder digest. A created
+    ConfigMap reports nothing beyond its inputs."""
+    if not r.urn.startswith("read::"):
+        return {}
+    return {"data": {DIGEST_KEY: f"sha256:{digest('manifest', r.id, length=64)}"}}
