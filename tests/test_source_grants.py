@@ -452,3 +452,16 @@ def test_every_store_seeding_an_object_source_by_job_grants_read_on_it(backend, 
     waits = seed_waits_for(p)
     granted = {name_of(s["urn"]) for s in p.states() if name_of(s["urn"]) in waits}
     assert granted & mentions(p, OBJECT_SOURCES[scheme].split("/")[2]), waits
+
+
+ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"
+
+
+@pytest.mark.parametrize("case", ["efs", "s3-pod"])
+def test_the_digest_record_is_allowed_to_the_account_the_seed_runs_as(aws_plans, case):
+    """The seed records the manifest's digest as the account it runs as: its own where the
+    source grant gave it one (EFS), the loader's consumer account otherwise."""
+    p = aws_plans[case]
+    (binding,) = p.by_type(ROLE_BINDING)
+    (subject,) = binding["inputs"]["subjects"]
+    assert (subject["namespace"], subject["name"]) == (LOADER, seed_pod(p)["serviceAccountName"])
