@@ -19,6 +19,7 @@ the ``[gcp]``, ``[azure]`` or ``[all]`` extras.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import sysconfig
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -68,6 +70,14 @@ def build_wheel(tmp: Path) -> Path:
         src / "pulumi_modelstore",
         ignore=shutil.ignore_patterns("__pycache__"),
     )
+    # Without build isolation the build backend is this venv's: setuptools 70.1 and later
+    # build wheels by themselves, older ones (the one venv bundles on Python 3.11) need wheel.
+    setuptools = tuple(int(n) for n in metadata.version("setuptools").split(".")[:2])
+    if setuptools < (70, 1) and importlib.util.find_spec("wheel") is None:
+        pytest.fail(
+            f"setuptools {metadata.version('setuptools')} cannot build a wheel without the wheel "
+            "package: install setuptools>=70.1 or wheel into the test venv"
+        )
     dist = tmp / "dist"
     pip = (sys.executable, "-m", "pip", "--disable-pip-version-check")
     run(*pip, "wheel", "--no-deps", "--no-build-isolation", "--quiet", "-w", dist, ".", cwd=src)
