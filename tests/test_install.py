@@ -3,41 +3,46 @@ extra (``[aws]``) into a fresh virtual environment, imports that cloud's stores 
 and a user's type checker sees its types (``py.typed``).
 
 Installing pulumi-aws and the rest from PyPI at every run would download hundreds of MB, so the
-fresh venv takes its dependencies from this test venv's site-packages, through a ``.pth`` line
-naming a folder of links to it. The links leave out this package (its editable install) and
-the SDKs of the clouds not asked for (pulumi-gcp, pulumi-azure-native), so the fresh venv holds
-only what ``pip install "pulumi-modelstore[aws]"`` would: pip (``--no-index``) resolves the
-core's and the extra's requirements against those links and installs nothing but the wheel.
+fresh venv takes its dependencies from this test venv, through a ``.pth`` line naming a folder
+of links: to the files of the distributions the wheel's own requirements (the core's and the
+``aws`` extra's) pull in, followed through their requirements as pip would, and to nothing
+else. pip (``--no-index``) then resolves the wheel's requirements against those links and
+installs the wheel alone.
 
 What this proves: the wheel carries every module and the ``py.typed`` marker; its metadata
-declares what the ``aws`` extra needs (pip refuses the install when pulumi-aws is absent);
-``pulumi_modelstore.aws`` imports and plans without the other clouds' SDKs; the
-``modelstore`` command is installed. What it does not: that the version ranges resolve on
-PyPI (the dependencies are this venv's versions, not the lowest allowed or the newest), nor
-the ``[gcp]``, ``[azure]`` or ``[all]`` extras.
+declares what the ``aws`` extra needs (pip refuses the wheel when only the core's dependencies
+are there); ``pulumi_modelstore.aws`` imports and plans a store with only the declared
+dependencies present (an undeclared import fails), without the other clouds' SDKs, and every
+other module imports too but the GCP and Azure rooms (refused, naming their extra) and the
+CrossGuard wrapper (the ``policy`` extra); the ``modelstore`` command is installed.
+
+What it does not: that the version ranges resolve on PyPI (the dependencies are this venv's
+versions, not the lowest allowed or the newest); a namespace package's folder (``google``) is
+linked whole, so its other members are visible too; nor the ``[gcp]``, ``[azure]`` or ``[all]``
+extras.
 """
 
 from __future__ import annotations
 
+import email.parser
 import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
-import sysconfig
+import zipfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from tests.conftest import ROOT
 
 WHEEL_NAME = "pulumi_modelstore-*.whl"
-# The cloud SDKs the aws extra does not install, and this package itself (the test venv has
-# it installed editable, pointing at a checkout): none of them may be visible in the fresh venv.
-LEFT_OUT = ("pulumi_modelstore", "__editable__", "pulumi_gcp", "pulumi_azure_native")
 
 
 @dataclass(frozen=True)
@@ -85,9 +90,37 @@ def build_wheel(tmp: Path) -> Path:
     return wheel
 
 
-def fresh_venv(tmp: Path, leave_out: tuple[str, ...] = LEFT_OUT) -> FreshVenv:
-    """A venv without pip whose ``.pth`` names a folder of links to this venv's installed
-    distributions, less those whose names start with one of ``leave_out``."""
+def wheel_requires(wheel: Path) -> list[str]:
+    """The ``Requires-Dist`` lines of the wheel's own metadata."""
+    with zipfile.ZipFile(wheel) as z:
+        [name] = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        message = email.parser.Parser().parsestr(z.read(name).decode())
+    return message.get_all("Requires-Dist") or []
+
+
+def closure(requires: list[str], extras: frozenset[str]) -> list[metadata.Distribution]:
+    """The distributions of this venv that ``requires`` (with ``extras`` asked for) pulls in,
+    and what they pull in, markers evaluated here: what pip would install for them."""
+    found: dict[str, metadata.Distribution] = {}
+    todo = [(text, extras) for text in requires]
+    seen: set[tuple[str, frozenset[str]]] = set()
+    while todo:
+        text, asked = todo.pop()
+        req = Requirement(text)
+        if req.marker and not any(req.marker.evaluate({"extra": e}) for e in asked or {""}):
+            continue
+        key = (canonicalize_name(req.name), frozenset(req.extras))
+        if key in seen:
+            continue
+        seen.add(key)
+        dist = found.setdefault(key[0], metadata.distribution(req.name))
+        todo += [(r, key[1]) for r in dist.requires or []]
+    return list(found.values())
+
+
+def fresh_venv(tmp: Path, wheel: Path, extras: frozenset[str]) -> FreshVenv:
+    """A venv without pip whose ``.pth`` names a folder of links to the files of this venv's
+    distributions the wheel's requirements with ``extras`` pull in, and to nothing else."""
     root = tmp / "venv"
     run(sys.executable, "-m", "venv", "--without-pip", root, cwd=tmp)
     python = root / "bin" / "python"
@@ -95,25 +128,22 @@ def fresh_venv(tmp: Path, leave_out: tuple[str, ...] = LEFT_OUT) -> FreshVenv:
     site_packages = Path(run(python, "-c", query, cwd=tmp).stdout.strip())
     deps = tmp / "deps"
     deps.mkdir()
-    paths = sysconfig.get_paths()
-    for folder in {Path(paths["purelib"]), Path(paths["platlib"])}:
-        for entry in folder.iterdir():
-            # .pth files only work from a site directory; the links folder is not one.
-            if entry.name.lower().startswith(leave_out) or entry.suffix == ".pth":
-                continue
-            if not (deps / entry.name).exists():
-                (deps / entry.name).symlink_to(entry)
+    for dist in closure(wheel_requires(wheel), extras):
+        # Each top-level entry (package, module, .dist-info) once; not scripts ("../bin") nor
+        # the shared __pycache__.
+        for top in {f.parts[0] for f in dist.files or ()} - {"..", "__pycache__"}:
+            if not (deps / top).exists():
+                (deps / top).symlink_to(Path(str(dist.locate_file(top))))
     (site_packages / "_test_dependencies.pth").write_text(f"{deps}\n")
     return FreshVenv(root, python, site_packages)
 
 
 def pip_install(venv: FreshVenv, wheel: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """``pip install "<wheel>[aws]"`` in ``venv``, offline: every requirement of the core and
-    the extra must already be there. pip runs from the links (the fresh venv has none)."""
+    """``pip install "<wheel>[aws]"`` into ``venv``, offline (every requirement of the core and
+    the extra must be there already), by this venv's pip (``--python``: the fresh one has none)."""
     return run(
-        venv.python,
-        *("-m", "pip", "install", "--no-index", "--disable-pip-version-check"),
-        f"{wheel}[aws]",
+        *(sys.executable, "-m", "pip", "--python", venv.python, "install"),
+        *("--no-index", "--disable-pip-version-check", f"{wheel}[aws]"),
         cwd=cwd,
         check=False,
     )
@@ -127,7 +157,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> FreshVenv:
     tmp = tmp_path_factory.mktemp("install")
-    venv = fresh_venv(tmp)
+    venv = fresh_venv(tmp, wheel, frozenset({"aws"}))
     out = pip_install(venv, wheel, tmp)
     assert out.returncode == 0, out.stdout + out.stderr
     return venv
@@ -135,10 +165,19 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> FreshVen
 
 # Run in the fresh venv, from a folder outside the checkout: what a user's program sees.
 PROBE = """
-import importlib.metadata as md, importlib.util, json, sys
+import importlib, importlib.metadata as md, importlib.util, json, pkgutil, sys
 import pulumi_modelstore
 from pulumi_modelstore.aws import EfsModelStore, FsxLustreModelStore, MountpointS3ModelStore
 from pulumi_modelstore.plan.engine import plan_program
+
+def unimportable():  # every module of the package that does not import here, and why
+    found = []
+    for m in pkgutil.walk_packages(pulumi_modelstore.__path__, "pulumi_modelstore."):
+        try:
+            importlib.import_module(m.name)
+        except ImportError as e:
+            found.append([m.name, str(e)])
+    return found
 
 dist = md.distribution("pulumi-modelstore")
 plan = plan_program(
@@ -158,8 +197,13 @@ print(json.dumps({
                              if importlib.util.find_spec(m)),
     "planned": [len(plan.by_type(t)) for t in
                 ("modelstore:index:EfsModelStore", "aws:efs/fileSystem:FileSystem")],
+    "unimportable": unimportable(),
 }))
 """
+
+
+AZURE = "pulumi-azure-native, which is not installed: pip install 'pulumi-modelstore[azure]'"
+GCP = "pulumi-gcp, which is not installed: pip install 'pulumi-modelstore[gcp]'"
 
 
 def test_the_wheel_with_the_aws_extra_installs_and_plans_an_aws_store(installed, tmp_path):
@@ -177,15 +221,21 @@ def test_the_wheel_with_the_aws_extra_installs_and_plans_an_aws_store(installed,
     assert core == ["PyYAML", "pulumi", "pulumi-kubernetes"]
     assert found["sdks_installed"] == found["sdks_imported"] == ["pulumi_aws"]
     assert found["planned"] == [1, 1]  # the store and its file system
+    # Every other module imports too, but those of other extras, which say which.
+    assert found["unimportable"] == [
+        ["pulumi_modelstore.azure", f"pulumi_modelstore.azure needs {AZURE}"],
+        ["pulumi_modelstore.gcp", f"pulumi_modelstore.gcp needs {GCP}"],
+        ["pulumi_modelstore.policy.crossguard", "No module named 'pulumi_policy'"],
+    ]
     # The console script the wheel declares.
     help_text = run(installed.root / "bin" / "modelstore", "--help", cwd=tmp_path).stdout
     assert help_text.startswith("usage: modelstore")
 
 
 def test_the_aws_extra_is_refused_where_pulumi_aws_is_missing(wheel, tmp_path):
-    """The check above is real: pip resolves the extra against the links, and without
-    pulumi-aws among them it refuses the wheel."""
-    venv = fresh_venv(tmp_path, (*LEFT_OUT, "pulumi_aws"))
+    """The check above is real: pip resolves the extra against the links, and with only the
+    core's dependencies among them it refuses the wheel."""
+    venv = fresh_venv(tmp_path, wheel, frozenset())
     out = pip_install(venv, wheel, tmp_path)
     assert out.returncode == 1
     assert "No matching distribution found for pulumi-aws<8,>=7.0" in out.stderr
