@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, TypedDict
+from typing import Any, Required, TypedDict
 
 from . import validation as v
 from .errors import ModelStoreInputError
@@ -53,14 +53,14 @@ class ModelSection(TypedDict, total=False):
     the storage fills itself), verified as readers see it, and mounted at its pinned revision.
     """
 
-    source: str
+    source: Required[str]
     """Where the model comes from (required): ``hf://<org>/<repo>``, ``s3://<bucket>/<prefix>``,
     ``gs://<bucket>/<prefix>`` or ``az://<account>/<container>/<prefix>``. Which of them a
     backend takes, and how, is the store class's ``model_fill``. The seed Job's identity is
     granted read on an object-store source (``ModelStore.source_access``), no reader's is; the
     key of an SSE-KMS ``s3://`` source is not: its key policy must let the seed Job's role
     decrypt."""
-    revision: str
+    revision: Required[str]
     """The pinned revision (required): for ``hf://`` a 40-hex commit SHA (a branch or tag moves
     and is refused); for an object store a version label, one path segment. It names
     ``revisions/<revision>/``, what readers mount."""

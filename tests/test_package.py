@@ -135,6 +135,37 @@ def test_required_inputs_are_the_fields_documented_as_required(component):
     }
 
 
+# What no component can work without, whatever else is given: each is Required[...] in its args
+# TypedDict, so a type checker flags it before a plan and the schema lists it. A field needed
+# only under a condition (a store's cluster_name, unless `cluster` is given) is not here.
+REQUIRED_INPUTS = {
+    "AksCluster": ["clusterName", "clusterResourceGroupName"],
+    "EbsModelCache": ["volumeSize"],
+    "GkeCluster": ["clusterName", "location"],
+    "HyperdiskMlModelStore": ["sizeGib"],
+    "NfsModelStore": ["server", "share"],
+}
+REQUIRED_TYPE_PROPERTIES = {
+    "ModelSection": ["revision", "source"],
+    "TokenSecret": ["key", "name"],
+}
+
+
+def test_the_required_inputs_are_what_a_component_cannot_work_without():
+    required = {
+        token.split(":")[-1]: sorted(resource["requiredInputs"])
+        for token, resource in SCHEMA["resources"].items()
+        if resource.get("requiredInputs")
+    }
+    assert required == REQUIRED_INPUTS
+    types = {
+        token.split(":")[-1]: sorted(t["required"])
+        for token, t in SCHEMA["types"].items()
+        if t.get("required")
+    }
+    assert types == REQUIRED_TYPE_PROPERTIES
+
+
 def test_the_schema_is_deterministic():
     assert get_schema(package.provider()) == SCHEMA_JSON
     # Another process, another hash seed: set iteration order must not leak into the schema.

@@ -14,7 +14,7 @@ absent (then AKS's default applies).
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, Required, TypedDict
 
 import pulumi
 
@@ -34,16 +34,17 @@ from . import validation as az_v
 
 
 class AksClusterArgs(TypedDict, total=False):
-    """The AKS cluster a store serves. The Azure stores take these fields too; stores naming
-    one cluster share one :class:`AksCluster`."""
+    """The AKS cluster a program makes itself and gives its stores as ``cluster``: its name and
+    resource group are required (a managed cluster's name is unique only within its resource
+    group). An Azure store not given ``cluster`` names its cluster with the same fields
+    (``AzureModelStoreArgs``); stores naming one cluster share one :class:`AksCluster`."""
 
-    cluster_name: str
+    cluster_name: Required[str]
     """The AKS managed cluster whose nodes mount the stores; its facts (location, OIDC issuer,
-    workload identity, CSI drivers, node subnets) are looked up once before deploy. Required
-    unless ``cluster`` is given."""
-    cluster_resource_group_name: str
+    workload identity, CSI drivers, node subnets) are looked up once before deploy. Required."""
+    cluster_resource_group_name: Required[str]
     """The resource group of the managed cluster (not its node resource group ``MC_...``).
-    Required unless ``cluster`` is given."""
+    Required."""
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from . import network as net
 from . import validation as az_v
 from .cluster import (
     AksCluster,
-    AksClusterArgs,
     AksClusterFacts,
     cluster_named,
     require_oidc_issuer,
@@ -34,10 +33,18 @@ MANAGED_BY_TAG = "managed-by"
 OWN_TAGS = 2
 
 
-class AzureModelStoreArgs(ModelStoreArgs, AksClusterArgs, total=False):
-    """Fields every Azure store takes: the contract's, the cluster's, and where the store's
-    Azure resources go."""
+class AzureModelStoreArgs(ModelStoreArgs, total=False):
+    """Fields every Azure store takes: the contract's, its cluster's (``AksClusterArgs``'s,
+    needed only when no ``cluster`` is given), and where the store's Azure resources go."""
 
+    cluster_name: str
+    """The AKS managed cluster whose nodes mount the store: the ``cluster_name`` of the
+    ``AksCluster`` the store joins, made by the first store that names it. Required unless
+    ``cluster`` is given."""
+    cluster_resource_group_name: str
+    """The resource group of the managed cluster (not its node resource group ``MC_...``): its
+    ``AksCluster``'s ``cluster_resource_group_name``. Required unless ``cluster`` is
+    given."""
     resource_group_name: str
     """The resource group of the store's Azure resources (storage account, identities). It must
     exist. Default: the cluster's resource group (``cluster_resource_group_name``). The

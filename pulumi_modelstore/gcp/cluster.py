@@ -13,7 +13,7 @@ and node pools on ``GKE_METADATA``; ``get_cluster`` returns these as lists, and 
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, Required, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
@@ -40,19 +40,24 @@ _ZONE = re.compile(r"([a-z]+-[a-z]+\d+)-[a-z]")
 _GKE_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)(?:-gke\.(\d+))?")
 
 
-class GkeClusterArgs(TypedDict, total=False):
-    """The GKE cluster a store serves. The GCP stores take these fields too; stores naming one
-    cluster share one :class:`GkeCluster`."""
+class GkeProjectArgs(TypedDict, total=False):
+    """What a GKE cluster scope and the GCP stores joining it declare alike."""
 
-    cluster_name: str
-    """The GKE cluster whose nodes mount the stores; its facts (project number, location,
-    workload pool, add-ons, node pools, Autopilot) are looked up once before deploy. Required
-    unless ``cluster`` is given."""
-    location: str
-    """The cluster's location, a region (regional cluster) or a zone (zonal). Required unless
-    ``cluster`` is given."""
     project: str
     """The cluster's project id. Default: the provider's project (``gcp:project``)."""
+
+
+class GkeClusterArgs(GkeProjectArgs, total=False):
+    """The GKE cluster a program makes itself and gives its stores as ``cluster``: its name and
+    location are required (a cluster name is unique only within its location). A GCP store not
+    given ``cluster`` names its cluster with the same fields (``GcpModelStoreArgs``); stores
+    naming one cluster share one :class:`GkeCluster`."""
+
+    cluster_name: Required[str]
+    """The GKE cluster whose nodes mount the stores; its facts (project number, location,
+    workload pool, add-ons, node pools, Autopilot) are looked up once before deploy. Required."""
+    location: Required[str]
+    """The cluster's location, a region (regional cluster) or a zone (zonal). Required."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from ..modelsection import job_fills
 from ..store import MANAGED_BY, STORE_NAME, ModelStore, ModelStoreArgs, Spec
 from . import identity as gcp_identity
 from . import validation as gcp_v
-from .cluster import GkeCluster, GkeClusterArgs, cluster_named
+from .cluster import GkeCluster, GkeProjectArgs, cluster_named
 
 # The labels the store puts on its GCP resources (GCP label keys take no '/' or '.').
 STORE_LABEL_KEY = "modelstore-store"
@@ -20,9 +20,17 @@ MANAGED_BY_LABEL_KEY = "managed-by"
 OWN_LABELS = 2
 
 
-class GcpModelStoreArgs(ModelStoreArgs, GkeClusterArgs, total=False):
-    """Fields every GCP store takes: the contract's and the cluster's."""
+class GcpModelStoreArgs(ModelStoreArgs, GkeProjectArgs, total=False):
+    """Fields every GCP store takes: the contract's and its cluster's (``GkeClusterArgs``'s, the
+    name and location needed only when no ``cluster`` is given)."""
 
+    cluster_name: str
+    """The GKE cluster whose nodes mount the store: the ``cluster_name`` of the
+    ``GkeCluster`` the store joins, made by the first store that names it. Required unless
+    ``cluster`` is given."""
+    location: str
+    """The cluster's location, a region or a zone: its ``GkeCluster``'s ``location``.
+    Required unless ``cluster`` is given."""
     resource_labels: Mapping[str, str]
     """GCP labels merged onto every GCP resource of the store (the bucket...). Default: none
     besides the store's own ``modelstore-store`` and ``managed-by``."""
