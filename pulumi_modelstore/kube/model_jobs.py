@@ -327,7 +327,7 @@ def source_manifest_job(
     (``model/source_manifest.py``), before a storage that copies the source folder whole
     (Hyperdisk ML's volume populator) copies it; it mounts no volume and runs as
     ``service_account_name``, the one account with a writer grant on the source bucket."""
-    args = ["--source", source, "--revision", job.revision]
+    args: list[pulumi.Input[str]] = ["--source", source, "--revision", job.revision]
     if job.manifest_sha256:
         args += ["--manifest-sha256", job.manifest_sha256]
     container = _program_container("manifest", job.image, "source_manifest", args, [])
