@@ -36,6 +36,7 @@ import pulumi_kubernetes as k8s
 from . import validation as v
 from .access import (
     Access,
+    Consumer,
     ConsumerAccess,
     Grant,
     PodSide,
@@ -866,7 +867,18 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             record = (
                 None if m.manifest_sha256 else model_digest.record_name(c.claim_name, m.revision)
             )
+            if record is not None and seed_account is None:
+                # The seed's own account, not the namespace's default: other pods of a loader
+                # namespace the user names may run as that, and would gain the record's Role.
+                own = Consumer(loader, False, model_jobs.seed_service_account(c.claim_name))
+                self.seed_service_account = consumer_service_account(
+                    self, c, self.cluster, "seed", own, Grant(ready=())
+                )
+                seed_deps.append(self.seed_service_account)  # order: job-after-its-mount
+                seed_account = own.service_account
+                patch = _run_as(patch, seed_account, {})
             if record is not None:
+                assert seed_account is not None
                 # order: record-grant-first
                 seed_deps += model_digest.record_access(
                     f"{c.name}-manifest-record",

@@ -350,10 +350,13 @@ def test_the_seed_job_records_with_its_own_account_once_granted(previewed):
             "verbs": ["get", "update"],
         },
     ]
-    # The local store gives its consumers no account of their own: the namespace's default.
-    assert "serviceAccountName" not in pod
+    # The local store gives its consumers no account: the seed gets one of its own, never the
+    # namespace's default (other pods of a loader namespace the user names may run as that).
+    (account,) = [s for s in p.states() if s["type"] == "kubernetes:core/v1:ServiceAccount"]
+    assert pod["serviceAccountName"] == account["inputs"]["metadata"]["name"] == "llama-seed"
+    assert account["urn"] in seed["dependencies"]
     assert binding["inputs"]["subjects"] == [
-        {"kind": "ServiceAccount", "name": "default", "namespace": NAMESPACE}
+        {"kind": "ServiceAccount", "name": "llama-seed", "namespace": NAMESPACE}
     ]
     assert binding["inputs"]["roleRef"]["name"] == role["inputs"]["metadata"]["name"]
     for minor in KUBERNETES_MINORS:

@@ -65,7 +65,9 @@ def test_the_seed_job_writes_as_a_writer_consumer_of_the_loader_namespace(planne
     assert claim["persistentVolumeClaim"] == {"claimName": "llama", "readOnly": False}
     loader = store.mount_for("llama-loader")
     assert loader.read_only is False and not loader.init_containers
-    assert pod.get("serviceAccountName") == loader.service_account_name
+    # The loader's consumer account; where the store gives its consumers none, the seed's own
+    # (it records the manifest's digest through the API: never as the namespace's default).
+    assert pod.get("serviceAccountName") == (loader.service_account_name or "llama-seed")
     args = pod["containers"][0]["args"]
     assert args[args.index("--publish") + 1] == type(store).model_publish
     assert args[args.index("--in-use") + 1] == SHA

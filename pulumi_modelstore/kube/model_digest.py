@@ -18,7 +18,8 @@ Why a read that waits for the Job gives a real value and no failed preview:
   Job completes and gives the digest it recorded; a later preview with the Job unchanged reads
   it at once.
 
-The seed's ServiceAccount gets a Role for this alone: ``create`` on ConfigMaps in the loader
+The seed's ServiceAccount (the loader's consumer account, or one of the seed's own where the
+store gives its consumers none) gets a Role for this alone: ``create`` on ConfigMaps in the loader
 namespace (RBAC cannot name the object of a ``create``: kubernetes.io/docs/reference/
 access-authn-authz/rbac/#referring-to-resources) and ``get``/``update`` on the one ConfigMap.
 """
@@ -34,10 +35,6 @@ import pulumi_kubernetes as k8s
 from ..model.record import DIGEST_KEY
 from .model_jobs import job_name
 
-# The account a pod runs as when its spec names none (and a backend without consumer identity
-# gives none): the namespace's "default" ServiceAccount.
-DEFAULT_ACCOUNT = "default"
-
 
 def record_name(claim_name: str, revision: str) -> str:
     """The ConfigMap the seed of ``revision`` records its manifest digest in:
@@ -51,13 +48,13 @@ def record_access(
     name: str,
     namespace: str,
     config_map: str,
-    service_account: str | None,
+    service_account: str,
     labels: Mapping[str, str],
     opts: pulumi.ResourceOptions,
 ) -> list[pulumi.Resource]:
-    """The Role and RoleBinding ``name`` that let the seed's ``service_account`` (the
-    namespace's ``default`` when None) write ``config_map`` (module docstring); the seed Job
-    waits for both."""
+    """The Role and RoleBinding ``name`` that let the seed's ``service_account`` (its own,
+    never the namespace's ``default``: other pods of a namespace a user names may run as that)
+    write ``config_map`` (module docstring); the seed Job waits for both."""
     # Plain dicts for the provider's TypedDict inputs, as kube/volumes.py passes them.
     metadata: Any = {"name": name, "namespace": namespace, "labels": dict(labels)}
     rules: Any = [
@@ -73,7 +70,7 @@ def record_access(
     subjects: Any = [
         {
             "kind": "ServiceAccount",
-            "name": service_account or DEFAULT_ACCOUNT,
+            "name": service_account,
             "namespace": namespace,
         }
     ]

@@ -118,7 +118,7 @@ def job_name(claim_name: str, role: str, revision: str) -> str:
 def seed_service_account(claim_name: str) -> str:
     """The seed Job's own service account in the loader namespace (``<claim>-seed``), where
     the store's consumers have no identity but the seed must read its source with one
-    (``access.SourceGrant.account``)."""
+    (``access.SourceGrant.account``) or record its manifest's digest (``kube/model_digest``)."""
     return f"{claim_name}-seed"
 
 
