@@ -123,6 +123,9 @@ def test_every_inference_service_keeps_to_kserves_api(filled_plans, pid, directo
 
 # -- GKE + GCS FUSE + KServe -------------------------------------------------------------------
 
+# The gated Llama's pinned commit, the example's model section.
+LLAMA_REVISION = "0e9e39f249a16976918f6564b8830bc894c89659"
+
 
 @pytest.fixture(scope="module")
 def kserve(filled_plans: dict[str, Plan]) -> Plan:
@@ -144,7 +147,8 @@ def test_inference_service_reads_the_stores_reader_claim(kserve):
     ns = isvc["inputs"]["metadata"]["namespace"]
     uri = isvc["inputs"]["spec"]["predictor"]["model"]["storageUri"]
     claim_name = kserve.outputs["claimNames"][ns]
-    assert uri == f"pvc://{claim_name}/llama-3-8b-instruct"
+    # The model section's pinned revision: the folder its seed Job publishes.
+    assert uri == f"pvc://{claim_name}/revisions/{LLAMA_REVISION}"
     assert kserve.outputs["storageUri"] == uri
     # The namespace is one of the store's readers: its claim binds a read-only PV.
     claim = _claim(kserve, ns, claim_name)
@@ -190,14 +194,20 @@ def test_predictor_pod_gets_the_gcsfuse_annotations_and_the_stores_service_accou
     assert grant["role"] == "roles/storage.objectViewer"
 
 
-def test_predictor_adds_no_second_model_volume_and_mounts_only_its_own_volumes(kserve):
+def test_predictor_mounts_the_claim_only_in_the_gate_and_only_its_own_volumes(kserve):
     (isvc,) = kserve.by_type(ISVC)
     predictor = isvc["inputs"]["spec"]["predictor"]
     volumes = {v["name"]: v for v in predictor.get("volumes", [])}
-    # KServe mounts the claim from storageUri itself; the pod spec must not mount it again.
-    assert not any("persistentVolumeClaim" in v for v in volumes.values())
+    # KServe mounts the claim from storageUri itself into the model container; the claim's
+    # own volume is there for the revision gate alone, read-only on the manifest's folder.
+    claims = [n for n, v in volumes.items() if "persistentVolumeClaim" in v]
+    assert [volumes[n]["persistentVolumeClaim"]["readOnly"] for n in claims] == [True]
+    (gate,) = predictor["initContainers"]
+    assert [(m["name"], m["subPath"]) for m in gate["volumeMounts"]] == [
+        (claims[0], f".modelstore/{LLAMA_REVISION}")
+    ]
     for mount in predictor["model"].get("volumeMounts", []):
-        assert mount["name"] in volumes
+        assert mount["name"] in volumes and mount["name"] not in claims
     env = {e["name"]: e["value"] for e in predictor["model"]["env"]}
     # The model volume is read-only: Hugging Face libraries stay offline and write elsewhere.
     assert env["HF_HUB_OFFLINE"] == "1"

@@ -1235,6 +1235,60 @@ def test_an_fsx_s3_model_revision_change_adds_an_association_and_replaces_no_vol
     assert touched.isdisjoint({PV, PVC, FSX}), touched
 
 
+# The FSx examples as a user changes them: the next version copied to the next S3 prefix, and
+# both the source and the revision moved (the examples pin `.../v1/` at revision `v1`).
+FSX_EXAMPLES = {
+    # example: (the store, its reader namespace, the workload reading the revision)
+    "fsx-vllm": ("llama", "inference", "kubernetes:apps/v1:Deployment"),
+    "fsx-kserve": (
+        "models",
+        "kserve-inference",
+        "kubernetes:serving.kserve.io/v1beta1:InferenceService",
+    ),
+}
+
+
+@pytest.mark.parametrize("example", sorted(FSX_EXAMPLES))
+def test_an_fsx_examples_next_revision_replaces_no_volume(tmp_path, capsys, example):
+    """The FSx example moved from v1 to v2, planned with --compare against its golden plan:
+    v2's association and Jobs are created beside the store, v1's go (the association keeps
+    its files), the workload is updated onto revisions/v2, and no file system, PV or claim is
+    replaced or deleted: exit 0, no DATA LOSS."""
+    store, reader, workload = FSX_EXAMPLES[example]
+    dra = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
+    changed = tmp_path / example
+    shutil.copytree(ROOT / "examples" / example, changed)
+    program = changed / "__main__.py"
+    source = program.read_text()
+    assert source.count('"revision": "v1"') == 1 and source.count("-instruct/v1/") == 1
+    program.write_text(
+        source.replace('"revision": "v1"', '"revision": "v2"').replace(
+            "-instruct/v1/", "-instruct/v2/"
+        )
+    )
+    base = golden_path(f"examples/{example}/dev")
+    argv = ["plan", "--cwd", str(changed), "--stack", "dev", "--format", "json"]
+    assert main([*argv, "--compare", str(base)]) == 0
+    assert json.loads(capsys.readouterr()[0])["dataLossRisk"] == []
+    after = to_json(plan_directory(changed, "dev", fill_outputs=True))
+    cmp = compare(json.loads(base.read_text()), json.loads(after))
+    assert not cmp.data_loss and not cmp.blocked
+    links = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, dra)}
+    assert links == {f"{store}-model-v1": "delete", f"{store}-model-v2": "create"}
+    jobs = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, "kubernetes:batch/v1:Job")}
+    assert jobs == {
+        **{f"{store}-{role}-v1": "delete" for role in ("seed", f"verify-{reader}")},
+        **{f"{store}-{role}-v2": "create" for role in ("seed", f"verify-{reader}")},
+    }
+    touched = {c.type for c in cmp.changes if c.op in ("replace", "delete")}
+    assert touched.isdisjoint({PV, PVC, FSX}), touched
+    assert {c.op for c in by_type(cmp, PV) + by_type(cmp, PVC) + by_type(cmp, FSX)} == {"same"}
+    # The readers move: the workload is updated in place onto the new revision.
+    (moved,) = by_type(cmp, workload)
+    assert moved.op == "update"
+    assert "revisions/v2" in after and "revisions/v1" not in after
+
+
 VERIFY = ("verify-inference", "verify-batch-inference")
 
 

@@ -1,7 +1,10 @@
 """A vLLM Deployment serving a model from a shared FSx for Lustre store.
 
-Models are published once to S3; the store's data repository association makes them appear in
-Lustre, and every replica mounts the same file system read-only. No copy at pod start.
+The model is published once to S3, one prefix per version; the store's model section imports
+that version into Lustre through a data repository association of its own
+(``revisions/<revision>``), a Job in the loader namespace hashes and publishes it, a Job in
+``inference`` verifies it as readers see it, and every replica mounts that revision read-only,
+gated on its manifest. No copy at pod start.
 """
 
 import pulumi
@@ -17,7 +20,13 @@ store = FsxLustreModelStore(
         "cluster_name": config.require("clusterName"),
         "readers": ["inference"],
         "storage_capacity_gib": 1200,
-        "data_repository_path": "s3://acme-models/llama-3-8b-instruct/",
+        # The model, imported natively from S3 (no seed download): a new version goes to a
+        # new prefix and a new revision label, imported beside this one while readers stay on
+        # it until it is published and verified.
+        "model": {
+            "source": "s3://acme-models/llama-3.1-8b-instruct/v1/",
+            "revision": "v1",
+        },
     },
 )
 
