@@ -266,6 +266,22 @@ def test_gcs_soft_delete_and_noncurrent_versions_follow_the_retention():
     ]
 
 
+def test_without_the_backup_no_bucket_keeps_versions_that_nothing_expires():
+    # A model's old revisions, removed under keep_revisions, would stay as noncurrent versions,
+    # billed for ever: versions are kept only while the backup's retention expires them.
+    off = {"enabled": False}
+    s3 = plan(backend("mountpoint-s3", writers=["loader"], backup=off))
+    (versioning,) = s3.by_type("aws:s3/bucketVersioning:BucketVersioning")
+    assert versioning["inputs"]["versioningConfiguration"] == {"status": "Suspended"}
+    assert not s3.by_type(LIFECYCLE)
+    _, gcs = gcs_run(writers=["loader"], backup=off)
+    bucket = gcs.by_type(BUCKET)[0]["inputs"]
+    assert bucket["versioning"] == {"enabled": False} and "lifecycleRules" not in bucket
+    _, blob = blob_run(writers=["loader"], backup=off)
+    (service,) = blob.by_type(BLOB_SERVICE)
+    assert service["inputs"]["isVersioningEnabled"] is False
+
+
 def test_gcs_with_a_hierarchical_namespace_has_soft_delete_only():
     # No object versioning with a hierarchical namespace (cloud.google.com/storage/docs/
     # hns-overview, Limitations): nothing noncurrent to expire.

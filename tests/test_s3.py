@@ -104,7 +104,8 @@ def test_new_bucket_is_hardened():
     assert p.by_type(OWNERSHIP)[0]["inputs"]["rule"] == {"objectOwnership": "BucketOwnerEnforced"}
     (rule,) = p.by_type(ENCRYPTION)[0]["inputs"]["rules"]
     assert rule["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
-    assert p.by_type(VERSIONING)[0]["inputs"]["versioningConfiguration"] == {"status": "Enabled"}
+    # A reader-only store keeps no backup by default: no versions to pile up unexpired.
+    assert p.by_type(VERSIONING)[0]["inputs"]["versioningConfiguration"] == {"status": "Suspended"}
     (deny,) = json.loads(p.by_type(BUCKET_POLICY)[0]["inputs"]["policy"])["Statement"]
     assert deny == {
         "Sid": "DenyInsecureTransport",

@@ -118,8 +118,9 @@ class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     """An existing general purpose bucket to serve from, by name: the store then creates no
     bucket resources and leaves its settings alone. Default: a new bucket, named by Pulumi after
     the store, with public access blocked, ACLs disabled (bucket owner enforced), default
-    encryption (SSE-S3, or SSE-KMS with ``kms_key_arn``), versioning on and a bucket policy that
-    denies requests without TLS; protected unless ``protect`` is ``false``."""
+    encryption (SSE-S3, or SSE-KMS with ``kms_key_arn``), versioning on while ``backup`` is
+    (suspended without it) and a bucket policy that denies requests without TLS; protected
+    unless ``protect`` is ``false``."""
     bucket_region: str
     """The bucket's AWS region: where a new bucket is created, and Mountpoint's ``region``
     mount option (with pod-level credentials the driver also takes its STS region from it).
@@ -664,8 +665,9 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
 
     @classmethod
     def backup_support(cls, p: Parser) -> BackupSupport:
-        """A new bucket's versioning (always on) with noncurrent versions expired after the
-        retention: continuous, so no schedule. An existing bucket is left alone."""
+        """A new bucket's versioning (on only with the backup: suspended without it, so no
+        version piles up unexpired) with noncurrent versions expired after the retention:
+        continuous, so no schedule. An existing bucket is left alone."""
         if p["bucket_name"] is not None:
             return BackupSupport(
                 refusal=EXISTING_LEFT_ALONE.format("bucket", "bucket_name is given")
@@ -1019,16 +1021,19 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
             ],
             **on_bucket,
         )
+        backup = spec.derived["backup"]
+        # Versions are the backup: with it off they would pile up unexpired (a model's old
+        # revisions, removed under keep_revisions, kept and billed for ever). "Suspended" is
+        # what S3 takes for "no new versions" (PutBucketVersioning Status: Enabled|Suspended).
         versioning = aws.s3.BucketVersioning(
             f"{name}-bucket-versioning",
-            versioning_configuration={"status": "Enabled"},
+            versioning_configuration={"status": "Enabled" if backup.enabled else "Suspended"},
             **on_bucket,
         )
         # S3 rejects concurrent configuration changes on one bucket ("A conflicting
         # conditional operation is currently in progress"): the policy goes last, after every
         # other configuration of the bucket (order: bucket-configuration-first).
         configuration: list[pulumi.Resource] = [public_access, ownership, encryption, versioning]
-        backup = spec.derived["backup"]
         if backup.enabled:
             # Versioning keeps every overwritten or deleted object; the backup's retention is
             # how long a noncurrent version stays (S3 API, LifecycleRule

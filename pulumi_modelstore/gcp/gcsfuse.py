@@ -171,7 +171,8 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     and leaves its settings alone (it still grants each consumer bucket-level IAM on it).
     Default: a new bucket, auto-named after the store (``<store>-bucket-<random>``), in the
     cluster's region, with uniform bucket-level access, public access prevention enforced,
-    object versioning (unless ``hierarchical_namespace``) and soft delete on, protected unless
+    object versioning while ``backup`` is on (never with ``hierarchical_namespace``) and soft
+    delete on, protected unless
     ``protect`` is ``false`` (only then ``force_destroy``, so a destroy deletes its objects)."""
     bucket_region: str
     """The new bucket's region. Default: the cluster's region (a zonal cluster's zone's
@@ -946,7 +947,8 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
         self, spec: Spec[GcsFuseModelStoreArgs], facts: _Preflight
     ) -> "gcp.storage.Bucket":
         """A bucket in the cluster's region: uniform bucket-level access, public access
-        prevention enforced, versioning (without a hierarchical namespace) and soft delete on,
+        prevention enforced, versioning (with the backup, without a hierarchical namespace) and
+        soft delete on,
         optional CMEK (the Cloud Storage service agent granted on the key first) and
         hierarchical namespace."""
         a, name = spec.args, spec.common.name
@@ -971,7 +973,9 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
         settings: Any = {
             # Object versioning is one of the features a hierarchical namespace bucket lacks
             # (cloud.google.com/storage/docs/hns-overview, "Limitations"): never both.
-            "versioning": None if hns else {"enabled": True},
+            # Versions are the backup: with it off they would pile up unexpired (a model's old
+            # revisions, removed under keep_revisions, kept and billed for ever).
+            "versioning": None if hns else {"enabled": backup.enabled},
             "soft_delete_policy": {
                 "retention_duration_seconds": (
                     backup.retention_days * DAY_SECONDS

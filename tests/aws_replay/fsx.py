@@ -57,9 +57,11 @@ def data_repository_association(r: Replay, s: dict[str, Any]) -> str:
         "FileSystemPath": i["fileSystemPath"],
         "DataRepositoryPath": i["dataRepositoryPath"],
         "BatchImportMetaDataOnCreate": i["batchImportMetaDataOnCreate"],
-        "S3": {"AutoImportPolicy": {"Events": i["s3"]["autoImportPolicy"]["events"]}},
         "Tags": r.tags(i),
     }
+    # Optional in the API: a pinned revision's association imports once and watches nothing.
+    if "s3" in i:
+        params["S3"] = {"AutoImportPolicy": {"Events": i["s3"]["autoImportPolicy"]["events"]}}
     r.check_shape("fsx", "CreateDataRepositoryAssociation", params)
     described = r.client("fsx").describe_file_systems(FileSystemIds=[params["FileSystemId"]])
     assert described["FileSystems"]
