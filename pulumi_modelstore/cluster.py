@@ -18,10 +18,11 @@ the scope instead of replacing it.
 """
 
 import dataclasses
+import functools
 import typing
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypedDict, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -38,6 +39,8 @@ EntryValues = Mapping[str, Any]
 Opts = pulumi.ResourceOptions | None
 # A scope's facts (a dataclass; None for a scope that looks nothing up): what facts() returns.
 F = TypeVar("F")
+# A scope's args (a TypedDict, its ``args_type``): what its constructor takes.
+A = TypeVar("A")
 _REGISTRY_ATTRIBUTE = "_modelstore_cluster_scopes"
 # Kind (the config program's `kind`) -> scope class; filled as scope classes are defined.
 _KINDS: Registry[type["ClusterScope"]] = Registry("kind")
@@ -109,14 +112,32 @@ def providers_only(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOption
     return pulumi.ResourceOptions(providers=providers) if providers else pulumi.ResourceOptions()
 
 
-class ClusterScope(pulumi.ComponentResource, Generic[F]):
+def _init_taking_args_type(cls: type["ClusterScope[Any, Any]"]) -> Callable[..., None]:
+    """The inherited constructor of ``cls``, its ``args`` annotated as ``cls.args_type``: the
+    component analyzer reads a component's args type from the annotations of its own
+    ``__init__`` (pulumi/provider/experimental/analyzer.py, ``analyze_component``), so a scope
+    class names its args on the class (``args_type`` at run time, its second type parameter for
+    mypy) instead of repeating the constructor."""
+    inherited: Callable[..., None] = cls.__init__
+
+    @functools.wraps(inherited)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        inherited(self, *args, **kwargs)
+
+    __init__.__annotations__ = {**inherited.__annotations__, "args": cls.args_type}
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
+
+
+class ClusterScope(pulumi.ComponentResource, Generic[F, A]):
     """Base of every cluster scope (see the module docstring). Backends reach theirs with
     :meth:`join`; a program may also make one and pass it to its stores as ``cluster``.
 
-    A scope class registers under its kind (``class EksCluster(ClusterScope, kind="eks")``, as
-    a store registers under its backend) and declares what the config program's
-    ``modelstore:clusters`` entries of that kind take (``entry`` and the classmethods below;
-    :mod:`.config_clusters` looks them up by kind)."""
+    A scope class registers under its kind (``class AksCluster(ClusterScope[AksClusterFacts,
+    AksClusterArgs], kind="aks")``, as a store registers under its backend), names its args
+    type (``args_type``; it inherits this constructor, typed with it) and declares what the
+    config program's ``modelstore:clusters`` entries of that kind take (``entry`` and the
+    classmethods below; :mod:`.config_clusters` looks them up by kind)."""
 
     # Class attributes without annotations: the component analyzer treats annotations on a
     # component as its outputs.
@@ -132,6 +153,8 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
     def __init_subclass__(cls, kind: str | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _KINDS.add(cls, kind)
+        if "__init__" not in vars(cls):
+            cls.__init__ = _init_taking_args_type(cls)  # type: ignore[method-assign]
 
     @staticmethod
     def kinds() -> dict[str, type["ClusterScope"]]:
@@ -141,17 +164,18 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
     def __init__(
         self,
         resource_name: str,
-        args: Any,
+        args: A,
         opts: pulumi.ResourceOptions | None = None,
         *,
         store: str | None = None,
-        facts: Any = None,
+        facts: F | None = None,
     ) -> None:
         """``store``: the store making the scope as it joins (None when a program makes it).
         Such a scope registers only when that store is about to (:meth:`ensure_registered`),
         so a store whose preflight fails leaves no empty scope in the plan. ``facts``: the
         cluster's facts as a platform stack knows them (the config program's
-        ``modelstore:clusters.<key>.attributes``); given, nothing is looked up."""
+        ``modelstore:clusters.<key>.attributes``); given, nothing is looked up and the
+        preflight checks run on them."""
         cls = type(self)
         p = Parser(store or resource_name, cls.args_type, args, component=cls.__name__)
         cls.rules(p)
@@ -276,7 +300,7 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
     ) -> "ClusterScope":
         """The scope of a config entry named ``name`` with its naming ``fields`` and
         ``attributes``: by default the cluster's name only."""
-        return cls(name, {}, opts, store=store)
+        return cls(name, cast(A, {}), opts, store=store)
 
     # ---- joining -------------------------------------------------------------------------------
 
@@ -300,8 +324,9 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
         found = cls.find((cls.kind, name))
         if found is None:
             fields = [] if cls.args_type is None else list(cls.args_type.__annotations__)
-            facts = {k: args[k] for k in fields if args.get(k) is not None}
-            return cls(name, facts, providers_only(opts), store=store)
+            given = {k: args[k] for k in fields if args.get(k) is not None}
+            # Checked against args_type by the constructor's parser, as any args.
+            return cls(name, cast(A, given), providers_only(opts), store=store)
         assert isinstance(found, cls)
         found.check_joins(store, opts)
         found.agree_facts(store, args)
@@ -628,21 +653,11 @@ class KubernetesClusterArgs(TypedDict, total=False):
     ``opts``) is the cluster."""
 
 
-class KubernetesCluster(ClusterScope[None], kind="kubernetes"):
+class KubernetesCluster(ClusterScope[None, KubernetesClusterArgs], kind="kubernetes"):
     """The scope of a cluster known only through its Kubernetes provider (a laptop cluster, an
     on-prem cluster serving NFS): namespaces, names and driver installs, no cloud facts."""
 
     args_type = KubernetesClusterArgs
-
-    def __init__(
-        self,
-        resource_name: str,
-        args: KubernetesClusterArgs,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        store: str | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts, store=store)
 
     @classmethod
     def name_for(cls, args: Mapping[str, Any]) -> str:

@@ -193,7 +193,7 @@ EKS_ATTRIBUTES: dict[str, Any] = {
 }
 
 
-class EksCluster(ClusterScope[EksClusterFacts], kind="eks"):
+class EksCluster(ClusterScope[EksClusterFacts, EksClusterArgs], kind="eks"):
     """What belongs to one EKS cluster, shared by the model stores on it: its facts (looked up
     once), each CSI driver install, the node-level roles drivers share, namespaces, and the
     PV and claim names in use. Stores make it on first use from ``cluster_name``; a program

@@ -104,7 +104,7 @@ def _switch(profile: Any, name: str, camel: str, default: bool) -> bool:
     return default if enabled is None else bool(enabled)
 
 
-class AksCluster(ClusterScope[AksClusterFacts], kind="aks"):
+class AksCluster(ClusterScope[AksClusterFacts, AksClusterArgs], kind="aks"):
     """What belongs to one AKS cluster, shared by the model stores on it: its facts (looked up
     once), namespaces, the PV and claim names in use. Stores make it on first use from
     ``cluster_name`` and ``cluster_resource_group_name``; a program may make it itself and pass
@@ -122,20 +122,6 @@ class AksCluster(ClusterScope[AksClusterFacts], kind="aks"):
         facts_type=AksClusterFacts,
         from_entry=frozenset({"name", "resource_group_name"}),
     )
-
-    def __init__(
-        self,
-        resource_name: str,
-        args: AksClusterArgs,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        store: str | None = None,
-        facts: "AksClusterFacts | None" = None,
-    ) -> None:
-        """``facts``: the cluster's facts as a platform stack knows them (the config program's
-        ``modelstore:clusters.<key>.attributes``); given, nothing is looked up and the
-        preflight checks run on them."""
-        super().__init__(resource_name, args, opts, store=store, facts=facts)
 
     @property
     def azure_provider(self) -> pulumi.ProviderResource | None:

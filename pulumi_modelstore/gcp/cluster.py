@@ -15,7 +15,6 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-import pulumi
 import pulumi_gcp as gcp
 
 from ..cluster import (
@@ -122,7 +121,7 @@ def _enabled(addons: Any, attribute: str) -> bool:
     return bool(getattr(config, "enabled", False))
 
 
-class GkeCluster(ClusterScope[GkeClusterFacts], kind="gke"):
+class GkeCluster(ClusterScope[GkeClusterFacts, GkeClusterArgs], kind="gke"):
     """What belongs to one GKE cluster, shared by the model stores on it: its facts (looked up
     once), namespaces, the PV and claim names in use. Stores make it on first use from
     ``cluster_name`` and ``location``; a program may make it itself and pass it as ``cluster``."""
@@ -140,20 +139,6 @@ class GkeCluster(ClusterScope[GkeClusterFacts], kind="gke"):
         from_entry=frozenset({"name", "project", "location", "region"}),
         with_attributes=("project",),
     )
-
-    def __init__(
-        self,
-        resource_name: str,
-        args: GkeClusterArgs,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        store: str | None = None,
-        facts: "GkeClusterFacts | None" = None,
-    ) -> None:
-        """``facts``: the cluster's facts as a platform stack knows them (the config program's
-        ``modelstore:clusters.<key>.attributes``); given, nothing is looked up and the
-        preflight checks run on them."""
-        super().__init__(resource_name, args, opts, store=store, facts=facts)
 
     @classmethod
     def rules(cls, p: Parser) -> None:
