@@ -136,6 +136,9 @@ C = TypeVar("C", bound=ClusterScope)
 _ANY_CLUSTER: type[ClusterScope] | None = None
 _NO_NEEDS: tuple[Callable[[str, Any], None], ...] = ()
 _ANY_NUMBER: int | None = None
+_NO_DYNAMIC_CLAIMS: str | None = (
+    "this backend offers no claims made on demand on its storage (efs, azure-files-nfs and nfs do)"
+)
 # A Spec is read-only: a Spec of a backend's args is a Spec of its cloud base's args.
 A_co = TypeVar("A_co", bound=Mapping[str, Any], covariant=True)
 # Backend name (the config program's `backend`) -> store class; filled as backends are defined.
@@ -441,6 +444,11 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     # The most reader namespaces the store takes. Default: None, any number; a store whose
     # data sits in one namespace (the EBS cache's VolumeSnapshot) refuses more in its rules.
     max_readers = _ANY_NUMBER
+    # Why ``dynamic_claims: true`` is refused whatever the configuration, or None where it is
+    # offered (``provision_storage`` hands a ``Binding.dynamic_class``); a backend whose answer
+    # depends on the configuration overrides :meth:`dynamic_claims_refusal`. Default: refused,
+    # naming the backends that offer it.
+    dynamic_claims_refused = _NO_DYNAMIC_CLAIMS
     # What the readers' files sit on, which decides the serving engine's weight-loader settings
     # ``mount_for(ns).serving_args(engine)`` offers: one of kube/serving.py's
     # ``LOADER_PROFILES`` (each backend sets it). Default "": not known, the engine's defaults.
@@ -550,11 +558,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     def dynamic_claims_refusal(cls, p: Parser) -> str | None:
         """Why ``dynamic_claims: true`` is refused for the configuration ``p`` holds (read
         after :meth:`rules`); None where the backend's :meth:`provision_storage` hands a
-        ``Binding.dynamic_class``. Default: refused, with the backends that offer it."""
-        return (
-            "this backend offers no claims made on demand on its storage (efs, "
-            "azure-files-nfs and nfs do)"
-        )
+        ``Binding.dynamic_class``. Default: :attr:`dynamic_claims_refused`, whatever ``p``
+        holds."""
+        return cls.dynamic_claims_refused
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:

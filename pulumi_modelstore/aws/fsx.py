@@ -429,13 +429,10 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
     _csi_chart = FSX_CSI
     renamed_fields = FILE_SYSTEM_RENAMES
 
-    @classmethod
-    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
-        """Refused: see the reason."""
-        return (
-            "the FSx for Lustre CSI driver provisions a new file system per claim, not space "
-            "on this one (kubernetes-sigs/aws-fsx-csi-driver docs: dynamic provisioning)"
-        )
+    dynamic_claims_refused = (
+        "the FSx for Lustre CSI driver provisions a new file system per claim, not space "
+        "on this one (kubernetes-sigs/aws-fsx-csi-driver docs: dynamic provisioning)"
+    )
 
     file_system_id: pulumi.Output[str]
     """The FSx file system id (``fs-...``)."""

@@ -603,13 +603,10 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
     data_bearing_types = ("aws:s3/bucket:Bucket",)
 
-    @classmethod
-    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
-        """Refused: see the reason."""
-        return (
-            "the Mountpoint for S3 CSI driver offers static provisioning only "
-            "(awslabs/mountpoint-s3-csi-driver README)"
-        )
+    dynamic_claims_refused = (
+        "the Mountpoint for S3 CSI driver offers static provisioning only "
+        "(awslabs/mountpoint-s3-csi-driver README)"
+    )
 
     bucket_name: pulumi.Output[str]
     """The bucket's name, the PVs' ``bucketName`` attribute."""

@@ -272,10 +272,7 @@ class AzureFilesNfsModelStore(
 
     # ---- 1. parse ------------------------------------------------------------------------------
 
-    @classmethod
-    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
-        """Offered: a share per claim in the store's account."""
-        return None
+    dynamic_claims_refused = None  # offered: a share per claim in the store's account
 
     @classmethod
     def backup_support(cls, p: Parser) -> BackupSupport:

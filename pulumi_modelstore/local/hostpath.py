@@ -56,13 +56,10 @@ class LocalModelStore(ModelStore[LocalModelStoreArgs, ClusterScope], backend="lo
     # the node's own disk: vLLM loader settings in kube/serving.py.
     loader_profile = "local"
 
-    @classmethod
-    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
-        """Refused: see the reason."""
-        return (
-            "local volumes are statically created PersistentVolumes only "
-            "(kubernetes.io/docs/concepts/storage/volumes/#local)"
-        )
+    dynamic_claims_refused = (
+        "local volumes are statically created PersistentVolumes only "
+        "(kubernetes.io/docs/concepts/storage/volumes/#local)"
+    )
 
     host_path: pulumi.Output[str]
     """The directory on the node."""
