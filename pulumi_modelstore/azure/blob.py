@@ -580,7 +580,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     def provision_storage(
         self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, facts: Placement
     ) -> Binding:
-        a, c = spec.args, spec.common
+        a = spec.args
         self.storage_account: Any = None
         self.blob_service: Any = None
         account_name: Any = facts.account_name
@@ -591,22 +591,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         if a["create_container"]:
             self.container = self._new_container(spec, facts, account_name)
         ready: list[pulumi.Resource] = []  # what the PVs wait for
-        if facts.network.private_endpoint:
-            # A mount before the private DNS record resolves reaches the public endpoint,
-            # which refuses it.
-            ready += net.private_endpoint(
-                self,
-                c.name,
-                cluster,
-                facts.network,
-                net.BLOB,
-                account_id=self.storage_account.id,
-                subnet=a["private_endpoint_subnet_id"],
-                zone_id=a.get("private_dns_zone_id"),
-                resource_group=facts.resource_group,
-                tags=self.tags(spec),
-                shared_tags=self.shared_tags(spec),
-            )
+        ready += self.private_endpoint(spec, cluster, facts, net.BLOB, self.storage_account)
         # Each consumer's identity and role (access.py, consumer_access).
         client_ids = self.access(spec, cluster, facts).values()
         self.storage_account_name = pulumi.Output.from_input(account_name)
