@@ -230,8 +230,17 @@ class ClusterScope(pulumi.ComponentResource, Generic[F, A]):
         """Refuse a store that names no cluster of this kind (nothing by default)."""
 
     def agree_facts(self, store: str, args: Mapping[str, Any]) -> None:
-        """Refuse a store joining with a fact of the cluster other than the scope's (nothing
-        by default)."""
+        """Refuse a store joining with a fact of the cluster other than the scope's. By default
+        the facts are the store's fields naming the cluster besides ``cluster_name``
+        (:meth:`naming_store_fields`: aks's resource group, gke's location and project); a
+        scope given as ``cluster`` is joined as given."""
+        if args.get("cluster") is not None:
+            return
+        for name in self.naming_store_fields():
+            value, have = args.get(name), self._given.get(name)
+            if name != "cluster_name" and value is not None and have is not None and value != have:
+                what = self.entry.store_fields[name].replace("_", " ")
+                self.agree((self.kind, name), store, name, value, f"the cluster's {what}:")
 
     @classmethod
     def attribute_types(cls) -> dict[str, Any]:

@@ -138,19 +138,6 @@ class AksCluster(ClusterScope[AksClusterFacts, AksClusterArgs], kind="aks"):
         cluster_named(store, args.get("cluster_name"), args.get("cluster_resource_group_name"))
 
     @classmethod
-    def name_for(cls, args: Mapping[str, Any]) -> str:
-        return str(args["cluster_name"])
-
-    def agree_facts(self, store: str, args: Mapping[str, Any]) -> None:
-        """A store naming the cluster with another resource group is refused."""
-        if args.get("cluster") is not None:
-            return  # the store joins the scope it was given, as given
-        field = "cluster_resource_group_name"
-        value, have = args.get(field), self._given.get(field)
-        if value is not None and have is not None and value != have:
-            self.agree(("aks", field), store, field, value, "the cluster's resource group:")
-
-    @classmethod
     def fact_problem(cls, name: str, value: Any) -> tuple[Any, str] | None:
         return fact_problem(name, value)
 

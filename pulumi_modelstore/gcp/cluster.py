@@ -150,19 +150,6 @@ class GkeCluster(ClusterScope[GkeClusterFacts, GkeClusterArgs], kind="gke"):
         cluster_named(store, args.get("cluster_name"), args.get("location"))
 
     @classmethod
-    def name_for(cls, args: Mapping[str, Any]) -> str:
-        return str(args["cluster_name"])
-
-    def agree_facts(self, store: str, args: Mapping[str, Any]) -> None:
-        """A store naming the cluster with another location or project is refused."""
-        if args.get("cluster") is not None:
-            return  # the store joins the scope it was given, as given
-        for field in ("location", "project"):
-            value, have = args.get(field), self._given.get(field)
-            if value is not None and have is not None and value != have:
-                self.agree(("gke", field), store, field, value, f"the cluster's {field}:")
-
-    @classmethod
     def entry_problems(
         cls,
         path: str,
