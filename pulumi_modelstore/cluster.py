@@ -238,9 +238,21 @@ class ClusterScope(pulumi.ComponentResource, Generic[F, A]):
             return
         for name in self.naming_store_fields():
             value, have = args.get(name), self._given.get(name)
-            if name != "cluster_name" and value is not None and have is not None and value != have:
-                what = self.entry.store_fields[name].replace("_", " ")
-                self.agree((self.kind, name), store, name, value, f"the cluster's {what}:")
+            if name != "cluster_name" and value is not None and have is not None:
+                self.check_same_fact(store, name, value, have)
+
+    def check_same_fact(self, store: str, field: str, value: Any, have: Any) -> None:
+        """Refuse ``store`` giving ``value`` for the cluster fact ``field`` where the scope has
+        ``have``: stores naming one cluster share its scope, so a store stating another fact
+        names another cluster. Values still Outputs are not compared."""
+        if value != have and not is_output(value) and not is_output(have):
+            raise ModelStoreInputError(
+                store,
+                field,
+                value,
+                f"{have!r}, what cluster {self.scope_name!r} already has (stores on one "
+                "cluster share its facts)",
+            )
 
     @classmethod
     def attribute_types(cls) -> dict[str, Any]:
