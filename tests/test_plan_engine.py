@@ -354,14 +354,17 @@ def test_a_data_source_without_a_placeholder_fails_the_plan_naming_it():
 def test_importing_the_program_leaves_the_provider_sdks_lazy():
     # The provider SDKs load their resource modules on first use; a signature evaluated at
     # import (no `from __future__ import annotations` in component modules) must not load them,
-    # or every `modelstore plan` starts about half a second slower.
+    # or every `modelstore plan` starts about half a second slower. Likewise the CLI loads the
+    # policy pack and the timeline only for --policy and --timeline.
     code = (
-        "import json, sys, pulumi_modelstore.program; "
-        "print(json.dumps(sorted(m for m in sys.modules if m.endswith('._inputs'))))"
+        "import json, sys, pulumi_modelstore.program, pulumi_modelstore.cli; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.endswith('._inputs') or "
+        "m.startswith('pulumi_modelstore.'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = json.loads(out.stdout)
     assert not [m for m in loaded if m.startswith(("pulumi_kubernetes.core", "pulumi_aws.fsx"))]
+    assert not {"pulumi_modelstore.policy", "pulumi_modelstore.plan.timeline"} & set(loaded)
 
 
 # ---- standard output carries the plan alone --------------------------------------------------
