@@ -18,7 +18,6 @@ the scope instead of replacing it.
 """
 
 import dataclasses
-import functools
 import typing
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ import pulumi_kubernetes as k8s
 from pulumi.runtime import settings
 
 from .errors import ModelStoreInputError
-from .fields import Parser
+from .fields import Parser, args_typed_init
 from .registry import Registry
 from .validation import is_output
 
@@ -112,23 +111,6 @@ def providers_only(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOption
     return pulumi.ResourceOptions(providers=providers) if providers else pulumi.ResourceOptions()
 
 
-def _init_taking_args_type(cls: type["ClusterScope[Any, Any]"]) -> Callable[..., None]:
-    """The inherited constructor of ``cls``, its ``args`` annotated as ``cls.args_type``: the
-    component analyzer reads a component's args type from the annotations of its own
-    ``__init__`` (pulumi/provider/experimental/analyzer.py, ``analyze_component``), so a scope
-    class names its args on the class (``args_type`` at run time, its second type parameter for
-    mypy) instead of repeating the constructor."""
-    inherited: Callable[..., None] = cls.__init__
-
-    @functools.wraps(inherited)
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        inherited(self, *args, **kwargs)
-
-    __init__.__annotations__ = {**inherited.__annotations__, "args": cls.args_type}
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
-    return __init__
-
-
 class ClusterScope(pulumi.ComponentResource, Generic[F, A]):
     """Base of every cluster scope (see the module docstring). Backends reach theirs with
     :meth:`join`; a program may also make one and pass it to its stores as ``cluster``.
@@ -154,7 +136,7 @@ class ClusterScope(pulumi.ComponentResource, Generic[F, A]):
         super().__init_subclass__(**kwargs)
         _KINDS.add(cls, kind)
         if "__init__" not in vars(cls):
-            cls.__init__ = _init_taking_args_type(cls)  # type: ignore[method-assign]
+            cls.__init__ = args_typed_init(cls)  # type: ignore[method-assign]
 
     @staticmethod
     def kinds() -> dict[str, type["ClusterScope"]]:

@@ -148,6 +148,23 @@ def _default(doc: str) -> Any:
         return text
 
 
+def args_typed_init(cls: Any) -> Callable[..., None]:
+    """The constructor ``cls`` inherits, its ``args`` annotated as ``cls.args_type``: the
+    component analyzer reads a component's args type from the annotations of its own
+    ``__init__`` (pulumi/provider/experimental/analyzer.py, ``analyze_component``), so a store
+    or cluster scope class names its args on the class (``args_type`` at run time, its type
+    parameter for mypy) instead of repeating the constructor to annotate them."""
+    inherited: Callable[..., None] = cls.__init__
+
+    @functools.wraps(inherited)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        inherited(self, *args, **kwargs)
+
+    __init__.__annotations__ = {**inherited.__annotations__, "args": cls.args_type}
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
+
+
 @functools.cache
 def fields_of(args_type: type) -> dict[str, Field]:
     """The declared fields of an args TypedDict, in declaration order."""

@@ -199,7 +199,7 @@ def build_stores(
             if cluster_key not in scopes:  # it registers as its first store does
                 scopes[cluster_key] = cc.make_scope(used[cluster_key], store=name)
             args["cluster"], opts = scopes[cluster_key]
-        store = constructor(name, args, opts)  # type: ignore[arg-type]
+        store = constructor(name, args, opts)
         built[name] = store
         if cluster_key is not None:
             _velero_schedule(store, name, used[cluster_key], args["cluster"], backups[name])

@@ -38,7 +38,15 @@ from .access import Access, ConsumerAccess, PodSide, grant_consumers
 from .backup import REFUSED_NOT_OWNED, BackupArgs, BackupSupport, settle_backup
 from .cluster import ClusterScope, KubernetesCluster
 from .errors import ModelStoreInputError
-from .fields import Parser, check_renames, outputs_of, refusal_name, renamed, spelled_as
+from .fields import (
+    Parser,
+    args_typed_init,
+    check_renames,
+    outputs_of,
+    refusal_name,
+    renamed,
+    spelled_as,
+)
 from .kube import model_jobs
 from .kube.snapshots import name_after
 from .kube.volumes import DYNAMIC_SUFFIX, DynamicClass, dynamic_storage_class, static_volume
@@ -417,8 +425,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     (``args_type``) and for mypy (``ModelStore[TheirArgs, TheirScope]``, so their hooks take
     ``Spec[TheirArgs]`` and the ``cluster_type`` scope), override :meth:`rules`, :meth:`preflight`,
     :meth:`provision_storage` and, where the consumers need a cloud identity,
-    :meth:`consumer_access`, and declare ``__init__`` with their args type (the component schema
-    reads it)."""
+    :meth:`consumer_access`. They inherit ``__init__``, annotated with their ``args_type`` for
+    the component schema (``fields.args_typed_init``)."""
 
     # Class attributes without annotations: the component analyzer treats annotations on a
     # component as its outputs.
@@ -491,6 +499,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         # A rename to a field that does not exist fails here, when the class is defined.
         check_renames(cls.__name__, cls.args_type, cls.renamed_fields)
         _BACKENDS.add(cls, backend)
+        if "__init__" not in vars(cls):
+            cls.__init__ = args_typed_init(cls)  # type: ignore[method-assign]
 
     @staticmethod
     def backends() -> dict[str, type["ModelStore"]]:
@@ -617,7 +627,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     def __init__(
         self,
         resource_name: str,
-        args: ModelStoreArgs,
+        args: A,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         spec = type(self).parse(resource_name, args)

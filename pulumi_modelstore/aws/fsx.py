@@ -445,14 +445,6 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
     data_repository_association_id: pulumi.Output[str | None]
     """The data repository association linking S3, when ``data_repository_path`` is set."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: FsxLustreModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     @classmethod
     def backup_support(cls, p: Parser) -> BackupSupport:
         """FSx automatic backups (``automatic_backup_retention_days``,

@@ -624,14 +624,6 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     service_account_name: pulumi.Output[str | None]
     """The service account workloads run as (``authentication_source: pod``), else None."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: MountpointS3ModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     # ---- 1. parse ------------------------------------------------------------------------------
 
     @classmethod

@@ -494,14 +494,6 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     client_ids: pulumi.Output[dict[str, str]]
     """Consumer namespace -> client id of the user-assigned identity its pods use."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: AzureBlobModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     # ---- 1. parse ------------------------------------------------------------------------------
 
     @classmethod

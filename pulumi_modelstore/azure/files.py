@@ -262,14 +262,6 @@ class AzureFilesNfsModelStore(
     nfs_source: pulumi.Output[str]
     """What a client mounts: ``<account>.file.core.windows.net:/<account>/<share>``."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: AzureFilesNfsModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     # ---- 1. parse ------------------------------------------------------------------------------
 
     dynamic_claims_refused = None  # offered: a share per claim in the store's account

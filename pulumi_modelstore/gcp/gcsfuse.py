@@ -752,14 +752,6 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
     storage_class_name: pulumi.Output[str]
     """The ``storageClassName`` on the PVs and claims."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: GcsFuseModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     # ---- 1. parse ------------------------------------------------------------------------------
 
     @classmethod

@@ -64,14 +64,6 @@ class LocalModelStore(ModelStore[LocalModelStoreArgs, ClusterScope], backend="lo
     host_path: pulumi.Output[str]
     """The directory on the node."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: LocalModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     @classmethod
     def rules(cls, p: Parser) -> None:
         if "host_path" in p:
