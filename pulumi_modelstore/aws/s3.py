@@ -36,7 +36,7 @@ import pulumi_aws as aws
 
 from .. import validation as v
 from ..access import Consumer, ConsumerAccess, Grant
-from ..backup import EXISTING_LEFT_ALONE, BackupSupport
+from ..backup import BackupSupport, existing_left_alone
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
@@ -648,9 +648,7 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
         """A new bucket's versioning (always on) with noncurrent versions expired after the
         retention: continuous, so no schedule. An existing bucket is left alone."""
         if p["bucket_name"] is not None:
-            return BackupSupport(
-                refusal=EXISTING_LEFT_ALONE.format("bucket", "bucket_name is given")
-            )
+            return existing_left_alone("bucket", "bucket_name is given")
         return S3_BACKUPS
 
     @classmethod

@@ -53,7 +53,7 @@ import pulumi
 
 from .. import validation as v
 from ..access import PER_ACCESS, PER_NAMESPACE, Consumer, ConsumerAccess, Grant
-from ..backup import EXISTING_LEFT_ALONE, Backup, BackupSupport
+from ..backup import Backup, BackupSupport, existing_left_alone
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -501,11 +501,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         """The new account's blob service settings. An existing account's are the account
         owner's: its blob service is one per account, shared by every container in it."""
         if p["create_storage_account"] is False:
-            return BackupSupport(
-                refusal=EXISTING_LEFT_ALONE.format(
-                    "storage account", "create_storage_account is False"
-                )
-            )
+            return existing_left_alone("storage account", "create_storage_account is False")
         return BLOB_BACKUPS
 
     @classmethod
