@@ -218,9 +218,13 @@ class ClusterScope(pulumi.ComponentResource, Generic[F, A]):
         scope given as ``cluster`` is joined as given."""
         if args.get("cluster") is not None:
             return
+        # Not cluster_name: it names the scope. Only the other naming fields are asked for: a
+        # store's args refuse a field they do not declare (the EBS cache has no cluster_name).
         for name in self.naming_store_fields():
+            if name == "cluster_name":
+                continue
             value, have = args.get(name), self._given.get(name)
-            if name != "cluster_name" and value is not None and have is not None:
+            if value is not None and have is not None:
                 self.check_same_fact(store, name, value, have)
 
     def check_same_fact(self, store: str, field: str, value: Any, have: Any) -> None:
