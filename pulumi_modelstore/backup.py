@@ -92,10 +92,15 @@ class BackupSupport:
     be set."""
 
 
-EXISTING_LEFT_ALONE = (
-    "the store leaves an existing {0}'s settings alone ({1}): turn on its backups where the "
-    "{0} is managed"
-)
+def existing_left_alone(what: str, because: str) -> BackupSupport:
+    """Backups refused: the store uses an existing ``what`` (``because``: the field that says
+    so) and leaves its settings to where it is managed."""
+    return BackupSupport(
+        refusal=f"the store leaves an existing {what}'s settings alone ({because}): turn on its "
+        f"backups where the {what} is managed"
+    )
+
+
 """The refusal of a store that serves from an existing {0} ({1}: the field that says so)."""
 REFUSED_NOT_OWNED = BackupSupport(
     refusal="the store does not own its storage (back it up where it is served from)"

@@ -21,14 +21,14 @@ import dataclasses
 import typing
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypedDict, TypeVar
+from typing import Any, Generic, TypedDict, TypeVar, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi.runtime import settings
 
 from .errors import ModelStoreInputError
-from .fields import Parser
+from .fields import Parser, args_typed_init
 from .registry import Registry
 from .validation import is_output
 
@@ -38,6 +38,8 @@ EntryValues = Mapping[str, Any]
 Opts = pulumi.ResourceOptions | None
 # A scope's facts (a dataclass; None for a scope that looks nothing up): what facts() returns.
 F = TypeVar("F")
+# A scope's args (a TypedDict, its ``args_type``): what its constructor takes.
+A = TypeVar("A")
 _REGISTRY_ATTRIBUTE = "_modelstore_cluster_scopes"
 # Kind (the config program's `kind`) -> scope class; filled as scope classes are defined.
 _KINDS: Registry[type["ClusterScope"]] = Registry("kind")
@@ -109,14 +111,15 @@ def providers_only(opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOption
     return pulumi.ResourceOptions(providers=providers) if providers else pulumi.ResourceOptions()
 
 
-class ClusterScope(pulumi.ComponentResource, Generic[F]):
+class ClusterScope(pulumi.ComponentResource, Generic[F, A]):
     """Base of every cluster scope (see the module docstring). Backends reach theirs with
     :meth:`join`; a program may also make one and pass it to its stores as ``cluster``.
 
-    A scope class registers under its kind (``class EksCluster(ClusterScope, kind="eks")``, as
-    a store registers under its backend) and declares what the config program's
-    ``modelstore:clusters`` entries of that kind take (``entry`` and the classmethods below;
-    :mod:`.config_clusters` looks them up by kind)."""
+    A scope class registers under its kind (``class AksCluster(ClusterScope[AksClusterFacts,
+    AksClusterArgs], kind="aks")``, as a store registers under its backend), names its args
+    type (``args_type``; it inherits this constructor, typed with it) and declares what the
+    config program's ``modelstore:clusters`` entries of that kind take (``entry`` and the
+    classmethods below; :mod:`.config_clusters` looks them up by kind)."""
 
     # Class attributes without annotations: the component analyzer treats annotations on a
     # component as its outputs.
@@ -132,6 +135,8 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
     def __init_subclass__(cls, kind: str | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _KINDS.add(cls, kind)
+        if "__init__" not in vars(cls):
+            cls.__init__ = args_typed_init(cls)  # type: ignore[method-assign]
 
     @staticmethod
     def kinds() -> dict[str, type["ClusterScope"]]:
@@ -141,17 +146,18 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
     def __init__(
         self,
         resource_name: str,
-        args: Any,
+        args: A,
         opts: pulumi.ResourceOptions | None = None,
         *,
         store: str | None = None,
-        facts: Any = None,
+        facts: F | None = None,
     ) -> None:
         """``store``: the store making the scope as it joins (None when a program makes it).
         Such a scope registers only when that store is about to (:meth:`ensure_registered`),
         so a store whose preflight fails leaves no empty scope in the plan. ``facts``: the
         cluster's facts as a platform stack knows them (the config program's
-        ``modelstore:clusters.<key>.attributes``); given, nothing is looked up."""
+        ``modelstore:clusters.<key>.attributes``); given, nothing is looked up and the
+        preflight checks run on them."""
         cls = type(self)
         p = Parser(store or resource_name, cls.args_type, args, component=cls.__name__)
         cls.rules(p)
@@ -206,8 +212,33 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
         """Refuse a store that names no cluster of this kind (nothing by default)."""
 
     def agree_facts(self, store: str, args: Mapping[str, Any]) -> None:
-        """Refuse a store joining with a fact of the cluster other than the scope's (nothing
-        by default)."""
+        """Refuse a store joining with a fact of the cluster other than the scope's. By default
+        the facts are the store's fields naming the cluster besides ``cluster_name``
+        (:meth:`naming_store_fields`: aks's resource group, gke's location and project); a
+        scope given as ``cluster`` is joined as given."""
+        if args.get("cluster") is not None:
+            return
+        # Not cluster_name: it names the scope. Only the other naming fields are asked for: a
+        # store's args refuse a field they do not declare (the EBS cache has no cluster_name).
+        for name in self.naming_store_fields():
+            if name == "cluster_name":
+                continue
+            value, have = args.get(name), self._given.get(name)
+            if value is not None and have is not None:
+                self.check_same_fact(store, name, value, have)
+
+    def check_same_fact(self, store: str, field: str, value: Any, have: Any) -> None:
+        """Refuse ``store`` giving ``value`` for the cluster fact ``field`` where the scope has
+        ``have``: stores naming one cluster share its scope, so a store stating another fact
+        names another cluster. Values still Outputs are not compared."""
+        if value != have and not is_output(value) and not is_output(have):
+            raise ModelStoreInputError(
+                store,
+                field,
+                value,
+                f"{have!r}, what cluster {self.scope_name!r} already has (stores on one "
+                "cluster share its facts)",
+            )
 
     @classmethod
     def attribute_types(cls) -> dict[str, Any]:
@@ -276,7 +307,7 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
     ) -> "ClusterScope":
         """The scope of a config entry named ``name`` with its naming ``fields`` and
         ``attributes``: by default the cluster's name only."""
-        return cls(name, {}, opts, store=store)
+        return cls(name, cast(A, {}), opts, store=store)
 
     # ---- joining -------------------------------------------------------------------------------
 
@@ -300,8 +331,9 @@ class ClusterScope(pulumi.ComponentResource, Generic[F]):
         found = cls.find((cls.kind, name))
         if found is None:
             fields = [] if cls.args_type is None else list(cls.args_type.__annotations__)
-            facts = {k: args[k] for k in fields if args.get(k) is not None}
-            return cls(name, facts, providers_only(opts), store=store)
+            given = {k: args[k] for k in fields if args.get(k) is not None}
+            # Checked against args_type by the constructor's parser, as any args.
+            return cls(name, cast(A, given), providers_only(opts), store=store)
         assert isinstance(found, cls)
         found.check_joins(store, opts)
         found.agree_facts(store, args)
@@ -628,21 +660,11 @@ class KubernetesClusterArgs(TypedDict, total=False):
     ``opts``) is the cluster."""
 
 
-class KubernetesCluster(ClusterScope[None], kind="kubernetes"):
+class KubernetesCluster(ClusterScope[None, KubernetesClusterArgs], kind="kubernetes"):
     """The scope of a cluster known only through its Kubernetes provider (a laptop cluster, an
     on-prem cluster serving NFS): namespaces, names and driver installs, no cloud facts."""
 
     args_type = KubernetesClusterArgs
-
-    def __init__(
-        self,
-        resource_name: str,
-        args: KubernetesClusterArgs,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        store: str | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts, store=store)
 
     @classmethod
     def name_for(cls, args: Mapping[str, Any]) -> str:

@@ -32,6 +32,7 @@ import ast
 import functools
 import inspect
 import json
+import linecache
 import re
 import sys
 import threading
@@ -76,19 +77,39 @@ _SOURCE_LOCK = threading.Lock()
 
 
 @functools.cache
+def _module_classes(filename: str) -> dict[str, ast.ClassDef]:
+    """The classes defined at the top of the module in ``filename``, by name: each module is
+    parsed once, however many of its classes are read (``inspect.getsource`` would parse it
+    and tokenize the class again for each)."""
+    with _SOURCE_LOCK:
+        tree = ast.parse("".join(linecache.getlines(filename)))
+    return {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
+
+
+def _class_node(cls: type) -> ast.ClassDef | None:
+    """``cls``'s definition in its source: from its module's top level, else (a class defined
+    inside a function) as ``inspect`` finds it."""
+    filename = inspect.getsourcefile(cls)
+    found = _module_classes(filename).get(cls.__qualname__) if filename else None
+    if found is not None:
+        return found
+    with _SOURCE_LOCK:
+        node = ast.parse(inspect.getsource(cls).strip()).body[0]
+    return node if isinstance(node, ast.ClassDef) else None
+
+
+@functools.cache
 def _class_docstrings(cls: type) -> tuple[dict[str, str], list[str]]:
     """Field docstrings written in ``cls``'s own body, and the names of its bases as written
     (TypedDict erases its bases at run time, so they are read from the source). Read once per
-    class, under a lock: CPython 3.11's AST builder keeps its recursion count in state shared
-    by all threads, and two parses at once fail with "AST constructor recursion depth
+    class; parsed under a lock: CPython 3.11's AST builder keeps its recursion count in state
+    shared by all threads, and two parses at once fail with "AST constructor recursion depth
     mismatch" (python/cpython#106905)."""
     try:
-        with _SOURCE_LOCK:
-            tree = ast.parse(inspect.getsource(cls).strip())
+        node = _class_node(cls)
     except (OSError, TypeError, SyntaxError):
         return {}, []
-    node = tree.body[0]
-    if not isinstance(node, ast.ClassDef):
+    if node is None:
         return {}, []
     docs: dict[str, str] = {}
     body = node.body
@@ -127,6 +148,23 @@ def _default(doc: str) -> Any:
         return json.loads(text)
     except ValueError:
         return text
+
+
+def args_typed_init(cls: Any) -> Callable[..., None]:
+    """The constructor ``cls`` inherits, its ``args`` annotated as ``cls.args_type``: the
+    component analyzer reads a component's args type from the annotations of its own
+    ``__init__`` (pulumi/provider/experimental/analyzer.py, ``analyze_component``), so a store
+    or cluster scope class names its args on the class (``args_type`` at run time, its type
+    parameter for mypy) instead of repeating the constructor to annotate them."""
+    inherited: Callable[..., None] = cls.__init__
+
+    @functools.wraps(inherited)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        inherited(self, *args, **kwargs)
+
+    __init__.__annotations__ = {**inherited.__annotations__, "args": cls.args_type}
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
 
 
 @functools.cache

@@ -202,7 +202,7 @@ def build_stores(
                 velero = f"modelstore:clusters.{cluster_key}.velero"
                 kv.preflight(scopes[cluster_key][0], used[cluster_key].velero, name, velero)
             args["cluster"], opts = scopes[cluster_key]
-        store = constructor(name, args, opts)  # type: ignore[arg-type]
+        store = constructor(name, args, opts)
         built[name] = store
         if cluster_key is not None:
             _velero_schedule(store, name, used[cluster_key], args["cluster"], backups[name])

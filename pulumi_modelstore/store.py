@@ -47,7 +47,15 @@ from .access import (
 from .backup import REFUSED_NOT_OWNED, BackupArgs, BackupSupport, settle_backup
 from .cluster import ClusterScope, KubernetesCluster
 from .errors import ModelStoreInputError
-from .fields import Parser, check_renames, outputs_of, refusal_name, renamed, spelled_as
+from .fields import (
+    Parser,
+    args_typed_init,
+    check_renames,
+    outputs_of,
+    refusal_name,
+    renamed,
+    spelled_as,
+)
 from .kube import model_digest, model_jobs
 from .kube.snapshots import name_after
 from .kube.volumes import DYNAMIC_SUFFIX, DynamicClass, dynamic_storage_class, static_volume
@@ -146,6 +154,9 @@ C = TypeVar("C", bound=ClusterScope)
 _ANY_CLUSTER: type[ClusterScope] | None = None
 _NO_NEEDS: tuple[Callable[[str, Any], None], ...] = ()
 _ANY_NUMBER: int | None = None
+_NO_DYNAMIC_CLAIMS: str | None = (
+    "this backend offers no claims made on demand on its storage (efs, azure-files-nfs and nfs do)"
+)
 # A Spec is read-only: a Spec of a backend's args is a Spec of its cloud base's args.
 A_co = TypeVar("A_co", bound=Mapping[str, Any], covariant=True)
 # Backend name (the config program's `backend`) -> store class; filled as backends are defined.
@@ -429,8 +440,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     (``args_type``) and for mypy (``ModelStore[TheirArgs, TheirScope]``, so their hooks take
     ``Spec[TheirArgs]`` and the ``cluster_type`` scope), override :meth:`rules`, :meth:`preflight`,
     :meth:`provision_storage` and, where the consumers need a cloud identity,
-    :meth:`consumer_access`, and declare ``__init__`` with their args type (the component schema
-    reads it)."""
+    :meth:`consumer_access`. They inherit ``__init__``, annotated with their ``args_type`` for
+    the component schema (``fields.args_typed_init``)."""
 
     # Class attributes without annotations: the component analyzer treats annotations on a
     # component as its outputs.
@@ -456,6 +467,11 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     # The most reader namespaces the store takes. Default: None, any number; a store whose
     # data sits in one namespace (the EBS cache's VolumeSnapshot) refuses more in its rules.
     max_readers = _ANY_NUMBER
+    # Why ``dynamic_claims: true`` is refused whatever the configuration, or None where it is
+    # offered (``provision_storage`` hands a ``Binding.dynamic_class``); a backend whose answer
+    # depends on the configuration overrides :meth:`dynamic_claims_refusal`. Default: refused,
+    # naming the backends that offer it.
+    dynamic_claims_refused = _NO_DYNAMIC_CLAIMS
     # What the readers' files sit on, which decides the serving engine's weight-loader settings
     # ``mount_for(ns).serving_args(engine)`` offers: one of kube/serving.py's
     # ``LOADER_PROFILES`` (each backend sets it). Default "": not known, the engine's defaults.
@@ -507,6 +523,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         # A rename to a field that does not exist fails here, when the class is defined.
         check_renames(cls.__name__, cls.args_type, cls.renamed_fields)
         _BACKENDS.add(cls, backend)
+        if "__init__" not in vars(cls):
+            cls.__init__ = args_typed_init(cls)  # type: ignore[method-assign]
 
     @staticmethod
     def backends() -> dict[str, type["ModelStore"]]:
@@ -578,11 +596,9 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     def dynamic_claims_refusal(cls, p: Parser) -> str | None:
         """Why ``dynamic_claims: true`` is refused for the configuration ``p`` holds (read
         after :meth:`rules`); None where the backend's :meth:`provision_storage` hands a
-        ``Binding.dynamic_class``. Default: refused, with the backends that offer it."""
-        return (
-            "this backend offers no claims made on demand on its storage (efs, "
-            "azure-files-nfs and nfs do)"
-        )
+        ``Binding.dynamic_class``. Default: :attr:`dynamic_claims_refused`, whatever ``p``
+        holds."""
+        return cls.dynamic_claims_refused
 
     @classmethod
     def scope_key(cls, args: Mapping[str, Any]) -> tuple[str, str]:
@@ -658,7 +674,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     def __init__(
         self,
         resource_name: str,
-        args: ModelStoreArgs,
+        args: A,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         spec = type(self).parse(resource_name, args)

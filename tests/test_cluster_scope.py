@@ -11,7 +11,7 @@ from pulumi_modelstore.azure import AksCluster
 from pulumi_modelstore.gcp import GkeCluster
 from pulumi_modelstore.local import LocalModelStore
 from pulumi_modelstore.plan.engine import PlanError
-from pulumi_modelstore.program import build_stores
+from pulumi_modelstore.program import backend_class, build_stores
 from tests.conftest import assert_refused, plan
 
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -209,3 +209,56 @@ def test_a_kubernetes_cluster_takes_no_fields():
 def test_a_cloud_scope_needs_its_cluster_named_where_its_name_is_unique(scope, args, message):
     """An AKS cluster's name is unique in its resource group, a GKE cluster's in its location."""
     assert_refused(lambda: scope("s", args), message)
+
+
+@pytest.mark.parametrize(
+    ("backend", "first", "second", "field", "value", "have"),
+    [
+        ("gcs-fuse", {}, {"location": "europe-west4"}, "location", "europe-west4", "us-central1"),
+        (
+            "gcs-fuse",
+            {"project": "ml-project-a"},
+            {"project": "ml-project-b"},
+            "project",
+            "ml-project-b",
+            "ml-project-a",
+        ),
+        (
+            "azure-blob",
+            {},
+            {"cluster_resource_group_name": "other-rg"},
+            "cluster_resource_group_name",
+            "other-rg",
+            "ml-rg",
+        ),
+        (
+            "efs",
+            {"region": "us-west-2"},
+            {"region": "eu-west-1"},
+            "region",
+            "eu-west-1",
+            "us-west-2",
+        ),
+    ],
+)
+def test_a_store_naming_its_cluster_with_another_fact_is_refused(
+    backend, first, second, field, value, have
+):
+    """Stores of one cluster name share its scope, so its facts: a second store giving another
+    location, project, resource group or region names another cluster (a GKE cluster's name
+    is unique only in its location, an AKS cluster's in its resource group)."""
+    store = backend_class(backend)
+    assert store is not None
+    example = dict(store.example_args)
+
+    def program():
+        store("first", {**example, "readers": ["x"], **first})
+        store("second", {**example, "readers": ["y"], **second})
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    cluster = example["cluster_name"]
+    assert str(err.value) == (
+        f"second: {field} must be {have!r}, what cluster {cluster!r} already has (stores on one "
+        f"cluster share its facts), got {value!r}"
+    )

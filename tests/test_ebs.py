@@ -45,7 +45,7 @@ from pulumi_modelstore.plan.placeholders import digest
 from pulumi_modelstore.plan.placeholders.aws import ACCOUNT_ID
 from pulumi_modelstore.store import workload_mount
 from tests.aws_replay import Replay
-from tests.conftest import CLUSTER, assert_refused, plan
+from tests.conftest import CLUSTER, assert_refused, bad_inputs, plan
 from tests.validators.kube_schema import KUBERNETES_MINORS, validator
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -1344,9 +1344,7 @@ BAD_CACHE = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("args", "message"), BAD_CACHE, ids=[m.split(":")[1] for _, m in BAD_CACHE]
-)
+@bad_inputs(BAD_CACHE)
 def test_bad_cache_input_is_refused_before_anything_registers(args, message):
     assert_refused(cache(**args), message)
 
@@ -1418,9 +1416,7 @@ BAD_DRIVER = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("args", "message"), BAD_DRIVER, ids=[m.split(":")[1] for _, m in BAD_DRIVER]
-)
+@bad_inputs(BAD_DRIVER)
 def test_bad_driver_input_is_refused_before_anything_registers(args, message):
     assert_refused(driver(**args), message)
 

@@ -1176,29 +1176,37 @@ def model_revision(revision: str, store: str = "models") -> Edit:
     return apply
 
 
+def revision_moved(
+    tmp_path: Path, capsys: Any, stack: str, base: Edit | None, changed: Edit
+) -> tuple[Comparison, dict[str, Any]]:
+    """``stack`` as ``base`` edits it, saved with ``--fill-outputs``, then ``--compare``d through
+    the CLI as ``changed`` edits it: the CLI exits 0 with no DATA LOSS, and the comparison
+    neither loses data nor is blocked. The comparison and the changed plan, for the rest."""
+    base_file = tmp_path / "base.json"
+    argv = ["plan", "--stack", stack, "--format", "json"]
+    base_dir = stack_dir(tmp_path, stack, base)
+    assert main([*argv, "--cwd", str(base_dir), "--fill-outputs", "--out", str(base_file)]) == 0
+    capsys.readouterr()
+    changed_dir = stack_dir(tmp_path, stack, changed)
+    assert main([*argv, "--cwd", str(changed_dir), "--compare", str(base_file)]) == 0
+    assert json.loads(capsys.readouterr()[0])["dataLossRisk"] == []
+    after = planned(changed_dir, stack)
+    cmp = compare(json.loads(base_file.read_text()), after)
+    assert not cmp.data_loss and not cmp.blocked
+    return cmp, after
+
+
 def test_a_revision_change_seeds_beside_the_old_and_replaces_no_volume(tmp_path, capsys):
     """The CLI's --compare of the local stack with ``model.revision`` moved: a new seed Job and
     verification Job, the readers' mount moves (the mounts output), and no PV or claim is
     replaced or deleted: exit 0, no DATA LOSS."""
-    base_file = tmp_path / "base.json"
-    base_dir = stack_dir(tmp_path, "local")
-    argv = ["plan", "--stack", "local", "--format", "json"]
-    assert main([*argv, "--cwd", str(base_dir), "--fill-outputs", "--out", str(base_file)]) == 0
-    capsys.readouterr()
-    changed = stack_dir(tmp_path, "local", model_revision(NEW_REVISION))
-    code = main([*argv, "--cwd", str(changed), "--compare", str(base_file)])
-    doc = json.loads(capsys.readouterr()[0])
-    assert code == 0
-    assert doc["dataLossRisk"] == []
-    cmp = compare(json.loads(base_file.read_text()), planned(changed, "local"))
-    assert not cmp.data_loss and not cmp.blocked
+    cmp, after = revision_moved(tmp_path, capsys, "local", None, model_revision(NEW_REVISION))
     touched = {(c.op, c.type) for c in cmp.changes if c.op != "same"}
     assert not {t for op, t in touched if t in (PV, PVC)}, touched
     jobs = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, "kubernetes:batch/v1:Job")}
     assert sorted(jobs.values()) == ["create", "create", "delete", "delete"], jobs
     assert any(NEW_REVISION[:12] in name and op == "create" for name, op in jobs.items()), jobs
-    outputs = json.dumps(planned(changed, "local")["outputs"])
-    assert f"revisions/{NEW_REVISION}" in outputs
+    assert f"revisions/{NEW_REVISION}" in json.dumps(after["outputs"])
 
 
 def test_an_fsx_s3_model_revision_change_adds_an_association_and_replaces_no_volume(
@@ -1219,16 +1227,7 @@ def test_an_fsx_s3_model_revision_change_adds_an_association_and_replaces_no_vol
 
         return apply
 
-    base_file = tmp_path / "base.json"
-    argv = ["plan", "--stack", "aws-prod", "--format", "json"]
-    base_dir = stack_dir(tmp_path, "aws-prod", model("v1"))
-    assert main([*argv, "--cwd", str(base_dir), "--fill-outputs", "--out", str(base_file)]) == 0
-    capsys.readouterr()
-    changed = stack_dir(tmp_path, "aws-prod", model("v2"))
-    assert main([*argv, "--cwd", str(changed), "--compare", str(base_file)]) == 0
-    assert json.loads(capsys.readouterr()[0])["dataLossRisk"] == []
-    cmp = compare(json.loads(base_file.read_text()), planned(changed, "aws-prod"))
-    assert not cmp.data_loss and not cmp.blocked
+    cmp, _ = revision_moved(tmp_path, capsys, "aws-prod", model("v1"), model("v2"))
     links = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, dra)}
     assert links == {"llama-model-v1": "delete", "llama-model-v2": "create"}
     touched = {c.type for c in cmp.changes if c.op in ("replace", "delete")}
@@ -1310,18 +1309,8 @@ def test_a_hyperdisk_gs_model_revision_change_adds_a_claim_beside_the_old_one(tm
 
         return apply
 
-    base_file = tmp_path / "base.json"
-    argv = ["plan", "--stack", "gke-hyperdisk", "--format", "json"]
-    base_dir = stack_dir(tmp_path, "gke-hyperdisk", model("r1"))
-    assert main([*argv, "--cwd", str(base_dir), "--fill-outputs", "--out", str(base_file)]) == 0
-    capsys.readouterr()
     old = {"r1": "gs://acme-ml-models/llama-3-8b-instruct/r1"}
-    changed = stack_dir(tmp_path, "gke-hyperdisk", model("r2", old))
-    assert main([*argv, "--cwd", str(changed), "--compare", str(base_file)]) == 0
-    assert json.loads(capsys.readouterr()[0])["dataLossRisk"] == []
-    after = planned(changed, "gke-hyperdisk")
-    cmp = compare(json.loads(base_file.read_text()), after)
-    assert not cmp.data_loss and not cmp.blocked
+    cmp, after = revision_moved(tmp_path, capsys, "gke-hyperdisk", model("r1"), model("r2", old))
     claims = {c.urn.rsplit("::", 1)[1]: c.op for c in by_type(cmp, PVC)}
     assert claims == {
         "llama-pvc-inference-r1": "same",

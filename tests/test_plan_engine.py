@@ -351,17 +351,28 @@ def test_a_data_source_without_a_placeholder_fails_the_plan_naming_it():
     assert "no placeholder answer for the data source aws:ec2/getVpc:getVpc" in str(err.value)
 
 
-def test_importing_the_program_leaves_the_provider_sdks_lazy():
+def test_the_command_starts_and_exits_lean():
     # The provider SDKs load their resource modules on first use; a signature evaluated at
     # import (no `from __future__ import annotations` in component modules) must not load them,
-    # or every `modelstore plan` starts about half a second slower.
+    # or every `modelstore plan` starts about half a second slower. Likewise the CLI loads the
+    # policy pack and the timeline only for --policy and --timeline. Run as the command (no
+    # argv given), it leaves its heap frozen to the interpreter's exit, which would otherwise
+    # collect it all (a third of a local plan's CPU).
     code = (
-        "import json, sys, pulumi_modelstore.program; "
-        "print(json.dumps(sorted(m for m in sys.modules if m.endswith('._inputs'))))"
+        "import gc, json, sys, pulumi_modelstore.program, pulumi_modelstore.cli; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.endswith('._inputs') or "
+        "m.startswith('pulumi_modelstore.')))); "
+        "sys.argv = ['modelstore', 'plan', '--compare', '/nonexistent/base.json']; "
+        "exit_code = pulumi_modelstore.cli.main(); "
+        "print(json.dumps([exit_code, gc.get_freeze_count() > 0]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    loaded = json.loads(out.stdout)
+    modules, exited = out.stdout.splitlines()
+    loaded = json.loads(modules)
     assert not [m for m in loaded if m.startswith(("pulumi_kubernetes.core", "pulumi_aws.fsx"))]
+    assert not {"pulumi_modelstore.policy", "pulumi_modelstore.plan.timeline"} & set(loaded)
+    assert json.loads(exited) == [1, True]
+    assert out.stderr.startswith("error: cannot read /nonexistent/base.json")
 
 
 # ---- standard output carries the plan alone --------------------------------------------------
@@ -475,7 +486,8 @@ def _clean_run(*args: str) -> subprocess.CompletedProcess[str]:
 
 # Run by the test below in a fresh interpreter: every program through the CLI's main, in two
 # rounds (json, then tree), each round followed by two plans that fail (bad input, a data source
-# with no placeholder); then a collection, and the plan threads still alive.
+# with no placeholder); then a collection, and the plan threads still alive; then the exit, with
+# the heap frozen as the command leaves it.
 MANY_PLANS = """
 import contextlib, gc, io, json, sys, threading
 from pulumi_modelstore.cli import main
@@ -505,6 +517,7 @@ for round in json.loads(sys.argv[1]):
         raise AssertionError(f"{program.__name__} planned")
 gc.collect()
 print(json.dumps([t.name for t in threading.enumerate() if t.name.startswith("modelstore-plan")]))
+gc.freeze()  # then exit as the command does (cli.main): the collection above found the leaks
 """
 
 

@@ -194,7 +194,7 @@ EKS_ATTRIBUTES: dict[str, Any] = {
 }
 
 
-class EksCluster(ClusterScope[EksClusterFacts], kind="eks"):
+class EksCluster(ClusterScope[EksClusterFacts, EksClusterArgs], kind="eks"):
     """What belongs to one EKS cluster, shared by the model stores on it: its facts (looked up
     once), each CSI driver install, the node-level roles drivers share, namespaces, and the
     PV and claim names in use. Stores make it on first use from ``cluster_name``; a program
@@ -295,14 +295,8 @@ class EksCluster(ClusterScope[EksClusterFacts], kind="eks"):
             if have is None and self._facts is None:
                 _check_given_facts(store, *(facts.get(f) for f in FACT_FIELDS[1:]))
                 self._given[field] = value
-            elif have is not None and have != value and not is_output(have):
-                raise ModelStoreInputError(
-                    store,
-                    field,
-                    value,
-                    f"{have!r}, what cluster {self.scope_name!r} already has (stores on one "
-                    "cluster share its facts)",
-                )
+            elif have is not None:
+                self.check_same_fact(store, field, value, have)
 
     @property
     def name(self) -> Any:

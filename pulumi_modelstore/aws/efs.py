@@ -609,14 +609,6 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], DynamicClaims, backend="ef
     """The cluster's EFS node role, which the driver's node service account mounts with
     (``iam_authorization``; shared by the cluster's EFS stores)."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: EfsModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     # ---- 1. parse ------------------------------------------------------------------------------
 
     @classmethod

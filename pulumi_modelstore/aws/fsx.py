@@ -431,13 +431,10 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
     _csi_chart = FSX_CSI
     renamed_fields = FILE_SYSTEM_RENAMES
 
-    @classmethod
-    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
-        """Refused: see the reason."""
-        return (
-            "the FSx for Lustre CSI driver provisions a new file system per claim, not space "
-            "on this one (kubernetes-sigs/aws-fsx-csi-driver docs: dynamic provisioning)"
-        )
+    dynamic_claims_refused = (
+        "the FSx for Lustre CSI driver provisions a new file system per claim, not space "
+        "on this one (kubernetes-sigs/aws-fsx-csi-driver docs: dynamic provisioning)"
+    )
 
     file_system_id: pulumi.Output[str]
     """The FSx file system id (``fs-...``)."""
@@ -449,14 +446,6 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
     """The file system's security group."""
     data_repository_association_id: pulumi.Output[str | None]
     """The data repository association linking S3, when ``data_repository_path`` is set."""
-
-    def __init__(
-        self,
-        resource_name: str,
-        args: FsxLustreModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
 
     @classmethod
     def backup_support(cls, p: Parser) -> BackupSupport:

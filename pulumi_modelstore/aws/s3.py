@@ -36,7 +36,7 @@ import pulumi_aws as aws
 
 from .. import validation as v
 from ..access import Consumer, ConsumerAccess, Grant
-from ..backup import EXISTING_LEFT_ALONE, BackupSupport
+from ..backup import BackupSupport, existing_left_alone
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
@@ -45,6 +45,7 @@ from ..store import STORE_NAME, Binding, Spec
 from . import identity as aws_identity
 from . import names
 from . import validation as aws_v
+from .bucket import bucket_baseline, tls_only_policy
 from .cluster import EksCluster, cluster_named
 from .drivers import MOUNTPOINT_S3_CSI, DriverInstall, parse_driver_install
 from .identity import (
@@ -54,7 +55,7 @@ from .identity import (
     attach_policy,
     service_account_role,
 )
-from .policies import bucket_access_policy, tls_only_bucket_policy
+from .policies import bucket_access_policy
 from .store import AwsModelStore, AwsModelStoreArgs
 from .tags import cluster_tags
 
@@ -613,13 +614,10 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
     data_bearing_types = ("aws:s3/bucket:Bucket",)
 
-    @classmethod
-    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
-        """Refused: see the reason."""
-        return (
-            "the Mountpoint for S3 CSI driver offers static provisioning only "
-            "(awslabs/mountpoint-s3-csi-driver README)"
-        )
+    dynamic_claims_refused = (
+        "the Mountpoint for S3 CSI driver offers static provisioning only "
+        "(awslabs/mountpoint-s3-csi-driver README)"
+    )
 
     bucket_name: pulumi.Output[str]
     """The bucket's name, the PVs' ``bucketName`` attribute."""
@@ -635,14 +633,6 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
     """Consumer namespace -> role ARN (``authentication_source: pod``), else empty."""
     service_account_name: pulumi.Output[str | None]
     """The service account workloads run as (``authentication_source: pod``), else ``null``."""
-
-    def __init__(
-        self,
-        resource_name: str,
-        args: MountpointS3ModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
 
     # ---- 1. parse ------------------------------------------------------------------------------
 
@@ -669,9 +659,7 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
         version piles up unexpired) with noncurrent versions expired after the retention:
         continuous, so no schedule. An existing bucket is left alone."""
         if p["bucket_name"] is not None:
-            return BackupSupport(
-                refusal=EXISTING_LEFT_ALONE.format("bucket", "bucket_name is given")
-            )
+            return existing_left_alone("bucket", "bucket_name is given")
         return S3_BACKUPS
 
     @classmethod
@@ -985,42 +973,18 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
             tags={**tags, **self.opt_out_marks()},
             opts=self.data_protection(),
         )
-        # What each configuration of the bucket names: the bucket, its region, its parent.
-        on_bucket: dict[str, Any] = {
-            "bucket": bucket.id,
-            "region": region,
-            "opts": pulumi.ResourceOptions(parent=self),
-        }
-        public_access = aws.s3.BucketPublicAccessBlock(
-            f"{name}-bucket-public-access",
-            block_public_acls=True,
-            block_public_policy=True,
-            ignore_public_acls=True,
-            restrict_public_buckets=True,
-            **on_bucket,
-        )
-        ownership = aws.s3.BucketOwnershipControls(
-            f"{name}-bucket-ownership",
-            rule={"object_ownership": "BucketOwnerEnforced"},
-            **on_bucket,
-        )
         kms = kms_key_arn is not None
-        encryption = aws.s3.BucketServerSideEncryptionConfiguration(
-            f"{name}-bucket-encryption",
-            rules=[
-                aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
-                    apply_server_side_encryption_by_default=(
-                        aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                            sse_algorithm="aws:kms" if kms else "AES256",
-                            kms_master_key_id=kms_key_arn,
-                        )
-                    ),
-                    # An S3 bucket key cuts KMS requests (and cost) for SSE-KMS.
-                    bucket_key_enabled=kms,
+        encryption = aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+            apply_server_side_encryption_by_default=(
+                aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                    sse_algorithm="aws:kms" if kms else "AES256",
+                    kms_master_key_id=kms_key_arn,
                 )
-            ],
-            **on_bucket,
+            ),
+            # An S3 bucket key cuts KMS requests (and cost) for SSE-KMS.
+            bucket_key_enabled=kms,
         )
+        baseline = bucket_baseline(name, bucket, region, self, [encryption])
         backup = spec.derived["backup"]
         # Versions are the backup: with it off they would pile up unexpired (a model's old
         # revisions, removed under keep_revisions, kept and billed for ever). "Suspended" is
@@ -1028,12 +992,11 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
         versioning = aws.s3.BucketVersioning(
             f"{name}-bucket-versioning",
             versioning_configuration={"status": "Enabled" if backup.enabled else "Suspended"},
-            **on_bucket,
+            bucket=bucket.id,
+            region=region,
+            opts=pulumi.ResourceOptions(parent=self),
         )
-        # S3 rejects concurrent configuration changes on one bucket ("A conflicting
-        # conditional operation is currently in progress"): the policy goes last, after every
-        # other configuration of the bucket (order: bucket-configuration-first).
-        configuration: list[pulumi.Resource] = [public_access, ownership, encryption, versioning]
+        configuration: list[pulumi.Resource] = [*baseline, versioning]
         if backup.enabled:
             # Versioning keeps every overwritten or deleted object; the backup's retention is
             # how long a noncurrent version stays (S3 API, LifecycleRule
@@ -1058,13 +1021,7 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
                     opts=pulumi.ResourceOptions(parent=self, depends_on=[versioning]),
                 )
             )
-        policy = aws.s3.BucketPolicy(
-            f"{name}-bucket-policy",
-            bucket=bucket.id,
-            region=region,
-            policy=tls_only_bucket_policy(bucket.arn),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=configuration),
-        )
+        policy = tls_only_policy(name, bucket, region, self, configuration)
         return bucket, [*configuration, policy]
 
 

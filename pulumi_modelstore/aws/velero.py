@@ -11,8 +11,8 @@ import pulumi_aws as aws
 
 from ..kube.velero import NAMESPACE, SERVICE_ACCOUNT, VeleroSettings, VeleroStorage
 from . import names
+from .bucket import bucket_baseline, tls_only_policy
 from .identity import IdentityFacts, service_account_role
-from .policies import tls_only_bucket_policy
 
 
 def velero_policy(bucket_arn: str) -> dict[str, Any]:
@@ -52,7 +52,6 @@ def velero_storage(
     cluster ``cluster`` in ``region``, under its ``scope``. The bucket holds the backups:
     protected and kept on delete."""
     name = f"{cluster}-velero"
-    child = pulumi.ResourceOptions(parent=scope)
     bucket = aws.s3.Bucket(
         f"{name}-bucket",
         bucket=settings.bucket
@@ -60,36 +59,9 @@ def velero_storage(
         region=region,
         opts=pulumi.ResourceOptions(parent=scope, protect=True, retain_on_delete=True),
     )
-    on_bucket: dict[str, Any] = {"bucket": bucket.id, "region": region, "opts": child}
-    configuration: list[pulumi.Resource] = [
-        aws.s3.BucketPublicAccessBlock(
-            f"{name}-bucket-public-access",
-            block_public_acls=True,
-            block_public_policy=True,
-            ignore_public_acls=True,
-            restrict_public_buckets=True,
-            **on_bucket,
-        ),
-        aws.s3.BucketOwnershipControls(
-            f"{name}-bucket-ownership",
-            rule={"object_ownership": "BucketOwnerEnforced"},
-            **on_bucket,
-        ),
-        aws.s3.BucketServerSideEncryptionConfiguration(
-            f"{name}-bucket-encryption",
-            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
-            **on_bucket,
-        ),
-    ]
-    # S3 takes one configuration change of a bucket at a time: the policy goes last
-    # (order: bucket-configuration-first).
-    policy = aws.s3.BucketPolicy(
-        f"{name}-bucket-policy",
-        bucket=bucket.id,
-        region=region,
-        policy=tls_only_bucket_policy(bucket.arn),
-        opts=pulumi.ResourceOptions(parent=scope, depends_on=configuration),
-    )
+    aes256 = {"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}
+    configuration = bucket_baseline(name, bucket, region, scope, [aes256])
+    policy = tls_only_policy(name, bucket, region, scope, configuration)
     role = service_account_role(
         name,
         facts=facts,

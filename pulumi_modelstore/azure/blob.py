@@ -53,7 +53,7 @@ import pulumi
 
 from .. import validation as v
 from ..access import PER_ACCESS, PER_NAMESPACE, Consumer, ConsumerAccess, Grant
-from ..backup import EXISTING_LEFT_ALONE, Backup, BackupSupport
+from ..backup import Backup, BackupSupport, existing_left_alone
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -496,14 +496,6 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     client_ids: pulumi.Output[dict[str, str]]
     """Consumer namespace -> client id of the user-assigned identity its pods use."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: AzureBlobModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     # ---- 1. parse ------------------------------------------------------------------------------
 
     @classmethod
@@ -511,11 +503,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         """The new account's blob service settings. An existing account's are the account
         owner's: its blob service is one per account, shared by every container in it."""
         if p["create_storage_account"] is False:
-            return BackupSupport(
-                refusal=EXISTING_LEFT_ALONE.format(
-                    "storage account", "create_storage_account is false"
-                )
-            )
+            return existing_left_alone("storage account", "create_storage_account is false")
         return BLOB_BACKUPS
 
     @classmethod
@@ -582,7 +570,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
     def provision_storage(
         self, spec: Spec[AzureBlobModelStoreArgs], cluster: AksCluster, facts: Placement
     ) -> Binding:
-        a, c = spec.args, spec.common
+        a = spec.args
         self.storage_account: Any = None
         self.blob_service: Any = None
         account_name: Any = facts.account_name
@@ -593,22 +581,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         if a["create_container"]:
             self.container = self._new_container(spec, facts, account_name)
         ready: list[pulumi.Resource] = []  # what the PVs wait for
-        if facts.network.private_endpoint:
-            # A mount before the private DNS record resolves reaches the public endpoint,
-            # which refuses it.
-            ready += net.private_endpoint(
-                self,
-                c.name,
-                cluster,
-                facts.network,
-                net.BLOB,
-                account_id=self.storage_account.id,
-                subnet=a["private_endpoint_subnet_id"],
-                zone_id=a.get("private_dns_zone_id"),
-                resource_group=facts.resource_group,
-                tags=self.tags(spec),
-                shared_tags=self.shared_tags(spec),
-            )
+        ready += self.private_endpoint(spec, cluster, facts, net.BLOB, self.storage_account)
         # Each consumer's identity and role (access.py, consumer_access).
         client_ids = self.access(spec, cluster, facts).values()
         self.storage_account_name = pulumi.Output.from_input(account_name)

@@ -105,7 +105,7 @@ def _switch(profile: Any, name: str, camel: str, default: bool) -> bool:
     return default if enabled is None else bool(enabled)
 
 
-class AksCluster(ClusterScope[AksClusterFacts], kind="aks"):
+class AksCluster(ClusterScope[AksClusterFacts, AksClusterArgs], kind="aks"):
     """What belongs to one AKS cluster, shared by the model stores on it: its facts (looked up
     once), namespaces, the PV and claim names in use. Stores make it on first use from
     ``cluster_name`` and ``cluster_resource_group_name``; a program may make it itself and pass
@@ -124,20 +124,6 @@ class AksCluster(ClusterScope[AksClusterFacts], kind="aks"):
         from_entry=frozenset({"name", "resource_group_name"}),
     )
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: AksClusterArgs,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        store: str | None = None,
-        facts: "AksClusterFacts | None" = None,
-    ) -> None:
-        """``facts``: the cluster's facts as a platform stack knows them (the config program's
-        ``modelstore:clusters.<key>.attributes``); given, nothing is looked up and the
-        preflight checks run on them."""
-        super().__init__(resource_name, args, opts, store=store, facts=facts)
-
     @property
     def azure_provider(self) -> pulumi.ProviderResource | None:
         """The scope's azure-native provider (None: the default one); the scope's own Azure
@@ -151,19 +137,6 @@ class AksCluster(ClusterScope[AksClusterFacts], kind="aks"):
     @classmethod
     def check_named(cls, store: str, args: Mapping[str, Any]) -> None:
         cluster_named(store, args.get("cluster_name"), args.get("cluster_resource_group_name"))
-
-    @classmethod
-    def name_for(cls, args: Mapping[str, Any]) -> str:
-        return str(args["cluster_name"])
-
-    def agree_facts(self, store: str, args: Mapping[str, Any]) -> None:
-        """A store naming the cluster with another resource group is refused."""
-        if args.get("cluster") is not None:
-            return  # the store joins the scope it was given, as given
-        field = "cluster_resource_group_name"
-        value, have = args.get(field), self._given.get(field)
-        if value is not None and have is not None and value != have:
-            self.agree(("aks", field), store, field, value, "the cluster's resource group:")
 
     @classmethod
     def fact_problem(cls, name: str, value: Any) -> tuple[Any, str] | None:

@@ -262,20 +262,9 @@ class AzureFilesNfsModelStore(
     nfs_source: pulumi.Output[str]
     """What a client mounts: ``<account>.file.core.windows.net:/<account>/<share>``."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: AzureFilesNfsModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     # ---- 1. parse ------------------------------------------------------------------------------
 
-    @classmethod
-    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
-        """Offered: a share per claim in the store's account."""
-        return None
+    dynamic_claims_refused = None  # offered: a share per claim in the store's account
 
     @classmethod
     def backup_support(cls, p: Parser) -> BackupSupport:
@@ -326,7 +315,7 @@ class AzureFilesNfsModelStore(
         self.share = self._share(spec, facts, account_name)
         # No mount before the share exists (order: storage-before-volume).
         ready: list[pulumi.Resource] = [self.share]
-        ready += self._private_endpoint(spec, cluster, facts)
+        ready += self.private_endpoint(spec, cluster, facts, net.FILE, self.account)
         self.storage_account_name = pulumi.Output.from_input(account_name)
         self.share_name = self.share.name
         self.nfs_source = pulumi.Output.concat(
@@ -399,29 +388,6 @@ class AzureFilesNfsModelStore(
             share_args["provisioned_bandwidth_mibps"] = a["provisioned_bandwidth_mibps"]
         return azure_native.storage.FileShare(
             f"{spec.common.name}-share", **share_args, opts=self.data_protection()
-        )
-
-    def _private_endpoint(
-        self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, facts: Placement
-    ) -> list[pulumi.Resource]:
-        """The account's private endpoint and its DNS record where the network plan has one
-        (none otherwise): what a mount must wait for, since a mount before the private DNS
-        record resolves reaches the public endpoint, which refuses it."""
-        if not facts.network.private_endpoint:
-            return []
-        a = spec.args
-        return net.private_endpoint(
-            self,
-            spec.common.name,
-            cluster,
-            facts.network,
-            net.FILE,
-            account_id=self.account.id,
-            subnet=a["private_endpoint_subnet_id"],
-            zone_id=a.get("private_dns_zone_id"),
-            resource_group=facts.resource_group,
-            tags=self.tags(spec),
-            shared_tags=self.shared_tags(spec),
         )
 
     def _new_account(

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+import pulumi
+
 from ..access import Access, Consumer, SourceGrant
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
@@ -222,6 +224,35 @@ class AzureModelStore(ModelStore[AzureArgs, AksCluster]):
             facts.subscription_id, group, name
         )
         return Placement(facts, region, group, account, network)
+
+    def private_endpoint(
+        self,
+        spec: Spec[AzureArgs],
+        cluster: AksCluster,
+        facts: Placement,
+        service: net.StorageService,
+        account: Any,
+    ) -> list[pulumi.Resource]:
+        """The private endpoint of ``account`` (the store's storage account resource) for
+        ``service`` and its DNS record, where the network plan has one (none otherwise): what a
+        mount must wait for, since a mount before the private DNS record resolves reaches the
+        public endpoint, which refuses it."""
+        if not facts.network.private_endpoint:
+            return []
+        args: Mapping[str, Any] = spec.args
+        return net.private_endpoint(
+            self,
+            spec.common.name,
+            cluster,
+            facts.network,
+            service,
+            account_id=account.id,
+            subnet=args["private_endpoint_subnet_id"],
+            zone_id=args.get("private_dns_zone_id"),
+            resource_group=facts.resource_group,
+            tags=self.tags(spec),
+            shared_tags=self.shared_tags(spec),
+        )
 
     @staticmethod
     def resource_group(spec: Spec[AzureModelStoreArgs], facts: AksClusterFacts) -> str:

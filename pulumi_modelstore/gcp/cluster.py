@@ -15,7 +15,6 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Required, TypedDict
 
-import pulumi
 import pulumi_gcp as gcp
 
 from ..cluster import (
@@ -127,7 +126,7 @@ def _enabled(addons: Any, attribute: str) -> bool:
     return bool(getattr(config, "enabled", False))
 
 
-class GkeCluster(ClusterScope[GkeClusterFacts], kind="gke"):
+class GkeCluster(ClusterScope[GkeClusterFacts, GkeClusterArgs], kind="gke"):
     """What belongs to one GKE cluster, shared by the model stores on it: its facts (looked up
     once), namespaces, the PV and claim names in use. Stores make it on first use from
     ``cluster_name`` and ``location``; a program may make it itself and pass it as ``cluster``."""
@@ -146,20 +145,6 @@ class GkeCluster(ClusterScope[GkeClusterFacts], kind="gke"):
         with_attributes=("project",),
     )
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: GkeClusterArgs,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        store: str | None = None,
-        facts: "GkeClusterFacts | None" = None,
-    ) -> None:
-        """``facts``: the cluster's facts as a platform stack knows them (the config program's
-        ``modelstore:clusters.<key>.attributes``); given, nothing is looked up and the
-        preflight checks run on them."""
-        super().__init__(resource_name, args, opts, store=store, facts=facts)
-
     @classmethod
     def rules(cls, p: Parser) -> None:
         p.check(lambda: cluster_named(p.store, p["cluster_name"], p["location"]))
@@ -168,19 +153,6 @@ class GkeCluster(ClusterScope[GkeClusterFacts], kind="gke"):
     @classmethod
     def check_named(cls, store: str, args: Mapping[str, Any]) -> None:
         cluster_named(store, args.get("cluster_name"), args.get("location"))
-
-    @classmethod
-    def name_for(cls, args: Mapping[str, Any]) -> str:
-        return str(args["cluster_name"])
-
-    def agree_facts(self, store: str, args: Mapping[str, Any]) -> None:
-        """A store naming the cluster with another location or project is refused."""
-        if args.get("cluster") is not None:
-            return  # the store joins the scope it was given, as given
-        for field in ("location", "project"):
-            value, have = args.get(field), self._given.get(field)
-            if value is not None and have is not None and value != have:
-                self.agree(("gke", field), store, field, value, f"the cluster's {field}:")
 
     @classmethod
     def entry_problems(

@@ -42,7 +42,7 @@ import pulumi_gcp as gcp
 
 from .. import validation as v
 from ..access import Consumer, ConsumerAccess, Grant, PodSide
-from ..backup import EXISTING_LEFT_ALONE, Backup, BackupSupport
+from ..backup import Backup, BackupSupport, existing_left_alone
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -754,14 +754,6 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
     storage_class_name: pulumi.Output[str]
     """The ``storageClassName`` on the PVs and claims."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: GcsFuseModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     # ---- 1. parse ------------------------------------------------------------------------------
 
     @classmethod
@@ -771,9 +763,7 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
         hierarchical namespace): continuous, so no schedule. An existing bucket is left
         alone."""
         if p["bucket_name"] is not None:
-            return BackupSupport(
-                refusal=EXISTING_LEFT_ALONE.format("bucket", "bucket_name is given")
-            )
+            return existing_left_alone("bucket", "bucket_name is given")
         return GCS_BACKUPS
 
     @classmethod

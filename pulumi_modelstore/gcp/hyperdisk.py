@@ -306,13 +306,10 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
     data_bearing_types = tuple[str, ...]()
     takes_writers = False
 
-    @classmethod
-    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
-        """Refused: see the reason."""
-        return (
-            "each Hyperdisk ML claim is a new disk, not space on the store's (its "
-            "StorageClass already provisions one per claim)"
-        )
+    dynamic_claims_refused = (
+        "each Hyperdisk ML claim is a new disk, not space on the store's (its "
+        "StorageClass already provisions one per claim)"
+    )
 
     # No writers, so no seed Job: gs:// natively, by the volume populator, one revision per
     # disk at its root (Fill.root). No Job can write the disk after (a ReadOnlyMany Hyperdisk

@@ -56,24 +56,13 @@ class LocalModelStore(ModelStore[LocalModelStoreArgs, ClusterScope], backend="lo
     # the node's own disk: vLLM loader settings in kube/serving.py.
     loader_profile = "local"
 
-    @classmethod
-    def dynamic_claims_refusal(cls, p: Parser) -> str | None:
-        """Refused: see the reason."""
-        return (
-            "local volumes are statically created PersistentVolumes only "
-            "(kubernetes.io/docs/concepts/storage/volumes/#local)"
-        )
+    dynamic_claims_refused = (
+        "local volumes are statically created PersistentVolumes only "
+        "(kubernetes.io/docs/concepts/storage/volumes/#local)"
+    )
 
     host_path: pulumi.Output[str]
     """The directory on the node."""
-
-    def __init__(
-        self,
-        resource_name: str,
-        args: LocalModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
 
     @classmethod
     def rules(cls, p: Parser) -> None:

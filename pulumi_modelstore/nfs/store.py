@@ -297,14 +297,6 @@ class NfsModelStore(ModelStore[NfsModelStoreArgs, ClusterScope], DynamicClaims, 
     export_path: pulumi.Output[str]
     """The path on the server every PV mounts: the share, then ``sub_dir`` if set."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: NfsModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     @classmethod
     def rules(cls, p: Parser) -> None:
         p.rule(server_is_a_host, "server")
