@@ -831,7 +831,8 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         )
         self.model_manifest_sha256 = pulumi.Output.from_input(m.manifest_sha256 if m else None)
         self.seed_service_account: Any = None
-        self.verify_jobs: dict[str, Any] = {}
+        # The backend's own verification (the EBS cache verifies its seed volume), by namespace.
+        self.verify_jobs: dict[str, Any] = dict(self.backend_verify_jobs())
         if m is None or (c.loader is None and self.seed_job is None):
             self.model_seed_job_name = pulumi.Output.from_input(None)
             self.model_verify_job_names = pulumi.Output.from_input({})
@@ -953,6 +954,12 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         self.model_verify_job_names = pulumi.Output.from_input(
             {ns: model_jobs.job_name(c.claim_name, "verify", m.revision) for ns in self.verify_jobs}
         )
+
+    def backend_verify_jobs(self) -> Mapping[str, pulumi.Resource]:
+        """Verification Jobs the backend made itself while provisioning, by reader namespace
+        (where readers' volumes come from a claim template, no Job can mount as they do; the
+        EBS cache verifies the volume they are copies of). Default: none."""
+        return {}
 
     def model_filled(self) -> list[pulumi.Resource]:
         """What fills the model natively, which the seed Job waits for before it publishes

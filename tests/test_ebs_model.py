@@ -52,13 +52,19 @@ def _named(p: Any, type_: str) -> dict[str, dict[str, Any]]:
     return {s["urn"].rsplit("::", 1)[1]: s for s in p.states() if s["type"] == type_}
 
 
+def _seed_job(p: Any) -> dict[str, Any]:
+    (job,) = [j for j in p.by_type(JOB) if "-seed" in j["inputs"]["metadata"]["name"]]
+    return job
+
+
 def test_the_seed_program_writes_the_seed_volume_which_is_snapshotted_after_it(v1: Any) -> None:
     p, _ = v1
     ((claim_resource, claim),) = _named(p, PVC).items()
     assert claim_resource == f"llama-seed-volume-{SHA[:12]}"
     assert claim["inputs"]["metadata"]["name"] == f"llama-{SHA[:12]}-seed"
-    ((job_resource, job),) = _named(p, JOB).items()
-    assert job_resource == f"llama-seed-{SHA[:12]}"
+    jobs = _named(p, JOB)
+    assert sorted(jobs) == [f"llama-seed-{SHA[:12]}", f"llama-verify-{SHA[:12]}"]
+    job = jobs[f"llama-seed-{SHA[:12]}"]
     assert job["inputs"]["metadata"]["name"] == f"llama-seed-{SHA[:12]}"
     assert job["inputs"]["metadata"]["namespace"] == "inference"
     pod = job["inputs"]["spec"]["template"]["spec"]
@@ -83,9 +89,43 @@ def test_the_seed_program_writes_the_seed_volume_which_is_snapshotted_after_it(v
     assert snapshot["inputs"]["spec"]["source"] == {
         "persistentVolumeClaimName": f"llama-{SHA[:12]}-seed"
     }
-    # order: seed-before-snapshot (a snapshot cut while the seed writes holds half a model).
-    assert job["urn"] in snapshot["dependencies"]
+    # order: seed-before-snapshot (a snapshot cut while the seed writes holds half a model),
+    # and after the seed volume's verification (a failed check cuts no snapshot).
+    checked = jobs[f"llama-verify-{SHA[:12]}"]
+    assert checked["urn"] in snapshot["dependencies"]
+    assert job["urn"] in checked["dependencies"]
     assert snapshot["retainOnDelete"] is True
+
+
+def test_the_seed_volume_is_verified_read_only_where_replicas_read_it(v1: Any) -> None:
+    """Each replica restores a block copy of the seed volume: the verification Job reads that
+    volume read-only, the revision at the replicas' mount path, the manifest beside it."""
+    p, _ = v1
+    (job,) = [j for j in p.by_type(JOB) if "-verify-" in j["inputs"]["metadata"]["name"]]
+    assert job["inputs"]["metadata"]["namespace"] == "inference"
+    pod = job["inputs"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert {
+        "name": "llama",
+        "persistentVolumeClaim": {"claimName": f"llama-{SHA[:12]}-seed", "readOnly": True},
+    } in pod["volumes"]
+    mounts = container["volumeMounts"]
+    assert {
+        "name": "llama",
+        "mountPath": "/mnt/models",
+        "subPath": f"revisions/{SHA}",
+        "readOnly": True,
+    } in mounts
+    assert {
+        "name": "llama",
+        "mountPath": model_jobs.MANIFEST_MOUNT,
+        "readOnly": True,
+        "subPath": f".modelstore/{SHA}",
+    } in mounts
+    args = container["args"]
+    assert args[args.index("--files") + 1] == "/mnt/models"
+    assert args[args.index("--label") + 1] == "llama/inference"
+    assert p.outputs["cache"]["modelVerifyJobNames"] == {"inference": f"llama-verify-{SHA[:12]}"}
 
 
 def test_replicas_restore_the_snapshot_and_mount_the_revision_behind_the_gate(v1: Any) -> None:
@@ -116,16 +156,14 @@ def test_replicas_restore_the_snapshot_and_mount_the_revision_behind_the_gate(v1
     assert outputs["modelRevision"] == SHA
     assert outputs["modelManifestPath"] == f".modelstore/{SHA}/manifest.json"
     assert outputs["modelSeedJobName"] == outputs["loaderJobName"] == f"llama-seed-{SHA[:12]}"
-    # Each replica restores a volume of its own: no shared claim for a verification Job.
-    assert outputs["modelVerifyJobNames"] == {}
 
 
 @pytest.mark.parametrize("minor", KUBERNETES_MINORS)
 def test_the_seed_job_and_a_replica_pod_pass_the_api_schema(v1: Any, minor: str) -> None:
     p, found = v1
     check = validator(minor)
-    (job,) = p.by_type(JOB)
-    check.validate({"apiVersion": "batch/v1", "kind": "Job", **job["inputs"]})
+    for job in p.by_type(JOB):
+        check.validate({"apiVersion": "batch/v1", "kind": "Job", **job["inputs"]})
     pod = found["spec"]["template"]["spec"]
     # The template's volume, as the StatefulSet controller fills it in for one replica.
     claim = {"persistentVolumeClaim": {"claimName": f"llama-{SHA[:12]}-vllm-0"}}
@@ -139,7 +177,7 @@ def test_the_seed_jobs_args_seed_for_real_what_replicas_then_verify(v1: Any, tmp
     manifest, and verified at the paths a replica mounts (the revision's subPath, the
     manifest's directory)."""
     p, _ = v1
-    (job,) = p.by_type(JOB)
+    job = _seed_job(p)
     args = list(job["inputs"]["spec"]["template"]["spec"]["containers"][0]["args"])
     src = tmp_path / "src"
     src.mkdir()
@@ -180,9 +218,14 @@ def test_a_new_revision_is_created_beside_the_old_and_replaces_no_volume_or_clai
     for type_, name in (
         (PVC, "llama-seed-volume"),
         (JOB, "llama-seed"),
+        (JOB, "llama-verify"),
         (SNAPSHOT, "llama-snapshot"),
     ):
-        changes = {c.urn.rsplit("::", 1)[1]: c for c in cmp.changes if c.type == type_}
+        changes = {
+            c.urn.rsplit("::", 1)[1]: c
+            for c in cmp.changes
+            if c.type == type_ and c.urn.rsplit("::", 1)[1].startswith(f"{name}-")
+        }
         assert {n: c.op for n, c in changes.items()} == {
             f"{name}-{SHA[:12]}": "delete",
             f"{name}-{NEW[:12]}": "create",
@@ -292,5 +335,5 @@ def test_an_s3_model_runs_as_the_loader_service_account() -> None:
         model={"source": "s3://acme-models/llama", "revision": "v1"},
         loader_service_account_name="llama-s3-reader",
     )
-    (job,) = p.by_type(JOB)
+    job = _seed_job(p)
     assert job["inputs"]["spec"]["template"]["spec"]["serviceAccountName"] == "llama-s3-reader"

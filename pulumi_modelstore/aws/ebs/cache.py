@@ -35,7 +35,7 @@ from ...kube.snapshots import (
     volume_snapshot,
 )
 from ...kube.workload import HF_HOME_VOLUME
-from ...modelsection import Fill, Model, job_fills
+from ...modelsection import SAMPLE_FILES, Fill, Model, job_fills
 from ...store import (
     STORE_NAME,
     UNPROTECTED_MARK,
@@ -651,6 +651,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         self._name = spec.common.name
         self._base: str = spec.derived["base"]
         self._common_claim_name = spec.common.claim_name
+        self._mount_path = spec.common.mount_path
         self._namespace = spec.common.readers[0]
         self._labels = spec.common.labels
         self._after: list[pulumi.Resource] = facts
@@ -706,6 +707,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         it."""
         self.seed_claim = None
         self.loader_job = None
+        self.seed_verify_job: k8s.batch.v1.Job | None = None
         if self._values["loader"] is None and self._model_section is None:
             return
         seed_resource = f"{self._name}-seed-volume{self._suffix}" if self._suffix else None
@@ -721,6 +723,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         if self._model_section is not None:
             self.loader_job = self.seed_job = self._model_seed_job(self._model_section)
             self.seed_job_name = self._seed_job_name
+            self.seed_verify_job = self._model_verify_job(self._model_section)
             return
         self.loader_job = self._loader_job(self._name, self._child(self.seed_claim))
 
@@ -735,7 +738,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         ``charts/aws-ebs-csi-driver/templates/csidriver.yaml``)."""
         ns = self._namespace
         claim_name = self._common_claim_name
-        config_map = model_jobs.programs_config_map(
+        config_map = self._programs = model_jobs.programs_config_map(
             f"{self._name}-programs-{ns}",
             claim_name=claim_name,
             namespace=ns,
@@ -779,6 +782,58 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
             opts=self._child(self.seed_claim, config_map),
         )
 
+    def _model_verify_job(self, m: Model) -> "k8s.batch.v1.Job":
+        """The verification of ``m``'s revision on the seed volume, read-only, where replicas
+        read it: at the readers' mount path through the revision's subPath, the manifest
+        beside it, as the replicas' security context runs. Each replica restores a block copy
+        of this volume (the snapshot is cut from it, after this Job), so what passes here is
+        what every replica reads; a Job on a restored volume of its own would keep that volume
+        billed as long as the finished Job exists. A failed check stops the snapshot."""
+        claim_name, seed_claim_name = self._common_claim_name, f"{self._base}-seed"
+        files_path = self._mount_path
+
+        def patch(pod: dict[str, Any], labels: Mapping[str, str]) -> tuple[Any, Any]:
+            mount = {
+                "name": claim_name,
+                "mountPath": files_path,
+                "subPath": f"revisions/{m.revision}",
+                "readOnly": True,
+            }
+            out = {
+                **pod,
+                "containers": [
+                    {**c, "volumeMounts": [mount, *c["volumeMounts"]]} for c in pod["containers"]
+                ],
+                # The manifest's mount names this volume too (model_jobs.verify_job).
+                "volumes": [
+                    {
+                        "name": claim_name,
+                        "persistentVolumeClaim": {"claimName": seed_claim_name, "readOnly": True},
+                    },
+                    *pod["volumes"],
+                ],
+            }
+            return out, {"labels": dict(labels)}
+
+        job = model_jobs.ModelJob(claim_name, self._labels, m.image, m.revision, m.manifest_sha256)
+        return model_jobs.verify_job(
+            f"{self._name}-verify{self._suffix}",
+            job,
+            store=self._name,
+            namespace=self._namespace,
+            files_path=files_path,
+            verify=m.verify,
+            sample_files=SAMPLE_FILES,
+            patch=patch,
+            # order: job-after-its-mount
+            opts=self._child(self.seed_job, self.seed_claim, self._programs),
+        )
+
+    def backend_verify_jobs(self) -> Mapping[str, pulumi.Resource]:
+        """The seed volume's verification, in the cache's (reader) namespace."""
+        job = self.seed_verify_job
+        return {self._namespace: job} if job is not None else {}
+
     def _snapshot(self) -> pulumi.Input[str]:
         """The VolumeSnapshot of the seed (or ``source_claim_name``), after the loader; none
         with ``source_snapshot_name``. Returns the name replicas restore from."""
@@ -799,7 +854,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
             # Opted out of retention: marked so, for the policy pack (store.UNPROTECTED_MARK).
             labels={**self._labels, **({} if values["protect"] else {UNPROTECTED_MARK: "true"})},
             opts=pulumi.ResourceOptions.merge(
-                self._child(self.loader_job),
+                self._child(self.seed_verify_job or self.loader_job),
                 pulumi.ResourceOptions(retain_on_delete=values["protect"]),
             ),
         )
