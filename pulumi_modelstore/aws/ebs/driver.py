@@ -168,8 +168,8 @@ class EbsCsiDriverArgs(DriverInstallArgs, Gp3VolumeArgs, total=False):
     eks-addon`` and ``identity: pod-identity``; for IRSA its OIDC issuer is looked up from it.
     Default: none (then give ``oidc_issuer`` for IRSA)."""
     oidc_issuer: str
-    """The cluster's OIDC issuer URL, for IRSA. Default: looked up from the cluster. Either way
-    the preview fails when IAM has no OIDC provider for it."""
+    """The cluster's OIDC issuer URL, for IRSA, known before deploy. Default: looked up from the
+    cluster. Either way the preview fails when IAM has no OIDC provider for it."""
     region: pulumi.Input[str]
     """AWS region, passed to the controller for pods where IMDS is blocked. Default: the AWS
     provider's region."""
