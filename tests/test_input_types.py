@@ -73,14 +73,28 @@ ROWS: list[tuple[type, dict[str, Any], dict[str, Any], dict[str, str]]] = [
     ),
     (
         FsxLustreModelStore,
-        EKS,
+        {**EKS, "deployment_type": "PERSISTENT_2", "file_system_type_version": "2.15"},
         {
             "security_group_id": SG,
             "kms_key_arn": KMS,
             "subnet_ids": [SUBNET],
             "data_repository_path": "s3://acme-weights/llama",
             "file_system_path": "/llama-weights",
+            "per_unit_storage_throughput": 500,
+            "data_compression_type": "LZ4",
+            "metadata_iops": 12000,
         },
+        AWS_CONFIG,
+    ),
+    (
+        FsxLustreModelStore,
+        {
+            **EKS,
+            "deployment_type": "PERSISTENT_1",
+            "storage_type": "HDD",
+            "storage_capacity_gib": 6000,
+        },
+        {"drive_cache_type": "READ"},
         AWS_CONFIG,
     ),
     (
@@ -125,7 +139,6 @@ ROWS: list[tuple[type, dict[str, Any], dict[str, Any], dict[str, str]]] = [
         AzureBlobModelStore,
         AKS,
         {
-            "storage_account_name": "acmeweights",
             "allowed_subnet_ids": [AZ_SUBNET],
             "extra_mount_options": ["--block-cache-timeout=120"],
         },
@@ -141,7 +154,6 @@ ROWS: list[tuple[type, dict[str, Any], dict[str, Any], dict[str, str]]] = [
         AzureFilesNfsModelStore,
         AKS,
         {
-            "storage_account_name": "acmeweights",
             "allowed_subnet_ids": [AZ_SUBNET],
         },
         {},
@@ -231,7 +243,8 @@ def test_a_field_typed_input_takes_an_output_and_its_value_reaches_the_plan(
 ):
     plan = plan_program(program(component, plain, given), config=config)
     inputs = json.dumps([s["inputs"] for s in plan.states()])
+    assert "Calling __str__ on an Output" not in inputs  # an Output formatted as a string
     for name, value in given.items():
         values = value.values() if isinstance(value, dict) else value
         for one in values if isinstance(value, dict | list) else [value]:
-            assert json.dumps(one)[1:-1] in inputs, (name, one)
+            assert json.dumps(one).strip('"') in inputs, (name, one)

@@ -84,29 +84,30 @@ class FsxLustreModelStoreArgs(AwsModelStoreArgs, total=False):
     """Add ingress rules for TCP 988 and 1018-1023 from the file system's group to each node
     group (Lustre servers connect back to clients). Default: ``true``."""
     deployment_type: str
-    """PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1. Default: ``PERSISTENT_2``."""
+    """PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1, known before deploy. Default:
+    ``PERSISTENT_2``."""
     storage_type: str
-    """SSD, or HDD (PERSISTENT_1 only). Default: ``SSD``."""
+    """SSD, or HDD (PERSISTENT_1 only), known before deploy. Default: ``SSD``."""
     storage_capacity_gib: int
     """Capacity in GiB. SSD SCRATCH_2/PERSISTENT_1/PERSISTENT_2: 1200, 2400 or a multiple of
     2400; SCRATCH_1: 1200, 2400 or a multiple of 3600; HDD: a multiple of 6000 at 12 MB/s/TiB,
-    of 1800 at 40 MB/s/TiB. Default: ``1200``."""
-    per_unit_storage_throughput: int
+    of 1800 at 40 MB/s/TiB. Known before deploy (it is the claims' size). Default: ``1200``."""
+    per_unit_storage_throughput: pulumi.Input[int]
     """Throughput in MB/s per TiB. Allowed: PERSISTENT_2 125/250/500/1000, PERSISTENT_1 SSD
     50/100/200, PERSISTENT_1 HDD 12/40; not set for scratch types. Default: the lowest allowed
     (125 for PERSISTENT_2, 50 for PERSISTENT_1 SSD, 12 for HDD)."""
-    drive_cache_type: str
+    drive_cache_type: pulumi.Input[str]
     """HDD read cache: NONE or READ. Required for HDD, not allowed for SSD. Default: unset."""
-    data_compression_type: str
+    data_compression_type: pulumi.Input[str]
     """LZ4 or NONE. Default: ``LZ4``."""
     kms_key_arn: pulumi.Input[str]
     """ARN of a KMS key for encryption at rest (persistent types; the provider takes an ARN, not
     a key id or alias). Default: the AWS-managed FSx key. (Formerly ``kms_key_id``, still
     accepted with a deprecation warning.)"""
     file_system_type_version: str
-    """Lustre version: 2.15, 2.12 or 2.10 (not for PERSISTENT_2), as a string. Default:
-    ``"2.15"``."""
-    metadata_iops: int
+    """Lustre version: 2.15, 2.12 or 2.10 (not for PERSISTENT_2), as a string known before
+    deploy. Default: ``"2.15"``."""
+    metadata_iops: pulumi.Input[int]
     """PERSISTENT_2 on Lustre 2.15: provisioned metadata IOPS (1500, 3000, 6000, or 12000 to
     192000 in steps of 12000). Default: AUTOMATIC metadata mode, which scales with capacity."""
     data_repository_path: pulumi.Input[str]

@@ -145,10 +145,11 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     ``cluster_resource_group_name`` (or ``cluster``) are required; everything else has a
     default."""
 
-    storage_account_name: pulumi.Input[str]
-    """The storage account's name (3-24 lowercase letters and digits, unique in Azure).
-    Default: a name made of "ms", the store name's letters and 8 hex digits of a hash of the
-    subscription, resource group and store name (``default_account_name``)."""
+    storage_account_name: str
+    """The storage account's name (3-24 lowercase letters and digits, unique in Azure), known
+    before deploy (it is in the volume handle). Default: a name made of "ms", the store name's
+    letters and 8 hex digits of a hash of the subscription, resource group and store name
+    (``default_account_name``)."""
     create_storage_account: bool
     """Create the account. ``false`` takes an existing one by ``storage_account_name`` (required
     then) and leaves its settings alone: no lookup, no account resources, and its network

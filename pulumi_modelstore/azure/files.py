@@ -86,10 +86,11 @@ class AzureFilesNfsModelStoreArgs(AzureModelStoreArgs, total=False):
     ``storage_account_name`` (in ``resource_group_name``): the store then creates no account
     resources (no network rules, no private endpoint) and leaves its settings alone; it still
     creates the share in it. Default: ``true``."""
-    storage_account_name: pulumi.Input[str]
-    """The storage account's name (3-24 lowercase letters and digits, unique in Azure).
-    Default: for a new account, ``ms`` + the store's name + a hash of the subscription,
-    resource group and store; required with ``create_storage_account: false``."""
+    storage_account_name: str
+    """The storage account's name (3-24 lowercase letters and digits, unique in Azure), known
+    before deploy (it is in the volume handle). Default: for a new account, ``ms`` + the
+    store's name + a hash of the subscription, resource group and store; required with
+    ``create_storage_account: false``."""
     sku_name: str
     """The FileStorage account's SKU: ``Premium_LRS`` or ``Premium_ZRS`` (provisioned v1: IOPS
     and throughput follow the share size) or ``PremiumV2_LRS`` or ``PremiumV2_ZRS``
