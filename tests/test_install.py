@@ -349,4 +349,4 @@ def test_every_example_type_checks_against_the_librarys_types(tmp_path):
         check=False,
     )
     assert len(files) == len(examples) >= 12
-    assert (out.returncode, out.stdout) == (0, ""), out.stderr
+    assert (out.returncode, out.stdout) == (0, ""), out.stdout + out.stderr
