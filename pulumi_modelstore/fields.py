@@ -39,7 +39,7 @@ import threading
 import types
 import typing
 import warnings
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -167,10 +167,17 @@ def args_typed_init(cls: Any) -> Callable[..., None]:
     return __init__
 
 
+# ``pulumi.Input[T]`` holds its Output member as the forward reference "Output[T]", which the
+# args' own module cannot resolve: it reads as ``Output[Any]`` here (``_unwrap`` drops it).
+_INPUT_NAMES: dict[str, Any] = {"Output": pulumi.Output, "T": Any}
+
+
 @functools.cache
 def fields_of(args_type: type) -> dict[str, Field]:
-    """The declared fields of an args TypedDict, in declaration order."""
-    hints = typing.get_type_hints(args_type)
+    """The declared fields of an args TypedDict, in declaration order. A field's annotation
+    keeps its ``pulumi.Input[...]`` (a value that may be an Output); :func:`describe` and
+    :func:`has_type` read through it to the plain type."""
+    hints = typing.get_type_hints(args_type, localns=_INPUT_NAMES)
     docs = field_docstrings(args_type)
     return {
         name: Field(name, hint, docs.get(name, ""), _default(docs.get(name, "")))
@@ -213,12 +220,10 @@ def _unwrap(annotation: Any) -> Any:
             a
             for a in typing.get_args(annotation)
             if a is not type(None)
-            and typing.get_origin(a) not in (pulumi.Output, typing.Awaitable)
+            and typing.get_origin(a) not in (pulumi.Output, Awaitable)
             and a is not pulumi.Output
         ]
-        awaitable = [
-            a for a in typing.get_args(annotation) if typing.get_origin(a) is typing.Awaitable
-        ]
+        awaitable = [a for a in typing.get_args(annotation) if typing.get_origin(a) is Awaitable]
         if len(members) == 1:
             return _unwrap(members[0])
         if not members and awaitable:

@@ -5,15 +5,18 @@ when the class is defined), never read as an unset field that silently switches 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, TypedDict
 
+import pulumi
 import pytest
 
 from pulumi_modelstore import ModelStoreInputError
 from pulumi_modelstore.errors import UnknownFieldError
-from pulumi_modelstore.fields import Parser, parse_args, refusal_name
+from pulumi_modelstore.fields import Parser, fields_of, parse_args, refusal_name
 from pulumi_modelstore.nfs import NfsModelStore
+from pulumi_modelstore.plan.engine import plan_program
 from pulumi_modelstore.store import STORE_NAME
 
 
@@ -154,3 +157,34 @@ def test_a_later_step_reading_an_unknown_field_from_the_parsed_args_raises():
     assert values == {"server": "nas01", "share": "/exports"}
     with pytest.raises(UnknownFieldError, match=r"args\.get\('servr'\) names 'servr'"):
         values.get("servr")
+
+
+class _InputArgs(TypedDict, total=False):
+    server: pulumi.Input[str]
+    """The server. Default: none."""
+    options: Sequence[pulumi.Input[str]]
+    """Mount options. Default: none."""
+    tags: Mapping[str, pulumi.Input[str]]
+    """Tags. Default: none."""
+
+
+def test_a_field_typed_input_takes_an_output_and_is_checked_as_its_plain_type():
+    """``pulumi.Input[T]`` holds its Output as the forward reference "Output[T]": before,
+    reading the fields raised NameError, and the words for its type were "a value"."""
+    assert list(fields_of(_InputArgs)) == ["server", "options", "tags"]
+    given: dict[str, Any] = {}
+
+    def program() -> None:
+        server, option, tag = (pulumi.Output.from_input(v) for v in ("nas01", "ro", "ml"))
+        raw = {"server": server, "options": [option, "hard"], "tags": {"team": tag}}
+        given.update(Parser("llama", _InputArgs, raw).finish())
+
+    plan_program(program)
+    assert [type(v).__name__ for v in given.values()] == ["Output", "list", "dict"]
+    with pytest.raises(ModelStoreInputError) as err:
+        Parser("llama", _InputArgs, {"server": 5, "options": "ro", "tags": {"team": 1}}).finish()
+    assert str(err.value).splitlines() == [
+        "llama: server must be a string, got 5",
+        "llama: options must be a list of strings, got 'ro'",
+        "llama: tags must be a mapping of strings to strings, got {'team': 1}",
+    ]

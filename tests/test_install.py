@@ -244,21 +244,42 @@ def test_the_aws_extra_is_refused_where_pulumi_aws_is_missing(wheel, tmp_path):
 # A user's program, type-checked against the installed package (not this checkout).
 GOOD = """\
 import pulumi
-from pulumi_modelstore.aws import EfsModelStore, EfsModelStoreArgs
+from pulumi_modelstore.aws import EbsCsiDriver, EbsModelCache, EfsModelStore, EfsModelStoreArgs
 from pulumi_modelstore.nfs import NfsModelStore
 
 args: EfsModelStoreArgs = {"cluster_name": "prod", "readers": ["inference"]}
 efs = EfsModelStore("llama", args)
 nfs = NfsModelStore("nas", {"server": "nas01", "share": "/exports", "readers": ["inference"]})
 claims: pulumi.Output[dict[str, str]] = efs.claim_names
+
+# Outputs of other resources, where the library takes them (pulumi.Input fields).
+key_arn: pulumi.Output[str] = pulumi.Output.from_input("arn:aws:kms:us-west-2:1:key/k")
+server: pulumi.Output[str] = pulumi.Output.from_input("10.20.0.2")
+EfsModelStore("qwen", {"cluster_name": "prod", "readers": ["qwen"], "kms_key_arn": key_arn})
+NfsModelStore("filestore", {"server": server, "share": "/models", "readers": ["inference"]})
+driver = EbsCsiDriver("ebs", {"cluster_name": "prod", "kms_key_arns": [key_arn]})
+EbsModelCache(
+    "cache",
+    {
+        "readers": ["inference"],
+        "volume_size": "100Gi",
+        "loader": {"image": "python:3.12-slim"},
+        "kms_key_arn": key_arn,
+        "snapshot_class_name": driver.snapshot_class_name,
+    },
+)
 """
 BAD = """\
+import pulumi
 from pulumi_modelstore.aws import EfsModelStore
 from pulumi_modelstore.nfs import NfsModelStore
 
 EfsModelStore("llama", {"cluster_name": "prod", "reader": ["inference"]})
 NfsModelStore("nas", {"server": "nas01", "share": "/exports", "capacity_gib": "10"})
 NfsModelStore("nas2", {"server": "nas01", "readers": ["inference"]})
+# A field known before deploy takes no Output.
+claim: pulumi.Output[str] = pulumi.Output.from_input("llama")
+NfsModelStore("nas3", {"server": "nas01", "share": "/x", "claim_name": claim})
 """
 # The cloud SDKs' own types are skipped (as Any): they are not what is checked here, and
 # reading pulumi-aws alone takes mypy about 40 s and 3 GB.
@@ -283,9 +304,49 @@ def test_a_users_type_checker_reads_the_installed_packages_types(installed, tmp_
         check=False,
     )
     assert out.stdout.splitlines() == [
-        'bad.py:4: error: Extra key "reader" for TypedDict "EfsModelStoreArgs"  '
+        'bad.py:5: error: Extra key "reader" for TypedDict "EfsModelStoreArgs"  '
         "[typeddict-unknown-key]",
-        'bad.py:5: error: Incompatible types (expression has type "str", TypedDict item '
+        'bad.py:6: error: Incompatible types (expression has type "str", TypedDict item '
         '"capacity_gib" has type "int")  [typeddict-item]',
-        'bad.py:6: error: Missing key "share" for TypedDict "NfsModelStoreArgs"  [typeddict-item]',
+        'bad.py:7: error: Missing key "share" for TypedDict "NfsModelStoreArgs"  [typeddict-item]',
+        'bad.py:10: error: Incompatible types (expression has type "Output[str]", TypedDict item '
+        '"claim_name" has type "str")  [typeddict-item]',
     ], out.stderr
+
+
+# ---- every example, type-checked as a user's program -------------------------------------------
+
+# Each example is a program of its own, all named ``__main__.py``: each is copied to a package
+# of its own (``examples/app-vllm`` -> ``app_vllm``), its folder also on the path for the
+# modules beside it (``vllm_server``), so one mypy run reads them all. The library comes from
+# this checkout (first on the path); its own errors are ``.venv/bin/mypy``'s to report.
+EXAMPLES_MYPY_INI = f"""\
+{MYPY_INI}
+[mypy-pulumi_modelstore.*]
+follow_imports = silent
+"""
+
+
+def test_every_example_type_checks_against_the_librarys_types(tmp_path):
+    """A program that passes an Output where the library takes one (the EBS cache's
+    ``snapshot_class_name`` from the driver's output) type-checks, as it plans."""
+    examples = sorted(p.parent for p in (ROOT / "examples").glob("*/__main__.py"))
+    sources = tmp_path / "examples"
+    paths = [str(ROOT)]
+    files = []
+    for example in examples:
+        package = sources / example.name.replace("-", "_")
+        shutil.copytree(example, package, ignore=shutil.ignore_patterns("__pycache__"))
+        (package / "__init__.py").write_text("")
+        paths.append(str(package))
+        files.append(package / "__main__.py")
+    mypy_path = f"[mypy]\nmypy_path = {':'.join(paths)}\n"
+    (tmp_path / "mypy.ini").write_text(EXAMPLES_MYPY_INI.replace("[mypy]\n", mypy_path, 1))
+    out = run(
+        *(sys.executable, "-m", "mypy", "--config-file", "mypy.ini", "--no-error-summary"),
+        *("--cache-dir", tmp_path / "cache", *files),
+        cwd=tmp_path,
+        check=False,
+    )
+    assert len(files) == len(examples) >= 12
+    assert (out.returncode, out.stdout) == (0, ""), out.stdout + out.stderr

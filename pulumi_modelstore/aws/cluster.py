@@ -168,20 +168,21 @@ class EksClusterArgs(TypedDict, total=False):
     """The EKS cluster whose nodes mount the stores. Its VPC, subnets, cluster security group,
     region and OIDC issuer are looked up once before deploy, unless given below. Default: none
     (then ``vpc_id``, ``cluster_subnet_ids`` and ``node_security_group_ids`` are needed)."""
-    vpc_id: str
+    vpc_id: pulumi.Input[str]
     """The cluster's VPC. Default: looked up from the cluster."""
     cluster_subnet_ids: Sequence[str]
-    """The cluster's subnets. Default: looked up from the cluster."""
-    node_security_group_ids: Sequence[str]
+    """The cluster's subnets, plain ids known before deploy (their zones are looked up).
+    Default: looked up from the cluster."""
+    node_security_group_ids: Sequence[pulumi.Input[str]]
     """Security groups of the nodes that mount the stores. Default: the cluster security group
     EKS attaches to managed node groups."""
-    region: str
+    region: pulumi.Input[str]
     """The cluster's AWS region (given to drivers for nodes where IMDS is blocked). Default:
     the AWS provider's region."""
     oidc_issuer: str
     """The cluster's OIDC issuer URL, for IRSA: ``https://`` and the host and path, as EKS gives
-    it (``https://oidc.eks.<region>.amazonaws.com/id/<id>``). Default: looked up from the
-    cluster."""
+    it (``https://oidc.eks.<region>.amazonaws.com/id/<id>``), known before deploy (the IRSA trust
+    policy is built from it). Default: looked up from the cluster."""
 
 
 # The facts a config entry of kind eks gives as `attributes` (the store fields of the same names).

@@ -129,7 +129,7 @@ class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
     (looked up once per cluster with ``cluster_name``), a zone the cluster's subnets already
     cover keeping its subnet. Nodes that Karpenter or self-managed groups launch are not found
     this way: if they run in zones outside those subnets, list their subnets here."""
-    security_group_id: str
+    security_group_id: pulumi.Input[str]
     """An existing security group for the mount targets. Default: a new group allowing TCP 2049
     from each node security group. With an existing group no rules are made: it must already
     allow NFS from the nodes."""
@@ -143,7 +143,7 @@ class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
     performance_mode: str
     """``generalPurpose`` (the only mode elastic throughput supports) or ``maxIO``. Default:
     ``generalPurpose``."""
-    kms_key_arn: str
+    kms_key_arn: pulumi.Input[str]
     """The ARN of the KMS key for encryption at rest (``arn:aws:kms:<region>:<account>:key/<id>``;
     the provider refuses a key id or an alias); the file system is always encrypted. Default:
     the AWS-managed EFS key. (Formerly ``kms_key_id``, still accepted with a deprecation
@@ -191,7 +191,7 @@ class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
     """The driver's node service account (for ``driver_install: helm`` or ``none``). Stores on
     one cluster with ``iam_authorization`` must agree. Default: ``efs-csi-node-sa``, the
     chart's and the add-on's."""
-    extra_mount_options: Sequence[str]
+    extra_mount_options: Sequence[pulumi.Input[str]]
     """PV mount options for the EFS mount helper, added to the store's own (``iam`` with
     ``iam_authorization``). TLS needs no option: the PVs set ``encryptInTransit`` and the driver
     always uses TLS with an access point. Default: none. (Formerly ``mount_options``, still

@@ -73,10 +73,10 @@ class FsxLustreModelStoreArgs(AwsModelStoreArgs, total=False):
     (unless ``cluster`` is given, or ``vpc_id``, ``cluster_subnet_ids`` and
     ``node_security_group_ids`` all are)."""
 
-    subnet_ids: Sequence[str]
+    subnet_ids: pulumi.Input[Sequence[pulumi.Input[str]]]
     """Exactly one subnet, in the cluster's VPC, for the file system (a Lustre file system lives
     in one AZ). Default: the first of the cluster's subnets, sorted by id."""
-    security_group_id: str
+    security_group_id: pulumi.Input[str]
     """An existing security group for the file system. Default: a new group with the LNET rules
     (TCP 988 and 1018-1023 from itself and from the nodes). With an existing group no rules are
     made: it must already allow them."""
@@ -84,32 +84,33 @@ class FsxLustreModelStoreArgs(AwsModelStoreArgs, total=False):
     """Add ingress rules for TCP 988 and 1018-1023 from the file system's group to each node
     group (Lustre servers connect back to clients). Default: ``true``."""
     deployment_type: str
-    """PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1. Default: ``PERSISTENT_2``."""
+    """PERSISTENT_2, PERSISTENT_1, SCRATCH_2 or SCRATCH_1, known before deploy. Default:
+    ``PERSISTENT_2``."""
     storage_type: str
-    """SSD, or HDD (PERSISTENT_1 only). Default: ``SSD``."""
+    """SSD, or HDD (PERSISTENT_1 only), known before deploy. Default: ``SSD``."""
     storage_capacity_gib: int
     """Capacity in GiB. SSD SCRATCH_2/PERSISTENT_1/PERSISTENT_2: 1200, 2400 or a multiple of
     2400; SCRATCH_1: 1200, 2400 or a multiple of 3600; HDD: a multiple of 6000 at 12 MB/s/TiB,
-    of 1800 at 40 MB/s/TiB. Default: ``1200``."""
-    per_unit_storage_throughput: int
+    of 1800 at 40 MB/s/TiB. Known before deploy (it is the claims' size). Default: ``1200``."""
+    per_unit_storage_throughput: pulumi.Input[int]
     """Throughput in MB/s per TiB. Allowed: PERSISTENT_2 125/250/500/1000, PERSISTENT_1 SSD
     50/100/200, PERSISTENT_1 HDD 12/40; not set for scratch types. Default: the lowest allowed
     (125 for PERSISTENT_2, 50 for PERSISTENT_1 SSD, 12 for HDD)."""
-    drive_cache_type: str
+    drive_cache_type: pulumi.Input[str]
     """HDD read cache: NONE or READ. Required for HDD, not allowed for SSD. Default: unset."""
-    data_compression_type: str
+    data_compression_type: pulumi.Input[str]
     """LZ4 or NONE. Default: ``LZ4``."""
-    kms_key_arn: str
+    kms_key_arn: pulumi.Input[str]
     """ARN of a KMS key for encryption at rest (persistent types; the provider takes an ARN, not
     a key id or alias). Default: the AWS-managed FSx key. (Formerly ``kms_key_id``, still
     accepted with a deprecation warning.)"""
     file_system_type_version: str
-    """Lustre version: 2.15, 2.12 or 2.10 (not for PERSISTENT_2), as a string. Default:
-    ``"2.15"``."""
-    metadata_iops: int
+    """Lustre version: 2.15, 2.12 or 2.10 (not for PERSISTENT_2), as a string known before
+    deploy. Default: ``"2.15"``."""
+    metadata_iops: pulumi.Input[int]
     """PERSISTENT_2 on Lustre 2.15: provisioned metadata IOPS (1500, 3000, 6000, or 12000 to
     192000 in steps of 12000). Default: AUTOMATIC metadata mode, which scales with capacity."""
-    data_repository_path: str
+    data_repository_path: pulumi.Input[str]
     """The advanced form, kept beside ``model``: ``s3://bucket[/prefix]`` to link with a data
     repository association at ``file_system_path``, so whatever is published to S3 appears in
     Lustre, loaded lazily (no revision, manifest or verification). For one pinned model use
@@ -117,7 +118,7 @@ class FsxLustreModelStoreArgs(AwsModelStoreArgs, total=False):
     source into ``revisions/<revision>``. With both, ``file_system_path`` must not overlap
     ``/revisions`` or ``/.modelstore`` (FSx refuses overlapping association paths). Default:
     no link."""
-    file_system_path: str
+    file_system_path: pulumi.Input[str]
     """Where ``data_repository_path`` appears in the file system. Default: ``/``."""
     auto_import_events: Sequence[str]
     """S3 events imported automatically (NEW, CHANGED, DELETED). Default:
@@ -525,7 +526,7 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
     ) -> _Preflight:
         name = spec.common.name
         facts = cluster.facts(name)
-        given = spec.args.get("subnet_ids")
+        given: Any = spec.args.get("subnet_ids")  # an Output, or a list of ids or Outputs
         # Where the subnet comes from, for an error to name what the user gave.
         field = "subnet_ids" if given is not None else cluster.subnets_field()
         if isinstance(given, pulumi.Output):

@@ -115,20 +115,20 @@ class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     installs in kube-system); ``eks_addon_version`` (e.g. ``v2.7.0-eksbuild.1``) also gives
     ``driver_version`` its default."""
 
-    bucket_name: str
+    bucket_name: pulumi.Input[str]
     """An existing general purpose bucket to serve from, by name: the store then creates no
     bucket resources and leaves its settings alone. Default: a new bucket, named by Pulumi after
     the store, with public access blocked, ACLs disabled (bucket owner enforced), default
     encryption (SSE-S3, or SSE-KMS with ``kms_key_arn``), versioning on while ``backup`` is
     (suspended without it) and a bucket policy that denies requests without TLS; protected
     unless ``protect`` is ``false``."""
-    bucket_region: str
+    bucket_region: pulumi.Input[str]
     """The bucket's AWS region: where a new bucket is created, and Mountpoint's ``region``
     mount option (with pod-level credentials the driver also takes its STS region from it).
     Default: the cluster's ``region`` (itself the AWS provider's region unless given). Set it
     for a bucket in another region than the cluster: Mountpoint does not correct a region it
     was given."""
-    kms_key_arn: str
+    kms_key_arn: pulumi.Input[str]
     """A KMS key ARN. For a new bucket: its default encryption (SSE-KMS with an S3 bucket key).
     For an existing bucket: the key its objects are encrypted with. Either way the roles get
     ``kms:Decrypt`` (and ``kms:GenerateDataKey`` for writers) on it. Default: SSE-S3 and no KMS
@@ -186,7 +186,7 @@ class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     or T), e.g. ``"20Gi"``: the PV's ``cacheEmptyDirSizeLimit``; drivers from 2.5.0 cap
     Mountpoint's cache at 95% of it. Size it to the model and the nodes' ephemeral storage.
     Default: ``10Gi``."""
-    extra_mount_options: Sequence[str]
+    extra_mount_options: Sequence[pulumi.Input[str]]
     """More Mountpoint flags for every PV, added to the ones the store sets, without ``--``
     (e.g. ``maximum-throughput-gbps 100``), with lowercase names (the driver's are
     case-sensitive). Default: none. Options the store manages (region, prefix, read-only,

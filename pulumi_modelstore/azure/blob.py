@@ -146,9 +146,10 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     default."""
 
     storage_account_name: str
-    """The storage account's name (3-24 lowercase letters and digits, unique in Azure).
-    Default: a name made of "ms", the store name's letters and 8 hex digits of a hash of the
-    subscription, resource group and store name (``default_account_name``)."""
+    """The storage account's name (3-24 lowercase letters and digits, unique in Azure), known
+    before deploy (it is in the volume handle). Default: a name made of "ms", the store name's
+    letters and 8 hex digits of a hash of the subscription, resource group and store name
+    (``default_account_name``)."""
     create_storage_account: bool
     """Create the account. ``false`` takes an existing one by ``storage_account_name`` (required
     then) and leaves its settings alone: no lookup, no account resources, and its network
@@ -164,13 +165,13 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     infrastructure_encryption: bool
     """Encrypt the new account twice (infrastructure encryption), chosen at creation only
     (changing it replaces the account). Default: ``false``."""
-    allowed_subnet_ids: Sequence[str]
+    allowed_subnet_ids: Sequence[pulumi.Input[str]]
     """The subnets (ARM ids) the new account admits by virtual network rule, denying every
     other network; each must have the ``Microsoft.Storage`` or ``Microsoft.Storage.Global``
     service endpoint (checked before deploy). Default: the cluster's node subnets (a cluster
     on the AKS-managed VNet has none the store can name: give these,
     ``private_endpoint_subnet_id`` or ``allow_all_networks``)."""
-    private_endpoint_subnet_id: str
+    private_endpoint_subnet_id: pulumi.Input[str]
     """Reach the new account through a private endpoint in this subnet (ARM id) instead of
     virtual network rules: the store creates the endpoint (group ``blob``) and its zone group,
     and turns the account's public network access off. The private DNS zone
@@ -179,7 +180,7 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     network. The subnet must be in the cluster's subscription, and the endpoint is made in the
     cluster's region (Azure creates an endpoint in its virtual network's subscription and
     region only). Not with ``allowed_subnet_ids``. Default: none (virtual network rules)."""
-    private_dns_zone_id: str
+    private_dns_zone_id: pulumi.Input[str]
     """With ``private_endpoint_subnet_id``: an existing private DNS zone named
     ``privatelink.blob.core.windows.net`` (ARM id ``/subscriptions/<sub>/resourceGroups/<rg>/
     providers/Microsoft.Network/privateDnsZones/privatelink.blob.core.windows.net``, e.g. a
@@ -250,7 +251,7 @@ class AzureBlobModelStoreArgs(AzureModelStoreArgs, total=False):
     negative_cache_seconds: int
     """How long a reader remembers that a file does not exist (a model published meanwhile
     stays invisible that long). Default: ``60``."""
-    extra_mount_options: Sequence[str]
+    extra_mount_options: Sequence[pulumi.Input[str]]
     """More blobfuse2 options for every PV, one per item (``--log-level=LOG_WARNING``,
     ``-o umask=0022``). Default: none. Refused: what the driver sets itself or what breaks its
     mount (--container-name, --tmp-path, --config-file, authentication), the file cache,

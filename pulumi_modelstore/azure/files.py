@@ -87,20 +87,21 @@ class AzureFilesNfsModelStoreArgs(AzureModelStoreArgs, total=False):
     resources (no network rules, no private endpoint) and leaves its settings alone; it still
     creates the share in it. Default: ``true``."""
     storage_account_name: str
-    """The storage account's name (3-24 lowercase letters and digits, unique in Azure).
-    Default: for a new account, ``ms`` + the store's name + a hash of the subscription,
-    resource group and store; required with ``create_storage_account: false``."""
+    """The storage account's name (3-24 lowercase letters and digits, unique in Azure), known
+    before deploy (it is in the volume handle). Default: for a new account, ``ms`` + the
+    store's name + a hash of the subscription, resource group and store; required with
+    ``create_storage_account: false``."""
     sku_name: str
     """The FileStorage account's SKU: ``Premium_LRS`` or ``Premium_ZRS`` (provisioned v1: IOPS
     and throughput follow the share size) or ``PremiumV2_LRS`` or ``PremiumV2_ZRS``
     (provisioned v2: IOPS and throughput set apart from the size). With an existing account,
     the SKU it has (the share's size rules depend on it). Default: ``Premium_LRS``."""
-    allowed_subnet_ids: Sequence[str]
+    allowed_subnet_ids: Sequence[pulumi.Input[str]]
     """The subnets (ARM ids) the new account admits by virtual network rule; each must have
     the ``Microsoft.Storage`` or ``Microsoft.Storage.Global`` service endpoint (checked before
     deploy). Default: the cluster's node subnets (a cluster on the AKS-managed VNet has none
     the store can name: give these or ``private_endpoint_subnet_id``)."""
-    private_endpoint_subnet_id: str
+    private_endpoint_subnet_id: pulumi.Input[str]
     """Reach the new account through a private endpoint in this subnet (ARM id) instead of
     virtual network rules: the store creates the endpoint (group ``file``) and its zone group,
     and turns the account's public network access off. The private DNS zone
@@ -109,7 +110,7 @@ class AzureFilesNfsModelStoreArgs(AzureModelStoreArgs, total=False):
     The subnet must be in the cluster's subscription, and the endpoint is made in the
     cluster's region (Azure creates an endpoint in its virtual network's subscription and
     region only). Not with ``allowed_subnet_ids``. Default: none (virtual network rules)."""
-    private_dns_zone_id: str
+    private_dns_zone_id: pulumi.Input[str]
     """With ``private_endpoint_subnet_id``: an existing private DNS zone named
     ``privatelink.file.core.windows.net`` (ARM id ``/subscriptions/<sub>/resourceGroups/<rg>/
     providers/Microsoft.Network/privateDnsZones/privatelink.file.core.windows.net``, e.g. a

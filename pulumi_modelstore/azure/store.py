@@ -48,11 +48,11 @@ class AzureModelStoreArgs(ModelStoreArgs, total=False):
     ``AksCluster``'s ``cluster_resource_group_name``. Required unless ``cluster`` is
     given."""
     resource_group_name: str
-    """The resource group of the store's Azure resources (storage account, identities). It must
-    exist. Default: the cluster's resource group (``cluster_resource_group_name``). The
-    cluster's node resource group (``nodeResourceGroup``, by default
-    ``MC_<resource group>_<cluster>_<region>``), which AKS deletes with the cluster, is refused
-    before deploy."""
+    """The resource group of the store's Azure resources (storage account, identities), a name
+    known before deploy. It must exist. Default: the cluster's resource group
+    (``cluster_resource_group_name``). The cluster's node resource group
+    (``nodeResourceGroup``, by default ``MC_<resource group>_<cluster>_<region>``), which AKS
+    deletes with the cluster, is refused before deploy."""
     region: str
     """The Azure region of the store's storage account, as ARM spells it (``eastus``; ARM's
     ``location``). Default: the cluster's region. Another region costs egress and latency at

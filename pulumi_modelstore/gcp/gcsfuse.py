@@ -166,7 +166,7 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     """Arguments of :class:`GcsFuseModelStore`. ``cluster_name`` and ``location`` (or
     ``cluster``) are required; everything else has a default."""
 
-    bucket_name: str
+    bucket_name: pulumi.Input[str]
     """An existing bucket to serve from, by name: the store then creates no bucket resources
     and leaves its settings alone (it still grants each consumer bucket-level IAM on it).
     Default: a new bucket, auto-named after the store (``<store>-bucket-<random>``), in the
@@ -180,7 +180,7 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     unless ``allow_other_region`` is ``true``."""
     allow_other_region: bool
     """Allow ``bucket_region`` to differ from the cluster's region. Default: ``false``."""
-    kms_key_name: str
+    kms_key_name: pulumi.Input[str]
     """A Cloud KMS key (``projects/P/locations/L/keyRings/R/cryptoKeys/K``, in the bucket's
     region) as the new bucket's default encryption key (CMEK). The store grants the project's
     Cloud Storage service agent ``roles/cloudkms.cryptoKeyEncrypterDecrypter`` on it before
@@ -243,7 +243,7 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     ``gcsfusecsi-<profile>`` and GKE tunes the mounts from it. Needs GKE 1.35.1 or later on
     the control plane (checked before deploy). Not with ``tuning`` or ``storage_class_name``.
     Default: none (the store's own ``tuning``)."""
-    extra_mount_options: Sequence[str]
+    extra_mount_options: Sequence[pulumi.Input[str]]
     """More gcsfuse flags for every PV (``key=value`` or config-file style
     ``section:key:value``). Default: none. Flags the driver drops with only a warning
     (log-file, cache-dir, o, ...) and ``only-dir``/``ro``/``rw`` (the store's) are refused;
@@ -555,7 +555,7 @@ def bucket_in_cluster_region(
         )
 
 
-def kms_key_in_bucket_region(store: str, key: str | None, region: str) -> None:
+def kms_key_in_bucket_region(store: str, key: pulumi.Input[str] | None, region: str) -> None:
     """A regional bucket's CMEK key must be in the bucket's location."""
     match = _KMS_KEY.fullmatch(key) if isinstance(key, str) else None
     if match and match.group(1) != region:
@@ -1008,7 +1008,7 @@ def _source(
     attributes = dict(facts.reader_attributes) if read_only else {}
     if not read_only and own_tuning != "none":
         attributes["skipCSIBucketAccessCheck"] = "true"
-    options: list[str] = []
+    options: list[pulumi.Input[str]] = []  # a given option may be an Output
     if a.get("prefix"):
         options.append(f"only-dir={a['prefix'].strip('/')}")
     options += [

@@ -19,7 +19,7 @@ class LocalModelStoreArgs(ModelStoreArgs, total=False):
     host_path: str
     """Directory on the node that holds the models. Default: ``/var/lib/modelstore/<name>``,
     created on first mount when ``node_name`` is not set."""
-    node_name: str
+    node_name: pulumi.Input[str]
     """Pin the store to this node with a ``local`` volume and node affinity (the directory must
     exist). Default: none, a ``hostPath`` volume, right for single-node kind or minikube. A new
     node replaces the PVs and their claims: the pods using them restart."""

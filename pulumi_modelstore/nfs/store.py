@@ -81,13 +81,13 @@ class NfsModelStoreArgs(ModelStoreArgs, total=False):
     """Arguments of :class:`NfsModelStore`: the export (``server``, ``share``) and a consumer
     namespace are required, the rest optional."""
 
-    server: Required[str]
+    server: Required[pulumi.Input[str]]
     """The NFS server: a hostname or IP address (``nas01.corp.example``, ``10.0.0.2``; a
     Filestore instance's IP). Required."""
-    share: Required[str]
+    share: Required[pulumi.Input[str]]
     """The export's absolute path on the server (``/exports/models``; ``/vol1`` for a Filestore
     instance whose file share is ``vol1``). Required."""
-    sub_dir: str
+    sub_dir: pulumi.Input[str]
     """A directory inside the export to mount instead of its root, relative (no leading ``/``,
     no ``..``); it must exist on the server. Default: none, the export's root."""
     nfs_version: str
@@ -95,7 +95,7 @@ class NfsModelStoreArgs(ModelStoreArgs, total=False):
     ``4.1``, ``4.2``, as a string (quote it in YAML). Servers that speak only NFSv3 need ``3``:
     many older NAS, and Filestore instances not created with NFSv4.1 (every basic-tier one).
     Default: ``"4.1"``."""
-    extra_mount_options: Sequence[str]
+    extra_mount_options: Sequence[pulumi.Input[str]]
     """NFS mount options added after the store's own (``nfsvers``, ``hard``, and ``ro`` for
     readers), e.g. ``nconnect=4`` (Linux 5.3+: several TCP connections, faster large reads),
     ``tcp`` (recommended with NFSv3, e.g. on Filestore), ``noresvport``, ``actimeo=30``;

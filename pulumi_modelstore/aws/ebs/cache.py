@@ -135,10 +135,10 @@ class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
     """Name of the StatefulSet volumeClaimTemplate (and of the pod volume). Replica claims are
     ``<claim_template_name>-<statefulset>-<ordinal>``. Default: the cache's name (with the
     revision, if any)."""
-    storage_class_name: str
+    storage_class_name: pulumi.Input[str | None]
     """An existing StorageClass for the seed and replica volumes. Default: a gp3 class made for
     this cache, ``<name>-gp3``, from the fields below."""
-    snapshot_class_name: str
+    snapshot_class_name: pulumi.Input[str | None]
     """The VolumeSnapshotClass for the snapshot (pass ``EbsCsiDriver.snapshot_class_name`` so
     the snapshot waits for it). Default: ``ebs-snapshots``, the driver component's default."""
     volume_initialization_rate_mibps: int

@@ -175,12 +175,12 @@ class Gp3VolumeArgs(TypedDict, total=False):
     encrypted: bool
     """Encrypt volumes. Default: ``true`` (with the AWS managed ``aws/ebs`` key unless
     ``kms_key_arn``)."""
-    kms_key_arn: str
+    kms_key_arn: pulumi.Input[str]
     """A customer managed KMS key ARN for the volumes. Default: the AWS managed ``aws/ebs``
     key."""
     fs_type: str
     """File system of gp3 volumes, ``ext4`` or ``xfs``. Default: ``ext4``."""
-    volume_tags: Mapping[str, str]
+    volume_tags: Mapping[str, pulumi.Input[str]]
     """Tags on every volume of the class: AWS tags (see ``tags``), at most 42 beside the
     driver's own 8, no key the driver keeps (``CSIVolumeName``, ``CSIVolumeSnapshotName``,
     ``ebs.csi.aws.com/cluster``, ``kubernetes.io...``) and no ``=`` in a key; a value may hold

@@ -168,9 +168,9 @@ class EbsCsiDriverArgs(DriverInstallArgs, Gp3VolumeArgs, total=False):
     eks-addon`` and ``identity: pod-identity``; for IRSA its OIDC issuer is looked up from it.
     Default: none (then give ``oidc_issuer`` for IRSA)."""
     oidc_issuer: str
-    """The cluster's OIDC issuer URL, for IRSA. Default: looked up from the cluster. Either way
-    the preview fails when IAM has no OIDC provider for it."""
-    region: str
+    """The cluster's OIDC issuer URL, for IRSA, known before deploy. Default: looked up from the
+    cluster. Either way the preview fails when IAM has no OIDC provider for it."""
+    region: pulumi.Input[str]
     """AWS region, passed to the controller for pods where IMDS is blocked. Default: the AWS
     provider's region."""
     identity: str
@@ -182,7 +182,7 @@ class EbsCsiDriverArgs(DriverInstallArgs, Gp3VolumeArgs, total=False):
     controller_service_account: str
     """The controller's service account, which the role's trust policy names exactly. Not for
     ``eks-addon``. Default: ``ebs-csi-controller-sa`` (the chart's and the add-on's)."""
-    kms_key_arns: Sequence[str]
+    kms_key_arns: Sequence[pulumi.Input[str]]
     """Customer managed KMS keys the driver may use for volumes, besides ``kms_key_arn``.
     Default: none (volumes encrypted with the AWS managed ``aws/ebs`` key need no grant)."""
     snapshot_controller: str
@@ -202,7 +202,7 @@ class EbsCsiDriverArgs(DriverInstallArgs, Gp3VolumeArgs, total=False):
     Default: ``Retain``."""
     default_snapshot_class: bool
     """Mark the snapshot class as the cluster's default. Default: ``false``."""
-    snapshot_class_parameters: Mapping[str, str]
+    snapshot_class_parameters: Mapping[str, pulumi.Input[str]]
     """Driver parameters for snapshots: ``tagSpecification_<n>`` (``key=value`` tags) and the
     other keys the driver's CreateSnapshot reads (``fastSnapshotRestoreAvailabilityZones``,
     ``outpostArn``, ``lockMode``, ``lockDuration``...); any other key fails every snapshot.
