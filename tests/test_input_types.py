@@ -31,7 +31,7 @@ from pulumi_modelstore.local import LocalModelStore
 from pulumi_modelstore.nfs import NfsModelStore
 from pulumi_modelstore.plan.engine import plan_program
 from pulumi_modelstore.schema import components
-from tests.conftest import AWS_CONFIG, CLUSTER
+from tests.conftest import AWS_CONFIG, CLUSTER, assert_refused
 
 KMS = "arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 KMS_2 = KMS.replace("1234abcd", "5678abcd")
@@ -248,3 +248,53 @@ def test_a_field_typed_input_takes_an_output_and_its_value_reaches_the_plan(
         values = value.values() if isinstance(value, dict) else value
         for one in values if isinstance(value, dict | list) else [value]:
             assert json.dumps(one).strip('"') in inputs, (name, one)
+
+
+def _output(value: Any) -> Any:
+    return pulumi.Output.from_input(value)
+
+
+# Fields typed plain because the store writes them before deploy: an Output is refused at plan
+# time with the field named (before, it was written into volume handles and role scopes as
+# Pulumi's "Calling __str__ on an Output" text, or crashed the IRSA trust).
+KNOWN_BEFORE_DEPLOY = [
+    (
+        "azure resource_group_name",
+        lambda: AzureBlobModelStore("llama", {**AKS, "resource_group_name": _output("ml-rg")}),
+        "llama: resource_group_name must be a resource group name (1-90 letters, digits, '_', "
+        "'-', '.', '(' and ')', not ending with '.'), known before deploy (it is written into "
+        "volume handles and role scopes), got '<Output>'",
+    ),
+    (
+        "azure storage_account_name",
+        lambda: AzureBlobModelStore(
+            "llama", {**AKS, "storage_account_name": _output("acmellamamodels")}
+        ),
+        "llama: storage_account_name must be a storage account name (3-24 lowercase letters and "
+        "digits, unique in Azure), known before deploy (it is written into volume handles and "
+        "role scopes), got '<Output>'",
+    ),
+    (
+        "eks oidc_issuer",
+        lambda: EfsModelStore(
+            "llama",
+            {
+                **EKS,
+                **EKS_FACTS,
+                "oidc_issuer": _output("https://oidc.eks.us-west-2.amazonaws.com/id/EXAMPLE"),
+            },
+        ),
+        "llama: oidc_issuer must be an https:// URL without a query (IAM OIDC providers take "
+        "only https issuers), e.g. https://oidc.eks.us-west-2.amazonaws.com/id/EXAMPLE, known "
+        "before deploy (IRSA trust policies name it in their condition keys), got '<Output>'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("program", "message"),
+    [row[1:] for row in KNOWN_BEFORE_DEPLOY],
+    ids=[row[0] for row in KNOWN_BEFORE_DEPLOY],
+)
+def test_a_name_written_before_deploy_refuses_an_output(program: Any, message: str) -> None:
+    assert_refused(program, message, config=AWS_CONFIG)

@@ -282,7 +282,16 @@ OIDC_ISSUER_RULE = (
 
 
 def oidc_issuer(store: str | None, field: str, value: Any) -> None:
-    if is_output(value) or value is None:
+    if is_output(value):
+        # The IRSA trust policy's condition keys are made from it before deploy.
+        raise ModelStoreInputError(
+            store,
+            field,
+            "<Output>",
+            OIDC_ISSUER_RULE + ", known before deploy (IRSA trust "
+            "policies name it in their condition keys)",
+        )
+    if value is None:
         return
     if not isinstance(value, str) or not _OIDC_ISSUER.fullmatch(value):
         raise ModelStoreInputError(store, field, value, OIDC_ISSUER_RULE)

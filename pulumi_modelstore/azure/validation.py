@@ -61,9 +61,14 @@ _ACCOUNT = re.compile(r"[a-z0-9]{3,24}")
 ACCOUNT_NAME_RULE = "a storage account name (3-24 lowercase letters and digits, unique in Azure)"
 
 
+# Names the store writes into volume handles and role assignment scopes: an Output would be
+# written there as Pulumi's "Calling __str__ on an Output" text, so they are known before deploy.
+KNOWN = ", known before deploy (it is written into volume handles and role scopes)"
+
+
 def storage_account_name(store: str, field: str, value: Any) -> None:
     if is_output(value):
-        return
+        raise ModelStoreInputError(store, field, "<Output>", ACCOUNT_NAME_RULE + KNOWN)
     if not isinstance(value, str) or not _ACCOUNT.fullmatch(value):
         raise ModelStoreInputError(store, field, value, ACCOUNT_NAME_RULE)
 
@@ -123,7 +128,7 @@ def is_resource_group_name(value: Any) -> bool:
 
 def resource_group_name(store: str, field: str, value: Any) -> None:
     if is_output(value):
-        return
+        raise ModelStoreInputError(store, field, "<Output>", RESOURCE_GROUP_RULE + KNOWN)
     if not is_resource_group_name(value):
         raise ModelStoreInputError(store, field, value, RESOURCE_GROUP_RULE)
 
