@@ -310,6 +310,22 @@ def fetch(
     return {"path": rel, "size": size, "sha256": digest}
 
 
+def check_pinned(
+    existing: dict[str, Any] | None, revision: str, manifest_sha256: str | None, verb: str
+) -> None:
+    """Refuse a pinned ``manifest_sha256`` that is not the ``existing`` complete manifest's
+    digest (none there counts as a mismatch), naming how to ``verb`` the revision anew.
+    Unpinned (None): nothing to check."""
+    if manifest_sha256 is None:
+        return
+    found = existing["digest"] if existing is not None else "no complete manifest"
+    if found != manifest_sha256:
+        raise SeedError(
+            f"revision {revision} must be published with the pinned manifest "
+            f"{manifest_sha256}, found {found} (unpin manifest_sha256 to {verb} it anew)"
+        )
+
+
 def already_published(
     layout: Layout,
     uri: str,
@@ -324,13 +340,7 @@ def already_published(
     ``manifest_sha256`` must be the published one's: any other (or none) is refused, naming
     how to ``verb`` the revision anew."""
     existing = complete_manifest(layout, uri, revision)
-    if manifest_sha256 is not None:
-        found = existing["digest"] if existing is not None else "no complete manifest"
-        if found != manifest_sha256:
-            raise SeedError(
-                f"revision {revision} must be published with the pinned manifest "
-                f"{manifest_sha256}, found {found} (unpin manifest_sha256 to {verb} it anew)"
-            )
+    check_pinned(existing, revision, manifest_sha256, verb)
     if existing is None:
         return None
     removed = collect(layout, keep_revisions, {revision, *in_use})

@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .layout import STATE, make_manifest, manifest_digest, write_termination
-from .seed import SeedError, SeedResult, fetch
+from .seed import SeedError, SeedResult, check_pinned, fetch
 from .sources import GcsSource, SourceError, SourceFile, open_source
 
 
@@ -62,13 +62,7 @@ def publish_to_source(source: GcsSource, *, manifest_sha256: str | None = None) 
     if not files:
         raise SeedError(f"source {source.uri} holds no file to publish")
     existing = _existing(source, [f for f in listed if f.path == own], files)
-    if manifest_sha256 is not None:
-        found = existing["digest"] if existing is not None else "no complete manifest"
-        if found != manifest_sha256:
-            raise SeedError(
-                f"revision {revision} must be published with the pinned manifest "
-                f"{manifest_sha256}, found {found} (unpin manifest_sha256 to publish it anew)"
-            )
+    check_pinned(existing, revision, manifest_sha256, "publish")
     if existing is not None:
         return SeedResult(False, revision, len(files), existing["total_bytes"], existing["digest"])
     entries = [fetch(source, f) for f in files]
