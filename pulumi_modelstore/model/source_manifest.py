@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from .layout import STATE, make_manifest, manifest_digest, write_termination
+from .layout import STATE, make_manifest, manifest_digest, report_one_line
 from .seed import SeedError, SeedResult, check_pinned, fetch
 from .sources import GcsSource, SourceError, SourceFile, open_source
 
@@ -105,20 +105,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--manifest-sha256", help="refuse any other manifest (sha256:<hex>)")
     parser.add_argument("--termination-log", default="/dev/termination-log")
     args = parser.parse_args(argv)
-    try:
-        result = publish_source(args.source, args.revision, manifest_sha256=args.manifest_sha256)
-    except (SeedError, SourceError) as error:
-        line = f"FAILED: {error}"
-    except Exception as error:  # a network or client error: still one line for the Job
-        line = f"FAILED: {type(error).__name__}: {error}"
-    else:
-        line = result.line()
-        print(line)
-        write_termination(args.termination_log, line)
-        return 0
-    print(line, file=sys.stderr)
-    write_termination(args.termination_log, line)
-    return 1
+
+    def run() -> str:
+        return publish_source(
+            args.source, args.revision, manifest_sha256=args.manifest_sha256
+        ).line()
+
+    return report_one_line(args.termination_log, run, (SeedError, SourceError))
 
 
 if __name__ == "__main__":
