@@ -180,7 +180,14 @@ def render_all(many: list[Release]) -> list[Rendered]:
 
 
 def manifests(rendered: Rendered) -> list[dict[str, Any]]:
-    return [d for d in yaml.safe_load_all(rendered.output) if d]
+    """The rendered objects, parsed once per render: several checks read one render (the
+    objects are only read)."""
+    return list(_parsed(rendered.output))
+
+
+@cache
+def _parsed(output: str) -> tuple[dict[str, Any], ...]:
+    return tuple(d for d in yaml.safe_load_all(output) if d)
 
 
 # ---- leaves and their perturbations ---------------------------------------------------------

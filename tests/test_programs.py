@@ -71,6 +71,22 @@ def test_every_kubernetes_object_validates_strictly(filled_plans, pid, minor):
     assert not problems, f"{pid} on Kubernetes {minor}:\n" + "\n".join(problems)
 
 
+def test_the_yaml_format_is_pyyamls_safe_dump_byte_for_byte(filled_plans):
+    """The YAML renderer remembers scalar analyses across plans (plan/render.py): its output
+    stays ``yaml.safe_dump_all``'s, for a plan whose programs ConfigMap holds long sources,
+    rendered twice (the second time from the remembered analyses)."""
+    import yaml
+
+    from pulumi_modelstore.plan.render import _ordered, to_yaml
+
+    plan = filled_plans["examples/local-kind-seeded/dev"]
+    objects = [_ordered(obj) for obj in plan.kubernetes_objects()]
+    assert any(obj["kind"] == "ConfigMap" for obj in objects)
+    expected = yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False)
+    for _ in range(2):
+        assert to_yaml(plan).endswith("\n" + expected)
+
+
 @pytest.mark.parametrize("pid", [p[0] for p in PROGRAMS])
 def test_every_program_plans_byte_identically_twice(filled_plans, pid):
     from pulumi_modelstore.plan.render import FORMATS, render

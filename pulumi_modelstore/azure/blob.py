@@ -609,7 +609,7 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         mode a data role on the container alone (Reader for readers, Contributor for
         writers); in the key mode the key operator role on the account, since the driver
         lists the account's keys, which only an account-scope role allows."""
-        a, c, f = spec.args, spec.common, facts.facts
+        a, f = spec.args, facts.facts
         token = a["mount_mode"] == TOKEN_MODE
         account_id = _account_id(facts)
         container_id = ident.container_scope(
@@ -621,22 +621,15 @@ class AzureBlobModelStore(AzureModelStore[AzureBlobModelStoreArgs], backend="azu
         writers_role = (
             ident.STORAGE_BLOB_DATA_CONTRIBUTOR if token else ident.STORAGE_ACCOUNT_KEY_OPERATOR
         )
-        assert f.oidc_issuer_url is not None  # require_oidc_issuer
 
         def grant(key: str, read_only: bool, consumers: Sequence[Consumer]) -> Grant:
-            assert f.oidc_issuer_url is not None
-            return ident.grant(
+            return self.identity_grant(
+                spec,
+                facts,
                 key,
-                store=c.name,
-                consumers=consumers,
-                role=readers_role if read_only else writers_role,
-                scope=container_id if token else account_id,
-                subscription_id=f.subscription_id,
-                resource_group_name=facts.resource_group,
-                location=facts.region,
-                issuer=f.oidc_issuer_url,
-                tags=self.tags(spec),
-                parent=self,
+                consumers,
+                readers_role if read_only else writers_role,
+                container_id if token else account_id,
                 # The scope must exist before a role is assigned on it (its id is built from
                 # names, not an output) (order: scope-first).
                 scope_ready=[r for r in (self.storage_account, self.container) if r is not None],

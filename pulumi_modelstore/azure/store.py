@@ -3,14 +3,14 @@ resources go (resource group, region), Azure tags, and the hardened storage acco
 
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
 
 import pulumi
 
-from ..access import Access, Consumer, SourceGrant
+from ..access import Access, Consumer, Grant, SourceGrant
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
@@ -159,11 +159,34 @@ class AzureModelStore(ModelStore[AzureArgs, AksCluster]):
             )
             return SourceGrant(ready=[assignment])
         account = Consumer(c.loader, False, seed_service_account(c.claim_name))
-        grant = ident.grant(
-            "seed",
-            store=c.name,
-            consumers=[account],
-            role=ident.STORAGE_BLOB_DATA_READER,
+        grant = self.identity_grant(
+            spec, facts, "seed", [account], ident.STORAGE_BLOB_DATA_READER, scope
+        )
+        return SourceGrant(
+            ready=grant.ready, account=account, grant=grant, pod_labels={ident.USE_LABEL: "true"}
+        )
+
+    def identity_grant(
+        self,
+        spec: Spec[AzureArgs],
+        facts: Placement,
+        key: str,
+        consumers: Sequence[Consumer],
+        role: str,
+        scope: str,
+        scope_ready: Sequence[pulumi.Resource] = (),
+    ) -> Grant:
+        """:func:`identity.grant` of ``role`` on ``scope`` to ``consumers`` under ``key``, in
+        the store's placement: its subscription, resource group and region, the cluster's OIDC
+        issuer (``require_oidc_issuer`` checked it) and the store's tags. ``scope_ready``
+        (default: none): what must exist before the role is assigned on ``scope``."""
+        f = facts.facts
+        assert f.oidc_issuer_url is not None  # require_oidc_issuer
+        return ident.grant(
+            key,
+            store=spec.common.name,
+            consumers=consumers,
+            role=role,
             scope=scope,
             subscription_id=f.subscription_id,
             resource_group_name=facts.resource_group,
@@ -171,9 +194,7 @@ class AzureModelStore(ModelStore[AzureArgs, AksCluster]):
             issuer=f.oidc_issuer_url,
             tags=self.tags(spec),
             parent=self,
-        )
-        return SourceGrant(
-            ready=grant.ready, account=account, grant=grant, pod_labels={ident.USE_LABEL: "true"}
+            scope_ready=scope_ready,
         )
 
     @staticmethod

@@ -340,14 +340,6 @@ class HyperdiskMlModelStore(GcpModelStore[HyperdiskMlModelStoreArgs], backend="h
     loader_service_account_names: pulumi.Output[dict[str, str]]
     """Reader namespace -> the service account the populator's transfer runs as."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: HyperdiskMlModelStoreArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     @classmethod
     def _renamed(cls, store: str, args: Any, warn: bool = True) -> Any:
         if warn and isinstance(args, Mapping):

@@ -219,7 +219,6 @@ def _job(
     its revision is gone."""
     labels = {**job.labels, ROLE_LABEL: role, REVISION_LABEL: slug(job.revision)}
     pod_spec, pod_metadata = patch(pod, labels)
-    timeout = f"{minutes}m"
     # Plain dicts for the provider's TypedDict inputs, as kube/volumes.py passes them.
     metadata: Any = {
         "name": job_name(job.claim_name, role, job.revision),
@@ -231,6 +230,15 @@ def _job(
         "activeDeadlineSeconds": minutes * 60,
         "template": {"metadata": dict(pod_metadata), "spec": pod_spec},
     }
+    return waited_job(resource_name, metadata, spec, minutes, opts)
+
+
+def waited_job(
+    resource_name: str, metadata: Any, spec: Any, minutes: int, opts: pulumi.ResourceOptions
+) -> k8s.batch.v1.Job:
+    """A Job whose create and update pulumi-kubernetes waits for, at most ``minutes`` (its
+    custom timeouts; without them the 10 minutes of the module docstring)."""
+    timeout = f"{minutes}m"
     return k8s.batch.v1.Job(
         resource_name,
         metadata=metadata,

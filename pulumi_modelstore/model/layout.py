@@ -17,6 +17,8 @@ import contextlib
 import hashlib
 import json
 import os
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,6 +97,30 @@ def fsync_dir(path: Path) -> None:
         pass  # some network file systems refuse fsync on a directory; the rename stands
     finally:
         os.close(fd)
+
+
+def report_one_line(
+    termination_log: str | None,
+    run: Callable[[], str],
+    refusals: tuple[type[Exception], ...],
+) -> int:
+    """A Job's command around ``run`` (which returns its result line): the line on stdout and
+    exit status 0; one of ``refusals`` as ``FAILED: <cause>``, any other exception (a network
+    or client error) as ``FAILED: <type>: <cause>``, on stderr with exit status 1. Either line
+    goes to ``termination_log`` too (:func:`write_termination`)."""
+    try:
+        line = run()
+    except refusals as error:
+        line = f"FAILED: {error}"
+    except Exception as error:  # still one line for the Job
+        line = f"FAILED: {type(error).__name__}: {error}"
+    else:
+        print(line)
+        write_termination(termination_log, line)
+        return 0
+    print(line, file=sys.stderr)
+    write_termination(termination_log, line)
+    return 1
 
 
 def write_termination(path: str | None, line: str) -> None:

@@ -51,8 +51,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from .layout import Layout, fsync_dir, make_manifest, manifest_digest, write_atomically
-from .layout import write_termination as _write_termination
+from .layout import (
+    Layout,
+    fsync_dir,
+    make_manifest,
+    manifest_digest,
+    report_one_line,
+    write_atomically,
+)
 from .lustre import LayoutError, set_default_layout
 from .record import TOKEN_DIR, Api, RecordError, Target, in_cluster_api, record_digest
 from .sources import (
@@ -310,6 +316,22 @@ def fetch(
     return {"path": rel, "size": size, "sha256": digest}
 
 
+def check_pinned(
+    existing: dict[str, Any] | None, revision: str, manifest_sha256: str | None, verb: str
+) -> None:
+    """Refuse a pinned ``manifest_sha256`` that is not the ``existing`` complete manifest's
+    digest (none there counts as a mismatch), naming how to ``verb`` the revision anew.
+    Unpinned (None): nothing to check."""
+    if manifest_sha256 is None:
+        return
+    found = existing["digest"] if existing is not None else "no complete manifest"
+    if found != manifest_sha256:
+        raise SeedError(
+            f"revision {revision} must be published with the pinned manifest "
+            f"{manifest_sha256}, found {found} (unpin manifest_sha256 to {verb} it anew)"
+        )
+
+
 def already_published(
     layout: Layout,
     uri: str,
@@ -324,13 +346,7 @@ def already_published(
     ``manifest_sha256`` must be the published one's: any other (or none) is refused, naming
     how to ``verb`` the revision anew."""
     existing = complete_manifest(layout, uri, revision)
-    if manifest_sha256 is not None:
-        found = existing["digest"] if existing is not None else "no complete manifest"
-        if found != manifest_sha256:
-            raise SeedError(
-                f"revision {revision} must be published with the pinned manifest "
-                f"{manifest_sha256}, found {found} (unpin manifest_sha256 to {verb} it anew)"
-            )
+    check_pinned(existing, revision, manifest_sha256, verb)
     if existing is None:
         return None
     removed = collect(layout, keep_revisions, {revision, *in_use})
@@ -419,7 +435,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kube-token-dir", type=Path, default=TOKEN_DIR)
     parser.add_argument("--termination-log", default="/dev/termination-log")
     args = parser.parse_args(argv)
-    try:
+
+    def run() -> str:
         target = Target.parse(args.record_configmap) if args.record_configmap else None
         if args.publish == "imported":
             # The storage filled itself: the source is named, never opened.
@@ -442,18 +459,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 api, target, digest=result.digest, revision=args.revision, source=args.source
             )
             recorded = f", {done} ConfigMap {target}"
-    except (SeedError, SourceError, RecordError, LayoutError) as error:
-        line = f"FAILED: {error}"
-    except Exception as error:  # a network or client error: still one line for the Job
-        line = f"FAILED: {type(error).__name__}: {error}"
-    else:
-        line = result.line() + recorded
-        print(line)
-        _write_termination(args.termination_log, line)
-        return 0
-    print(line, file=sys.stderr)
-    _write_termination(args.termination_log, line)
-    return 1
+        return result.line() + recorded
+
+    return report_one_line(
+        args.termination_log, run, (SeedError, SourceError, RecordError, LayoutError)
+    )
 
 
 def _seed_from(args: argparse.Namespace) -> SeedResult:

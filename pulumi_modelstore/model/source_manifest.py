@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from .layout import STATE, make_manifest, manifest_digest, write_termination
-from .seed import SeedError, SeedResult, fetch
+from .layout import STATE, make_manifest, manifest_digest, report_one_line
+from .seed import SeedError, SeedResult, check_pinned, fetch
 from .sources import GcsSource, SourceError, SourceFile, open_source
 
 
@@ -62,13 +62,7 @@ def publish_to_source(source: GcsSource, *, manifest_sha256: str | None = None) 
     if not files:
         raise SeedError(f"source {source.uri} holds no file to publish")
     existing = _existing(source, [f for f in listed if f.path == own], files)
-    if manifest_sha256 is not None:
-        found = existing["digest"] if existing is not None else "no complete manifest"
-        if found != manifest_sha256:
-            raise SeedError(
-                f"revision {revision} must be published with the pinned manifest "
-                f"{manifest_sha256}, found {found} (unpin manifest_sha256 to publish it anew)"
-            )
+    check_pinned(existing, revision, manifest_sha256, "publish")
     if existing is not None:
         return SeedResult(False, revision, len(files), existing["total_bytes"], existing["digest"])
     entries = [fetch(source, f) for f in files]
@@ -111,20 +105,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--manifest-sha256", help="refuse any other manifest (sha256:<hex>)")
     parser.add_argument("--termination-log", default="/dev/termination-log")
     args = parser.parse_args(argv)
-    try:
-        result = publish_source(args.source, args.revision, manifest_sha256=args.manifest_sha256)
-    except (SeedError, SourceError) as error:
-        line = f"FAILED: {error}"
-    except Exception as error:  # a network or client error: still one line for the Job
-        line = f"FAILED: {type(error).__name__}: {error}"
-    else:
-        line = result.line()
-        print(line)
-        write_termination(args.termination_log, line)
-        return 0
-    print(line, file=sys.stderr)
-    write_termination(args.termination_log, line)
-    return 1
+
+    def run() -> str:
+        return publish_source(
+            args.source, args.revision, manifest_sha256=args.manifest_sha256
+        ).line()
+
+    return report_one_line(args.termination_log, run, (SeedError, SourceError))
 
 
 if __name__ == "__main__":

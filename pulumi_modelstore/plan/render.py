@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from typing import Any
@@ -184,6 +185,23 @@ def _sorted(value: Any) -> Any:
     return _shown(value)
 
 
+@functools.lru_cache(maxsize=4096)
+def _analysis(scalar: str, allow_unicode: bool) -> Any:
+    """PyYAML's analysis of a scalar: a function of the text and ``allow_unicode`` alone
+    (yaml/emitter.py, ``Emitter.analyze_scalar``), read by the emitter and never changed."""
+    emitter = yaml.SafeDumper(None, allow_unicode=allow_unicode)
+    return emitter.analyze_scalar(scalar)
+
+
+class _Dumper(yaml.SafeDumper):
+    """``yaml.safe_dump_all``'s dumper, byte for byte, remembering each scalar's analysis:
+    a character by character scan that would otherwise be half of a plan's YAML, repeated for
+    the same long strings (the programs ConfigMap's sources) in every plan of a process."""
+
+    def analyze_scalar(self, scalar: str) -> Any:
+        return _analysis(scalar, bool(self.allow_unicode))
+
+
 def to_yaml(plan: Plan) -> str:
     """Every Kubernetes object the plan creates, as multi-document YAML. Helm releases are
     listed as comments: Helm renders their objects at deploy time."""
@@ -197,5 +215,9 @@ def to_yaml(plan: Plan) -> str:
             "(rendered by Helm at deploy time)"
         )
     objects = [_ordered(obj) for obj in plan.kubernetes_objects()]
-    body = yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False) if objects else ""
+    body = (
+        yaml.dump_all(objects, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
+        if objects
+        else ""
+    )
     return "\n".join(header) + "\n" + body

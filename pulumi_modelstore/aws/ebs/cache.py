@@ -613,14 +613,6 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
     volume_size: pulumi.Output[str]
     """Size of every replica volume."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        args: EbsModelCacheArgs,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__(resource_name, args, opts)
-
     @classmethod
     def _renamed(cls, store: str, args: Any, warn: bool = True) -> Any:
         """The deprecated ``namespace`` was one namespace: it becomes ``readers: [namespace]``."""
@@ -913,18 +905,8 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
             "backoffLimit": 3,
             "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         }
-        minutes = f"{values['loader_timeout_minutes']}m"
-        return k8s.batch.v1.Job(
-            f"{name}-loader",
-            metadata=job_metadata,
-            spec=job_spec,
-            opts=pulumi.ResourceOptions.merge(
-                opts,
-                pulumi.ResourceOptions(
-                    custom_timeouts=pulumi.CustomTimeouts(create=minutes, update=minutes)
-                ),
-            ),
-        )
+        minutes = values["loader_timeout_minutes"]
+        return model_jobs.waited_job(f"{name}-loader", job_metadata, job_spec, minutes, opts)
 
     def claim_template(self) -> dict[str, Any]:
         """The StatefulSet ``volumeClaimTemplate``: ReadWriteOnce, the cache's class and size,
