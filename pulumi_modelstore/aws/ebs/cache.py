@@ -528,6 +528,21 @@ def _none_as_empty(container: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _mounting(
+    pod: dict[str, Any], volume: dict[str, Any], mount: dict[str, Any], **fields: Any
+) -> dict[str, Any]:
+    """A copy of the Job pod spec ``pod`` with ``volume`` first among its volumes, mounted first
+    in every container at ``mount``, and ``fields`` set (the seed's and the verification's)."""
+    return {
+        **pod,
+        "containers": [
+            {**c, "volumeMounts": [mount, *c["volumeMounts"]]} for c in pod["containers"]
+        ],
+        "volumes": [volume, *pod["volumes"]],
+        **fields,
+    }
+
+
 def _depends_on(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
     """The resources in ``opts.depends_on``: a component's children do not inherit them."""
     deps = opts.depends_on if opts is not None else None
@@ -741,18 +756,12 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         seed_claim_name = f"{self._base}-seed"
 
         def patch(pod: dict[str, Any], labels: Mapping[str, str]) -> tuple[Any, Any]:
-            mount = {"name": MODEL_VOLUME, "mountPath": model_jobs.STORE_ROOT}
-            out = {
-                **pod,
-                "containers": [
-                    {**c, "volumeMounts": [mount, *c["volumeMounts"]]} for c in pod["containers"]
-                ],
-                "volumes": [
-                    {"name": MODEL_VOLUME, "persistentVolumeClaim": {"claimName": seed_claim_name}},
-                    *pod["volumes"],
-                ],
-                "securityContext": {**pod["securityContext"], "fsGroup": model_jobs.RUN_AS},
-            }
+            out = _mounting(
+                pod,
+                {"name": MODEL_VOLUME, "persistentVolumeClaim": {"claimName": seed_claim_name}},
+                {"name": MODEL_VOLUME, "mountPath": model_jobs.STORE_ROOT},
+                securityContext={**pod["securityContext"], "fsGroup": model_jobs.RUN_AS},
+            )
             if account:
                 out["serviceAccountName"] = account
             return out, {"labels": dict(labels)}
@@ -785,26 +794,20 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         files_path = self._mount_path
 
         def patch(pod: dict[str, Any], labels: Mapping[str, str]) -> tuple[Any, Any]:
-            mount = {
-                "name": claim_name,
-                "mountPath": files_path,
-                "subPath": f"revisions/{m.revision}",
-                "readOnly": True,
-            }
-            out = {
-                **pod,
-                "containers": [
-                    {**c, "volumeMounts": [mount, *c["volumeMounts"]]} for c in pod["containers"]
-                ],
-                # The manifest's mount names this volume too (model_jobs.verify_job).
-                "volumes": [
-                    {
-                        "name": claim_name,
-                        "persistentVolumeClaim": {"claimName": seed_claim_name, "readOnly": True},
-                    },
-                    *pod["volumes"],
-                ],
-            }
+            # The manifest's mount names this volume too (model_jobs.verify_job).
+            out = _mounting(
+                pod,
+                {
+                    "name": claim_name,
+                    "persistentVolumeClaim": {"claimName": seed_claim_name, "readOnly": True},
+                },
+                {
+                    "name": claim_name,
+                    "mountPath": files_path,
+                    "subPath": f"revisions/{m.revision}",
+                    "readOnly": True,
+                },
+            )
             return out, {"labels": dict(labels)}
 
         job = model_jobs.ModelJob(claim_name, self._labels, m.image, m.revision, m.manifest_sha256)
