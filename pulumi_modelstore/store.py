@@ -860,83 +860,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
 
         job = model_jobs.ModelJob(c.claim_name, c.labels, m.image, m.revision, m.manifest_sha256)
         if loader is not None:
-            seed_deps = [*ready(loader), *self.model_filled()]
-            patch = self._patcher(loader, model_jobs.STORE_ROOT)
-            seed_account = self.mount_for(loader).service_account_name
-            if source is not None:
-                # The seed reads the source as it starts: before its read grant exists the
-                # first request is denied (order: seed-after-source-grant).
-                seed_deps += source.ready
-                if source.account is not None:
-                    self.seed_service_account = consumer_service_account(
-                        self,
-                        c,
-                        self.cluster,
-                        "seed",
-                        source.account,
-                        source.grant or Grant(ready=()),
-                    )
-                    seed_deps.append(self.seed_service_account)  # order: job-after-its-mount
-                    seed_account = source.account.service_account
-                    patch = _run_as(patch, seed_account, source.pod_labels)
-            # Unpinned, the seed records the manifest's digest for the output
-            # (kube/model_digest.py), as the account it runs as.
-            record = (
-                None if m.manifest_sha256 else model_digest.record_name(c.claim_name, m.revision)
-            )
-            if record is not None and seed_account is None:
-                # The seed's own account, not the namespace's default: other pods of a loader
-                # namespace the user names may run as that, and would gain the record's Role.
-                own = Consumer(loader, False, model_jobs.seed_service_account(c.claim_name))
-                self.seed_service_account = consumer_service_account(
-                    self, c, self.cluster, "seed", own, Grant(ready=())
-                )
-                seed_deps.append(self.seed_service_account)  # order: job-after-its-mount
-                seed_account = own.service_account
-                patch = _run_as(patch, seed_account, {})
-            if record is not None:
-                assert seed_account is not None
-                # order: record-grant-first
-                seed_deps += model_digest.record_access(
-                    f"{c.name}-manifest-record",
-                    name=f"{c.claim_name}-manifest-record",
-                    namespace=loader,
-                    config_map=record,
-                    service_account=seed_account,
-                    labels=c.labels,
-                    # order: namespace-first
-                    opts=pulumi.ResourceOptions(
-                        parent=self,
-                        depends_on=[self.namespaces[loader]] if loader in self.namespaces else [],
-                    ),
-                )
-            publish = type(self).model_fill[m.scheme].publish or type(self).model_publish
-            self.seed_job = model_jobs.seed_job(
-                f"{c.name}-seed-{model_jobs.slug(m.revision)}",
-                job,
-                namespace=loader,
-                source=m.source,
-                include=m.include,
-                keep_revisions=m.keep_revisions,
-                publish=publish,
-                # Imported files were laid out by the storage that made them.
-                layout="none" if publish == "imported" else type(self).model_layout,
-                token_secret=m.token_secret,
-                patch=patch,
-                record=f"{loader}/{record}" if record else None,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=seed_deps),
-            )
-            self.seed_job_name = model_jobs.job_name(c.claim_name, "seed", m.revision)
-            if record is not None:
-                self.model_manifest_sha256 = model_digest.read_digest(
-                    f"{c.name}-manifest-{model_jobs.slug(m.revision)}",
-                    namespace=loader,
-                    config_map=record,
-                    seed_job=self.seed_job,
-                    opts=pulumi.ResourceOptions(parent=self),
-                )
-                # Each verification Job checks the manifest the seed published, not just any.
-                job = replace(job, manifest_sha256=self.model_manifest_sha256)
+            job = self._seed_in_loader(c, m, job, loader, ready(loader), source)
         for ns in c.readers if verified else ():
             self.verify_jobs[ns] = model_jobs.verify_job(
                 f"{c.name}-verify-{ns}-{model_jobs.slug(m.revision)}",
@@ -954,6 +878,91 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         self.model_verify_job_names = pulumi.Output.from_input(
             {ns: model_jobs.job_name(c.claim_name, "verify", m.revision) for ns in self.verify_jobs}
         )
+
+    def _seed_in_loader(
+        self,
+        c: StoreCommon,
+        m: Model,
+        job: model_jobs.ModelJob,
+        loader: str,
+        ready: list[pulumi.Resource],
+        source: SourceGrant | None,
+    ) -> model_jobs.ModelJob:
+        """The seed Job in the loader namespace, after ``ready`` (its claim, programs and
+        account), what fills the model natively, the source's read grant and the digest
+        record's Role; and, unpinned, the digest it records read back as the store's output.
+        Returns ``job`` as the verification Jobs check it (the recorded digest, when unpinned)."""
+        seed_deps = [*ready, *self.model_filled()]
+        patch = self._patcher(loader, model_jobs.STORE_ROOT)
+        # Unpinned, the seed records the manifest's digest for the output (kube/model_digest.py).
+        record = None if m.manifest_sha256 else model_digest.record_name(c.claim_name, m.revision)
+        # The seed's own account: where the source grant gave it one, or where the loader's
+        # consumer has none and the seed records its digest (never as the namespace's default:
+        # other pods of a loader namespace the user names may run as that, and would gain the
+        # record's Role).
+        own: Consumer | None = None
+        grant, pod_labels = Grant(ready=()), {}
+        if source is not None:
+            # The seed reads the source as it starts: before its read grant exists the first
+            # request is denied (order: seed-after-source-grant).
+            seed_deps += source.ready
+            if source.account is not None:
+                own, grant = source.account, source.grant or grant
+                pod_labels = dict(source.pod_labels)
+        seed_account = self.mount_for(loader).service_account_name
+        if own is None and record is not None and seed_account is None:
+            own = Consumer(loader, False, model_jobs.seed_service_account(c.claim_name))
+        if own is not None:
+            self.seed_service_account = consumer_service_account(
+                self, c, self.cluster, "seed", own, grant
+            )
+            seed_deps.append(self.seed_service_account)  # order: job-after-its-mount
+            seed_account = own.service_account
+            patch = _run_as(patch, seed_account, pod_labels)
+        if record is not None:
+            assert seed_account is not None
+            # order: record-grant-first
+            seed_deps += model_digest.record_access(
+                f"{c.name}-manifest-record",
+                name=f"{c.claim_name}-manifest-record",
+                namespace=loader,
+                config_map=record,
+                service_account=seed_account,
+                labels=c.labels,
+                # order: namespace-first
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=[self.namespaces[loader]] if loader in self.namespaces else [],
+                ),
+            )
+        publish = type(self).model_fill[m.scheme].publish or type(self).model_publish
+        self.seed_job = model_jobs.seed_job(
+            f"{c.name}-seed-{model_jobs.slug(m.revision)}",
+            job,
+            namespace=loader,
+            source=m.source,
+            include=m.include,
+            keep_revisions=m.keep_revisions,
+            publish=publish,
+            # Imported files were laid out by the storage that made them.
+            layout="none" if publish == "imported" else type(self).model_layout,
+            token_secret=m.token_secret,
+            patch=patch,
+            record=f"{loader}/{record}" if record else None,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=seed_deps),
+        )
+        self.seed_job_name = model_jobs.job_name(c.claim_name, "seed", m.revision)
+        if record is None:
+            return job
+        self.model_manifest_sha256 = model_digest.read_digest(
+            f"{c.name}-manifest-{model_jobs.slug(m.revision)}",
+            namespace=loader,
+            config_map=record,
+            seed_job=self.seed_job,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        # Each verification Job checks the manifest the seed published, not just any.
+        return replace(job, manifest_sha256=self.model_manifest_sha256)
 
     def backend_verify_jobs(self) -> Mapping[str, pulumi.Resource]:
         """Verification Jobs the backend made itself while provisioning, by reader namespace
