@@ -192,7 +192,9 @@ def velero_storage(scope: AksCluster, settings: VeleroSettings, store: str) -> V
             (
                 "data",
                 ident.STORAGE_BLOB_DATA_CONTRIBUTOR,
-                f"{account_id}/blobServices/default/containers/{container_name}",
+                ident.container_scope(
+                    facts.subscription_id, group, account_name(facts), container_name
+                ),
                 container,
             ),
             ("delegator", STORAGE_BLOB_DELEGATOR, account_id, account),
