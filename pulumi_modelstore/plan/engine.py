@@ -28,15 +28,16 @@ import logging
 import os
 import runpy
 import sys
-import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO, TypedDict, Unpack
+from typing import Any, TextIO, TypedDict, TypeVar, Unpack, cast
 
 from google.protobuf import json_format
 from pulumi.runtime import config as pulumi_config
 from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime.proto import provider_pb2, resource_pb2
 from pulumi.runtime.stack import run_in_stack
 
 from ..errors import ModelStoreInputError
@@ -44,6 +45,7 @@ from . import placeholders
 from .project import Project, load_project
 
 UNKNOWN = rpc.UNKNOWN
+_T = TypeVar("_T")
 SECRET = "[secret]"
 
 
@@ -188,14 +190,13 @@ class PlanMocks(mocks.Mocks):
         self.fill_outputs = fill_outputs
         self.invokes = {**placeholders.INVOKES, **(invoke_overrides or {})}
         self.calls: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
 
     @staticmethod
     def _key(args: mocks.MockResourceArgs) -> str:
         """What placeholder values are derived from: type and name identify a resource."""
         return f"{args.typ}::{args.name}"
 
-    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str | None, dict]:
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict]:
         if not args.custom and args.resource_id is None:
             return "", {}
         inputs = dict(args.inputs)
@@ -224,8 +225,7 @@ class PlanMocks(mocks.Mocks):
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict, list]:
         handler = self.invokes.get(args.token)
-        with self._lock:
-            self.calls.append({"token": args.token, "args": to_plain(dict(args.args))})
+        self.calls.append({"token": args.token, "args": to_plain(dict(args.args))})
         if handler is None:
             # An answer of {} would plan on made-up emptiness: fail, naming the data source.
             return {}, [
@@ -242,17 +242,71 @@ class PlanMocks(mocks.Mocks):
             return {}, [("", " ".join(str(exc).split()))]
 
 
+def _finished(step: Coroutine[Any, Any, _T]) -> _T:
+    """The value of a coroutine that has nothing to wait for, run to its end in one step: the
+    SDK's serialization of a mock's answer, which is plain values and resource references
+    already resolved. (The mock monitor of the SDK runs it on an event loop of the calling
+    thread instead, which on the plan loop's own thread would run the plan's other callbacks
+    inside this call, one monitor call within another.)"""
+    try:
+        step.send(None)
+    except StopIteration as done:
+        return cast(_T, done.value)
+    step.close()
+    raise RuntimeError("a mock answer waited for another part of the program")
+
+
 class RecordingMonitor(mocks.MockMonitor):
-    """A MockMonitor that keeps every registration the way the engine would receive it."""
+    """A MockMonitor that keeps every registration the way the engine would receive it. It
+    answers registrations, reads and invokes itself, as the SDK's mock monitor does but
+    without an event loop of its own (:func:`_finished`), so the plan loop calls it directly
+    (:class:`_CallsInPlace`)."""
 
     def __init__(self, plan_mocks: PlanMocks) -> None:
         super().__init__(plan_mocks)
         self.records: list[dict[str, Any]] = []
         self.stack_outputs: dict[str, Any] = {}
-        self._lock = threading.Lock()
+
+    def _answered(self, urn: str, args: mocks.MockResourceArgs) -> tuple[str, Any]:
+        """The id and serialized state the mocks give the resource ``args`` describe, kept
+        where ``ExistsResource`` and the ``getResource`` invoke look resources up."""
+        given_id, state = self.mocks.new_resource(args)
+        id_ = given_id or ""  # PlanMocks answers "" for no id; the response takes a string
+        self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, id_, state)
+        return id_, _finished(rpc.serialize_properties(state, {}))
+
+    def _created(self, request: Any) -> resource_pb2.RegisterResourceResponse:
+        urn = self.make_urn(request.parent, request.type, request.name)
+        if request.type == STACK_TYPE:  # the stack has no state
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        args = mocks.MockResourceArgs(
+            typ=request.type,
+            name=request.name,
+            inputs=rpc.deserialize_properties(request.object),
+            provider=request.provider,
+            resource_id=request.importId,
+            custom=request.custom or False,
+        )
+        id_, state = self._answered(urn, args)
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=state)
+
+    def Invoke(self, request):
+        args = rpc.deserialize_properties(request.args)
+        if request.tok == "pulumi:pulumi:getResource":  # a resource this plan registered
+            found = self.resources.get(args["urn"])
+            if found is None:
+                raise LookupError(f"unknown resource {args['urn']}")
+            answer, failures = found._asdict(), []
+        else:
+            call = mocks.MockCallArgs(token=request.tok, args=args, provider=request.provider)
+            answer, failures = self.mocks.call(call)
+        return resource_pb2.ResourceInvokeResponse(
+            failures=[provider_pb2.CheckFailure(property=p, reason=r) for p, r in failures],
+            **{"return": _finished(rpc.serialize_properties(answer, {}))},
+        )
 
     def RegisterResource(self, request):
-        response = super().RegisterResource(request)
+        response = self._created(request)
         record = {
             "urn": response.urn,
             "type": request.type,
@@ -280,33 +334,40 @@ class RecordingMonitor(mocks.MockMonitor):
             "importId": request.importId,
             "op": "import" if request.importId else "create",
         }
-        with self._lock:
-            self.records.append(record)
+        self.records.append(record)
         return response
 
     def ReadResource(self, request):
-        response = super().ReadResource(request)
-        with self._lock:
-            self.records.append(
-                {
-                    "urn": response.urn,
-                    "type": request.type,
-                    "name": request.name,
-                    "custom": True,
-                    "parent": request.parent,
-                    "inputs": {},
-                    "outputs": _struct(response.properties),
-                    "id": request.id,
-                    "dependencies": list(request.dependencies),
-                    "propertyDependencies": {},
-                    "provider": request.provider,
-                    "version": request.version,
-                    **_no_options(),
-                    "aliases": [],
-                    "importId": "",
-                    "op": "read",
-                }
-            )
+        urn = self.make_urn(request.parent, request.type, request.name)
+        args = mocks.MockResourceArgs(
+            typ=request.type,
+            name=request.name,
+            inputs=rpc.deserialize_properties(request.properties),
+            provider=request.provider,
+            resource_id=request.id,
+        )
+        _, state = self._answered(urn, args)
+        response = resource_pb2.ReadResourceResponse(urn=urn, properties=state)
+        self.records.append(
+            {
+                "urn": response.urn,
+                "type": request.type,
+                "name": request.name,
+                "custom": True,
+                "parent": request.parent,
+                "inputs": {},
+                "outputs": _struct(response.properties),
+                "id": request.id,
+                "dependencies": list(request.dependencies),
+                "propertyDependencies": {},
+                "provider": request.provider,
+                "version": request.version,
+                **_no_options(),
+                "aliases": [],
+                "importId": "",
+                "op": "read",
+            }
+        )
         return response
 
     def RegisterResourceOutputs(self, request):
@@ -327,48 +388,32 @@ class _Diagnostics(logging.Handler):
     ``echo``, written there as they come (``warning: <message>``)."""
 
     def __init__(self, echo: TextIO | None = None) -> None:
-        super().__init__(logging.DEBUG)
+        super().__init__(logging.INFO)
         self.items: list[dict[str, str]] = []
         self.echo = echo
 
     def emit(self, record: logging.LogRecord) -> None:
-        if record.levelno >= logging.INFO:
-            item = {"severity": record.levelname.lower(), "message": record.getMessage()}
-            self.items.append(item)
-            if self.echo is not None:
-                self.echo.write(f"{item['severity']}: {item['message']}\n")
-                self.echo.flush()
+        item = {"severity": record.levelname.lower(), "message": record.getMessage()}
+        self.items.append(item)
+        if self.echo is not None:
+            self.echo.write(f"{item['severity']}: {item['message']}\n")
+            self.echo.flush()
 
 
-class _WorkerPool(concurrent.futures.ThreadPoolExecutor):
+class _CallsInPlace(concurrent.futures.ThreadPoolExecutor):
     """The plan loop's default executor, which runs every monitor call of the SDK
-    (``run_in_executor(None, ...)``). The mock monitor needs an event loop in the thread that
-    calls it (``pulumi.runtime.mocks`` calls ``_ensure_event_loop``, which makes one and never
-    closes it): each worker gets its loop here when it starts, and :meth:`close` closes them
-    once the workers have stopped. A loop left open is finalised by the garbage collector
-    whenever it runs, in a thread that has gone, after its self-pipe sockets (they sit in one
-    reference cycle, finalised in no set order): "Exception ignored in BaseEventLoop.__del__
-    ... ValueError: Invalid file descriptor: -1" on stderr, now and then, at the end of a
-    successful plan."""
+    (``run_in_executor(None, ...)``) at once, on the loop's own thread: the monitor answers
+    from memory and never blocks (:class:`RecordingMonitor`), and a thread per call was a
+    quarter of a small plan's CPU. Registrations reach the monitor in the order the program
+    makes them, as the SDK sends them. No thread is ever started."""
 
-    def __init__(self) -> None:
-        self._loops: list[asyncio.AbstractEventLoop] = []
-        self._loops_lock = threading.Lock()
-        super().__init__(thread_name_prefix="modelstore-plan", initializer=self._give_loop)
-
-    def _give_loop(self) -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        with self._loops_lock:
-            self._loops.append(loop)
-
-    def close(self) -> None:
-        """Wait for the workers to stop, then close their loops."""
-        self.shutdown(wait=True)
-        with self._loops_lock:
-            loops, self._loops = self._loops, []
-        for loop in loops:
-            loop.close()
+    def submit(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> Future[_T]:
+        done: Future[_T] = Future()
+        try:
+            done.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed to the awaiting SDK call, as a worker would
+            done.set_exception(exc)
+        return done
 
 
 Program = Callable[[], Any]
@@ -406,7 +451,8 @@ def plan_program(
     # with every plan made.
     logger = logging.Logger(f"modelstore.plan.{id(monitor)}")
     logger.propagate = False
-    logger.setLevel(logging.DEBUG)
+    # The SDK's debug messages (several a resource) are not kept: refused before a record is made.
+    logger.setLevel(logging.INFO)
     logger.addHandler(diagnostics)
 
     settings.ROOT.set(None)
@@ -427,8 +473,8 @@ def plan_program(
 
     loop = asyncio.new_event_loop()
     loop.set_exception_handler(_quiet_unretrieved)
-    workers = _WorkerPool()
-    loop.set_default_executor(workers)
+    calls = _CallsInPlace()
+    loop.set_default_executor(calls)
     asyncio.set_event_loop(loop)
     try:
         with _fewer_collections():
@@ -439,7 +485,7 @@ def plan_program(
         raise PlanError(_exited(exc), exc, [r["urn"] for r in monitor.records]) from exc
     finally:
         loop.close()
-        workers.close()
+        calls.shutdown()
         asyncio.set_event_loop(None)
         settings.ROOT.set(None)
         logger.removeHandler(diagnostics)
@@ -585,7 +631,7 @@ def _one_line(exc: BaseException) -> str:
 
 def _steps(records: list[dict[str, Any]], stack: str, project: str) -> list[dict[str, Any]]:
     """Preview steps in a deterministic order: parents and dependencies first, ties broken by
-    URN (the mock monitor is called from worker threads, so arrival order varies)."""
+    URN (registrations arrive as each resource's inputs resolve, not in the program's order)."""
     default_providers: dict[str, dict[str, Any]] = {}
     for rec in records:
         if (
