@@ -87,6 +87,57 @@ def test_the_yaml_format_is_pyyamls_safe_dump_byte_for_byte(filled_plans):
         assert to_yaml(plan).endswith("\n" + expected)
 
 
+# Strings where PyYAML's double-quoted writer folds, escapes or carries a character through.
+QUOTED = [
+    "",
+    " ",
+    "a",
+    "\n",
+    " leading and trailing ",
+    "x" * 200,
+    "word " * 40,
+    "word\t" * 40,
+    ("a" * 75) + " " + ("b" * 10),  # a space right at the width
+    ("a" * 77) + "\n" + ("b" * 30),  # an escape right at the width
+    ("a" * 70) + "\x00\x07\x1b" * 8,
+    "  two  spaces  " * 12,
+    'quote " and backslash \\ ' * 6,
+    "NEL \x85 NBSP \xa0 LS \u2028 PS \u2029 BOM \ufeff " * 4,
+    "é ü 漢字 \ud7ff \ue000 \ufffd \U0001f600 \ud800 " * 5,
+    "\x7f\x80\x9f\xff" * 30,
+]
+
+
+def quoted_corpus(count: int) -> list[str]:
+    """``count`` strings drawn (seeded) from the characters the writer treats apart."""
+    import random
+
+    rng = random.Random(20261201)
+    special = ' "\\\n\t\x00\x1b\x85\xa0é\u2028\u2029\ufeff\ud7ff\ue000\U0001f600\ud800\x7f'
+    plain = "abcdefgh   "
+    return [
+        "".join(rng.choice(special if rng.random() < 0.4 else plain) for _ in range(length))
+        for length in (rng.choice((1, 3, 40, 79, 80, 81, 120, 300)) for _ in range(count))
+    ]
+
+
+@pytest.mark.parametrize("allow_unicode", [False, True])
+def test_double_quoted_scalars_are_written_as_pyyaml_writes_them(allow_unicode):
+    """The plan YAML's writer of double-quoted scalars (a run of plain characters at a time)
+    writes what PyYAML's own writer writes, folds and escapes included, at several widths and
+    indents."""
+    import yaml
+
+    from pulumi_modelstore.plan.render import _Dumper
+
+    for width in (20, 80):
+        for text in QUOTED + quoted_corpus(120):
+            document = {"k": [text, {"nested": {"deeper": text}}]}
+            kw = {"allow_unicode": allow_unicode, "width": width, "default_style": '"'}
+            want = yaml.dump(document, Dumper=yaml.SafeDumper, **kw)
+            assert yaml.dump(document, Dumper=_Dumper, **kw) == want, (text, width)
+
+
 @pytest.mark.parametrize("pid", [p[0] for p in PROGRAMS])
 def test_every_program_plans_byte_identically_twice(filled_plans, pid):
     from pulumi_modelstore.plan.render import FORMATS, render

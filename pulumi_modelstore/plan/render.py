@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections import Counter
 from typing import Any
 
@@ -193,13 +194,79 @@ def _analysis(scalar: str, allow_unicode: bool) -> Any:
     return emitter.analyze_scalar(scalar)
 
 
+# What a double-quoted scalar writes as it is: printable ASCII but the quote and the backslash;
+# with allow_unicode also the printable BMP characters but NEL, the line and paragraph
+# separators and the byte order mark (yaml/emitter.py, ``Emitter.write_double_quoted``).
+# Anything else is escaped. A line is folded only at a space or next to an escape.
+_KEPT = {
+    False: r"\x20\x21\x23-\x5b\x5d-\x7e",
+    True: r"\x20\x21\x23-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd",
+}
+_ESCAPED = {unicode: re.compile(f"[^{kept}]") for unicode, kept in _KEPT.items()}
+
+
 class _Dumper(yaml.SafeDumper):
     """``yaml.safe_dump_all``'s dumper, byte for byte, remembering each scalar's analysis:
     a character by character scan that would otherwise be half of a plan's YAML, repeated for
-    the same long strings (the programs ConfigMap's sources) in every plan of a process."""
+    the same long strings (the programs ConfigMap's sources) in every plan of a process; and
+    writing double-quoted scalars a run of plain characters at a time (PyYAML's writer steps
+    through them one by one: most of the rest of a plan's YAML)."""
 
     def analyze_scalar(self, scalar: str) -> Any:
         return _analysis(scalar, bool(self.allow_unicode))
+
+    def write_double_quoted(self, text: str, split: bool = True) -> None:
+        if self.encoding:  # to_yaml writes text; an encoded stream takes PyYAML's own writer
+            super().write_double_quoted(text, split)
+            return
+        escaped = _ESCAPED[bool(self.allow_unicode)]
+        size = len(text)
+        written = 0  # text[:written] is out
+        self.write_indicator('"', True)
+        at = 0
+        while at <= size:
+            if at < size and (written < at or self.column <= self.best_width):
+                # Nothing happens until the next character to escape or the first space past
+                # the width, where the line may fold (next to an escape: once past it): jump.
+                found = escaped.search(text, at)
+                stop = found.start() if found else size
+                past_width = written + self.best_width - self.column + 1
+                space = text.find(" ", max(at, past_width), stop) if split else -1
+                if space >= 0:
+                    stop = space
+                if stop > at:
+                    at = stop
+                    continue
+            char = text[at] if at < size else ""
+            if not char or escaped.match(char):
+                self._put(text[written:at])
+                written = at
+                if char:
+                    self._put(self._escape(char))
+                    written = at + 1
+            fold = split and 0 < at < size - 1 and (char == " " or written >= at)
+            if fold and self.column + (at - written) > self.best_width:
+                self._put(text[written:at] + "\\")
+                written = max(written, at)
+                self.write_indent()
+                self.whitespace = self.indention = False
+                if text[written] == " ":  # a fold's leading space would be read as indentation
+                    self._put("\\")
+            at += 1
+        self.write_indicator('"', False)
+
+    def _put(self, data: str) -> None:
+        if data:
+            self.column += len(data)
+            self.stream.write(data)
+
+    def _escape(self, char: str) -> str:
+        named = self.ESCAPE_REPLACEMENTS.get(char)
+        if named is not None:
+            return "\\" + named
+        code = ord(char)
+        digits = 2 if code <= 0xFF else 4 if code <= 0xFFFF else 8
+        return "\\" + {2: "x", 4: "u", 8: "U"}[digits] + f"{code:0{digits}X}"
 
 
 def to_yaml(plan: Plan) -> str:
