@@ -21,7 +21,7 @@ from pulumi_modelstore.plan.engine import (
 )
 from pulumi_modelstore.plan.render import FORMATS, render
 from pulumi_modelstore.program import BACKENDS
-from tests.conftest import ROOT, STACKS, all_programs
+from tests.conftest import ROOT, all_programs
 
 STEP_STATE_KEYS = {
     "type",
@@ -349,6 +349,34 @@ def test_a_data_source_without_a_placeholder_fails_the_plan_naming_it():
     with pytest.raises(PlanError) as err:
         plan_program(program)
     assert "no placeholder answer for the data source aws:ec2/getVpc:getVpc" in str(err.value)
+
+
+def test_a_mock_answer_is_serialized_in_one_step_or_refused():
+    """The monitor answers on the plan loop's thread, running the SDK's serialization of an
+    answer to its end at once (plan/engine.py ``_finished``): an answer that would wait for
+    another part of the program is refused, not left half done."""
+    import asyncio
+
+    from pulumi.runtime import rpc
+
+    from pulumi_modelstore.plan.engine import _finished
+
+    answer = {"id": "fs-1", "tags": {"team": "ml"}, "ports": [988, 1018]}
+    assert _finished(rpc.serialize_properties(answer, {})) == _plain_struct(answer)
+
+    async def waits() -> None:
+        await asyncio.sleep(0)  # gives the loop a turn: more than one step
+
+    with pytest.raises(RuntimeError, match="a mock answer waited for another part of the program"):
+        _finished(waits())
+
+
+def _plain_struct(value: dict) -> object:
+    from google.protobuf import struct_pb2
+
+    out = struct_pb2.Struct()
+    out.update(value)
+    return out
 
 
 def test_the_command_starts_and_exits_lean():
