@@ -66,6 +66,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     plan.add_argument("--out", help="write to this file instead of standard output")
     plan.add_argument(
+        "--also",
+        action="append",
+        default=[],
+        metavar="FORMAT=PATH",
+        help=f"write the plan in FORMAT ({', '.join(FORMATS)}) to PATH as well, from the same "
+        "run (repeatable): a CI job saves the JSON, the tree and the graph beside its "
+        "--compare report without planning the stack again",
+    )
+    plan.add_argument(
         "--fill-outputs",
         action="store_true",
         help="give created resources placeholder outputs shaped like real ones",
@@ -222,6 +231,17 @@ def _run(argv: list[str] | None) -> int:
     elif args.format == "markdown":
         print("error: --format markdown is the --compare output", file=sys.stderr)
         return 1
+    also = []
+    for spec in args.also:
+        fmt, sep, path = spec.partition("=")
+        if fmt not in FORMATS or not sep or not path:
+            print(
+                f"error: --also takes FORMAT=PATH with FORMAT one of {', '.join(FORMATS)}, "
+                f"got {spec!r}",
+                file=sys.stderr,
+            )
+            return 1
+        also.append((fmt, path))
     if args.policy and args.timeline:
         print("error: --policy and --timeline are separate runs", file=sys.stderr)
         return 1
@@ -264,13 +284,15 @@ def _run(argv: list[str] | None) -> int:
         text = timelines.render(plan, args.format)
     else:
         text = render(plan, args.format)
-    if args.out:
+    writes = [(args.out, text)] if args.out else []
+    writes += [(path, render(plan, fmt)) for fmt, path in also]
+    for path, content in writes:
         try:
-            Path(args.out).write_text(text)
+            Path(path).write_text(content)
         except OSError as exc:
-            print(f"error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
+            print(f"error: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
             return 1
-    else:
+    if not args.out:
         sys.stdout.write(text)
     return code
 

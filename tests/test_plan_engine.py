@@ -483,6 +483,51 @@ def test_a_program_that_exits_is_a_one_line_error(tmp_path, capsys):
     )
 
 
+def test_also_writes_other_formats_of_the_same_plan(tmp_path, capsys):
+    """``--also FORMAT=PATH`` writes what a run with that --format writes, from one plan, next
+    to the main output (a comparison here, whose exit code stays the run's)."""
+    base = tmp_path / "base.json"
+    assert run_cli(capsys, "--cwd", str(ROOT), "--stack", "local", "--format", "json",
+                   "--fill-outputs", "--out", str(base))[0] == 0  # fmt: skip
+    also = [f"--also={fmt}={tmp_path / fmt}" for fmt in FORMATS]
+    code, out, err = run_cli(
+        capsys, "--cwd", str(ROOT), "--stack", "local", "--compare", str(base),
+        "--format", "markdown", *also,
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    assert out.startswith("### modelstore plan: `local` compared with `base.json`")
+    for fmt in FORMATS:
+        alone = run_cli(capsys, "--cwd", str(ROOT), "--stack", "local", "--format", fmt,
+                        "--fill-outputs")  # fmt: skip
+        assert (tmp_path / fmt).read_text() == alone[1], fmt
+
+
+@pytest.mark.parametrize(
+    ("spec", "error"),
+    [
+        ("markdown=x.md", "got 'markdown=x.md'"),
+        ("json", "got 'json'"),
+        ("json=", "got 'json='"),
+        ("=plan.json", "got '=plan.json'"),
+    ],
+)
+def test_a_bad_also_is_a_one_line_error_before_planning(tmp_path, capsys, spec, error):
+    code, out, err = run_cli(capsys, "--cwd", str(tmp_path), "--also", spec)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"error: --also takes FORMAT=PATH with FORMAT one of json, tree, mermaid, yaml, {error}\n"
+    )
+
+
+def test_an_also_path_that_cannot_be_written_is_a_one_line_error(tmp_path, capsys):
+    out = tmp_path / "missing" / "plan.json"
+    assert run_cli(capsys, "--cwd", str(ROOT), "--stack", "local", "--also", f"json={out}") == (
+        1,
+        "",
+        f"error: cannot write {out}: No such file or directory\n",
+    )
+
+
 def test_an_out_path_that_cannot_be_written_is_a_one_line_error(tmp_path, capsys):
     out = tmp_path / "missing" / "plan.json"
     assert run_cli(capsys, "--cwd", str(ROOT), "--stack", "local", "--out", str(out)) == (

@@ -27,6 +27,7 @@ import yaml
 
 from pulumi_modelstore.cli import _parser
 from pulumi_modelstore.plan import compare as comparing
+from pulumi_modelstore.plan.render import FORMATS
 from tests import tools
 from tests.conftest import ROOT, STACKS
 
@@ -319,6 +320,10 @@ def test_modelstore_commands_in_the_workflows_are_ones_the_cli_accepts() -> None
         else:
             assert parsed.format != "markdown", args
         formats.add((parsed.format, parsed.compare is not None))
+        for spec in parsed.also:  # the plan's other formats, from the same run
+            fmt, _, path = spec.partition("=")
+            assert fmt in FORMATS and path, args
+            formats.add((fmt, False))
     # The offline job: base and head JSON, the tree, the Mermaid graph, the markdown comparison.
     assert {("json", False), ("tree", False), ("mermaid", False), ("markdown", True)} <= formats
 
@@ -471,6 +476,9 @@ def test_offline_plan_steps_run_for_real_on_a_stack(tmp_path: Path) -> None:
     assert outputs["compare-exit"] == "0"
     base = json.loads((ws / "plan-out" / "base.json").read_text())
     assert base["stack"] == "local" and base["steps"]
+    # The pull request's plan, written by the comparing run (--also) beside its report.
+    head = json.loads((ws / "plan-out" / "head.json").read_text())
+    assert head["steps"] == base["steps"]
     proc, _ = run_step("Write the comment", tmp_path, bin_dir, extra)
     assert proc.returncode == 0, proc.stderr
     comment = (ws / "plan-out" / "comment.md").read_text()
