@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -548,12 +547,14 @@ def test_an_out_path_that_cannot_be_written_is_a_one_line_error(tmp_path, capsys
 
 
 def _clean_run(*args: str) -> subprocess.CompletedProcess[str]:
+    """Python with ResourceWarnings shown, offline: no cloud credentials in the environment
+    and no home folder to find them in."""
     return subprocess.run(
         [sys.executable, "-W", "always::ResourceWarning", *args],
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONPATH": str(ROOT)},
     )
 
 
@@ -595,12 +596,13 @@ gc.freeze()  # then exit as the command does (cli.main): the collection above fo
 
 
 def test_every_program_planned_in_one_cli_process_leaves_stderr_empty():
-    """Every stack and example through the CLI's main in one process, with plans that fail
-    after the stacks and after the examples, then the interpreter's exit: standard error stays
-    empty (no loop left open: ResourceWarnings are shown; nothing unraisable), no thread is
-    left running, and each program's tree starts with its stack (what one process per stack
-    checked, at the cost of nine interpreters). Planning a program twice in one process gives
-    the same plan: test_programs.py."""
+    """Every stack and example through the CLI's main in one process with no cloud
+    credentials, with plans that fail after the stacks and after the examples, then the
+    interpreter's exit: standard error stays empty (no loop left open: ResourceWarnings are
+    shown; nothing unraisable), no thread is left running, and each program's tree starts with
+    its stack (what one process per stack checked, at the cost of nine interpreters). Planning
+    a program twice in one process gives the same plan: test_programs.py; the command run as
+    ``python -m``: test_json_from_a_printing_program_pipes_to_a_json_reader."""
     programs = all_programs()
     rounds = [
         [
@@ -627,19 +629,3 @@ def test_every_program_planned_in_one_cli_process_leaves_stderr_empty():
         project = ROOT if argv[2] == str(ROOT) else Path(argv[2])
         name = yaml.safe_load((project / "Pulumi.yaml").read_text())["name"]
         assert first == f"+ pulumi:pulumi:Stack  {name}-{argv[4]}", argv
-
-
-def test_the_command_runs_offline_and_leaves_stderr_empty():
-    """The command as a process (``python -m``) with no cloud credentials, through
-    its exit (ResourceWarnings shown): a plan, and nothing on standard error. Every stack's own
-    plan through the CLI (its tree's first line included) is checked in one process above."""
-    argv = ["plan", "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "json"]
-    result = subprocess.run(
-        [sys.executable, "-W", "always::ResourceWarning", "-m", "pulumi_modelstore.cli", *argv],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONPATH": str(ROOT)},
-    )
-    assert (result.returncode, result.stderr) == (0, "")
-    assert json.loads(result.stdout)["changeSummary"] == {"create": 24, "read": 1}
