@@ -153,17 +153,22 @@ def test_fill_outputs_renders_whole_persistent_volumes(filled_plans):
     assert UNKNOWN not in json.dumps(plan.kubernetes_objects())
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
-def test_planning_twice_is_byte_identical(tmp_path, capsys, fmt):
+def test_planning_twice_is_byte_identical(tmp_path, capsys):
+    """aws-prod planned twice, as a preview and with --fill-outputs, each plan written in every
+    format (--out and --also): byte for byte the same."""
     outputs = []
     for i in range(2):
-        out = tmp_path / f"{i}.{fmt}"
-        args = ["--cwd", str(ROOT), "--stack", "aws-prod", "--format", fmt, "--out", str(out)]
-        assert run_cli(capsys, *args)[0] == 0
-        assert run_cli(capsys, *args, "--fill-outputs", "--out", str(out) + ".filled")[0] == 0
-        outputs.append((out.read_bytes(), Path(str(out) + ".filled").read_bytes()))
-    assert outputs[0] == outputs[1]
-    assert outputs[0][0]
+        for fill in ([], ["--fill-outputs"]):
+            out = tmp_path / f"{i}{'-filled' if fill else ''}"
+            formats = [f"--also={fmt}={out}.{fmt}" for fmt in FORMATS[1:]]
+            args = ["--cwd", str(ROOT), "--stack", "aws-prod", *fill, *formats]
+            assert (
+                run_cli(capsys, *args, "--format", FORMATS[0], "--out", f"{out}.{FORMATS[0]}")[0]
+                == 0
+            )
+            outputs.append([Path(f"{out}.{fmt}").read_bytes() for fmt in FORMATS])
+    assert outputs[:2] == outputs[2:]
+    assert all(outputs[0]) and outputs[0] != outputs[1]  # the preview's unknowns, filled
 
 
 def test_default_stack_is_local(capsys):

@@ -140,9 +140,10 @@ def test_double_quoted_scalars_are_written_as_pyyaml_writes_them(allow_unicode):
 
 @pytest.mark.parametrize("pid", [p[0] for p in PROGRAMS])
 def test_every_program_plans_byte_identically_twice(filled_plans, pid):
-    from pulumi_modelstore.plan.render import FORMATS, render
+    """Planned again in this process, the same plan, every step, output and invoke of it (its
+    JSON; every format renders one plan the same twice: test_plan_engine.py)."""
+    from pulumi_modelstore.plan.render import to_json
 
     _, directory, stack = next(p for p in PROGRAMS if p[0] == pid)
     again = plan_directory(directory, stack, fill_outputs=True)
-    for fmt in FORMATS:
-        assert render(again, fmt) == render(filled_plans[pid], fmt), fmt
+    assert to_json(again) == to_json(filled_plans[pid])
