@@ -383,30 +383,6 @@ def _plain_struct(value: dict) -> object:
     return out
 
 
-def test_the_command_starts_and_exits_lean():
-    # The provider SDKs load their resource modules on first use; a signature evaluated at
-    # import (no `from __future__ import annotations` in component modules) must not load them,
-    # or every `modelstore plan` starts about half a second slower. Likewise the CLI loads the
-    # policy pack and the timeline only for --policy and --timeline. Run as the command (no
-    # argv given), it leaves its heap frozen to the interpreter's exit, which would otherwise
-    # collect it all (a third of a local plan's CPU).
-    code = (
-        "import gc, json, sys, pulumi_modelstore.program, pulumi_modelstore.cli; "
-        "print(json.dumps(sorted(m for m in sys.modules if m.endswith('._inputs') or "
-        "m.startswith('pulumi_modelstore.')))); "
-        "sys.argv = ['modelstore', 'plan', '--compare', '/nonexistent/base.json']; "
-        "exit_code = pulumi_modelstore.cli.main(); "
-        "print(json.dumps([exit_code, gc.get_freeze_count() > 0]))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    modules, exited = out.stdout.splitlines()
-    loaded = json.loads(modules)
-    assert not [m for m in loaded if m.startswith(("pulumi_kubernetes.core", "pulumi_aws.fsx"))]
-    assert not {"pulumi_modelstore.policy", "pulumi_modelstore.plan.timeline"} & set(loaded)
-    assert json.loads(exited) == [1, True]
-    assert out.stderr.startswith("error: cannot read /nonexistent/base.json")
-
-
 # ---- standard output carries the plan alone --------------------------------------------------
 
 PRINTING_PROGRAM = """
@@ -563,12 +539,20 @@ def _clean_run(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-# Run by the test below in a fresh interpreter: every program through the CLI's main, in two
+# Run by the test below in a fresh interpreter: the command's start (what importing it loads,
+# then a run as the command, no argv, that fails); every program through the CLI's main, in two
 # rounds (stacks, then examples), each round followed by two plans that fail (bad input, a data
 # source with no placeholder); then a collection, and the threads still running; then the exit,
 # with the heap frozen as the command leaves it.
 MANY_PLANS = """
-import contextlib, gc, io, json, sys, threading
+import gc, json, sys, pulumi_modelstore.program, pulumi_modelstore.cli
+rounds = json.loads(sys.argv[1])
+print(json.dumps(sorted(m for m in sys.modules
+                        if m.endswith('._inputs') or m.startswith('pulumi_modelstore.'))))
+sys.argv = ['modelstore', 'plan', '--compare', '/nonexistent/base.json']
+print(json.dumps([pulumi_modelstore.cli.main(), gc.get_freeze_count() > 0]))
+
+import contextlib, io, threading
 from pulumi_modelstore.cli import main
 from pulumi_modelstore.plan.engine import PlanError, plan_program
 
@@ -582,7 +566,7 @@ def no_placeholder():
 
     aws.ec2.get_vpc(id="vpc-0abc")
 
-for round in json.loads(sys.argv[1]):
+for round in rounds:
     for argv in round:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
@@ -600,8 +584,15 @@ gc.freeze()  # then exit as the command does (cli.main): the collection above fo
 """
 
 
-def test_every_program_planned_in_one_cli_process_leaves_stderr_empty():
-    """Every stack and example through the CLI's main in one process with no cloud
+def test_one_cli_process_starts_lean_and_plans_every_program_cleanly():
+    """The command starts lean: the provider SDKs load their resource modules on first use,
+    and a signature evaluated at import (no ``from __future__ import annotations`` in component
+    modules) must not load them, or every ``modelstore plan`` starts about half a second
+    slower; likewise the CLI loads the policy pack and the timeline only for --policy and
+    --timeline. Run as the command (no argv given), it leaves its heap frozen to the
+    interpreter's exit, which would otherwise collect it all (a third of a local plan's CPU).
+
+    Then every stack and example through the CLI's main in the same process, with no cloud
     credentials, with plans that fail after the stacks and after the examples, then the
     interpreter's exit: standard error stays empty (no loop left open: ResourceWarnings are
     shown; nothing unraisable), no thread is left running, and each program's tree starts with
@@ -626,8 +617,13 @@ def test_every_program_planned_in_one_cli_process_leaves_stderr_empty():
         "warning: llama: source_uri is deprecated, use model.source\n"
         "warning: llama: model_revision is deprecated, use model.revision\n"
     )
-    assert (result.returncode, result.stderr) == (0, deprecations)
-    *firsts, threads = result.stdout.splitlines()
+    failed = "error: cannot read /nonexistent/base.json: No such file or directory\n"
+    assert (result.returncode, result.stderr) == (0, failed + deprecations)
+    modules, exited, *firsts, threads = result.stdout.splitlines()
+    loaded = json.loads(modules)
+    assert not [m for m in loaded if m.startswith(("pulumi_kubernetes.core", "pulumi_aws.fsx"))]
+    assert not {"pulumi_modelstore.policy", "pulumi_modelstore.plan.timeline"} & set(loaded)
+    assert json.loads(exited) == [1, True]
     assert json.loads(threads) == []
     calls = [argv for round in rounds for argv in round]
     for argv, first in zip(calls, firsts, strict=True):
