@@ -185,9 +185,13 @@ def manifests(rendered: Rendered) -> list[dict[str, Any]]:
     return list(_parsed(rendered.output))
 
 
+# libyaml's loader where PyYAML has it (the same YAML, read in C): a render is up to 400 KB.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 @cache
 def _parsed(output: str) -> tuple[dict[str, Any], ...]:
-    return tuple(d for d in yaml.safe_load_all(output) if d)
+    return tuple(d for d in yaml.load_all(output, Loader=_LOADER) if d)
 
 
 # ---- leaves and their perturbations ---------------------------------------------------------
