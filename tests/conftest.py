@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import re
 from collections.abc import Callable, Mapping
 from functools import cache
@@ -13,6 +14,7 @@ import pulumi.runtime.resource
 import pytest
 from pulumi.runtime.proto import source_pb2
 
+from pulumi_modelstore.plan.compare import filled_outputs
 from pulumi_modelstore.plan.engine import (
     Plan,
     PlanError,
@@ -21,6 +23,7 @@ from pulumi_modelstore.plan.engine import (
     plan_program,
 )
 from pulumi_modelstore.plan.placeholders import digest
+from tests.cli_process import CliProcess, plan_every_program
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p.parent for p in (ROOT / "examples").glob("*/Pulumi.yaml"))
@@ -194,13 +197,35 @@ def filled_plans() -> dict[str, Plan]:
 
 
 @pytest.fixture(scope="session")
-def preview_plans() -> Callable[[str], Plan]:
+def cli_process(tmp_path_factory: pytest.TempPathFactory) -> CliProcess:
+    """Every stack and example planned as a preview in one ``modelstore plan`` process (what it
+    printed: test_plan_engine.py)."""
+    return plan_every_program(all_programs(), tmp_path_factory.mktemp("cli-previews"))
+
+
+@pytest.fixture(scope="session")
+def preview_plans(cli_process: CliProcess) -> Callable[[str], Plan]:
     """The plan of a stack or example (by its id in :func:`all_programs`) as a preview (no
-    --fill-outputs), made the first time a test asks for it and shared."""
-    programs = {pid: (directory, stack) for pid, directory, stack in all_programs()}
+    --fill-outputs): the JSON the one CLI process wrote for it, read the first time a test asks
+    for it and shared."""
 
     @cache
     def preview(pid: str) -> Plan:
-        return plan_directory(*programs[pid])
+        return plan_of_json(cli_process.previews[pid].read_text())
 
     return preview
+
+
+def plan_of_json(text: str) -> Plan:
+    """The plan a ``--format json`` plan describes (secret config values stay masked)."""
+    doc = json.loads(text)
+    return Plan(
+        project=doc["project"],
+        stack=doc["stack"],
+        steps=doc["steps"],
+        outputs=doc["outputs"],
+        invokes=doc["invokes"],
+        diagnostics=doc["diagnostics"],
+        fill_outputs=filled_outputs(doc),
+        config=doc["config"],
+    )

@@ -20,7 +20,7 @@ from pulumi_modelstore.plan.engine import (
 )
 from pulumi_modelstore.plan.render import FORMATS, render
 from pulumi_modelstore.program import BACKENDS
-from tests.conftest import ROOT, all_programs
+from tests.conftest import ROOT
 
 STEP_STATE_KEYS = {
     "type",
@@ -518,73 +518,10 @@ def test_an_out_path_that_cannot_be_written_is_a_one_line_error(tmp_path, capsys
 
 
 # ---- no stray output ---------------------------------------------------------------------------
-# A plan leaves no event loop open and no thread running. A loop left open is finalised by the
-# garbage collector later, now and then after its self-pipe sockets, printing "Exception ignored
-# in BaseEventLoop.__del__ ... ValueError: Invalid file descriptor: -1" after a successful plan
-# (it did when the mock monitor's calls ran in worker threads, each with a loop of its own). A
-# loop left open is also a ResourceWarning ("unclosed event loop"), which is what makes these
-# tests certain rather than lucky: ResourceWarnings are shown (-W always::ResourceWarning), so
-# one loop left open anywhere fails them, whether or not the collector happens to trip on it.
+# The one CLI process that plans every program: tests/cli_process.py.
 
 
-def _clean_run(*args: str) -> subprocess.CompletedProcess[str]:
-    """Python with ResourceWarnings shown, offline: no cloud credentials in the environment
-    and no home folder to find them in."""
-    return subprocess.run(
-        [sys.executable, "-W", "always::ResourceWarning", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONPATH": str(ROOT)},
-    )
-
-
-# Run by the test below in a fresh interpreter: the command's start (what importing it loads,
-# then a run as the command, no argv, that fails); every program through the CLI's main, in two
-# rounds (stacks, then examples), each round followed by two plans that fail (bad input, a data
-# source with no placeholder); then a collection, and the threads still running; then the exit,
-# with the heap frozen as the command leaves it.
-MANY_PLANS = """
-import gc, json, sys, pulumi_modelstore.program, pulumi_modelstore.cli
-rounds = json.loads(sys.argv[1])
-print(json.dumps(sorted(m for m in sys.modules
-                        if m.endswith('._inputs') or m.startswith('pulumi_modelstore.'))))
-sys.argv = ['modelstore', 'plan', '--compare', '/nonexistent/base.json']
-print(json.dumps([pulumi_modelstore.cli.main(), gc.get_freeze_count() > 0]))
-
-import contextlib, io, threading
-from pulumi_modelstore.cli import main
-from pulumi_modelstore.plan.engine import PlanError, plan_program
-
-def bad_input():
-    from pulumi_modelstore.aws import FsxLustreModelStore
-
-    FsxLustreModelStore("llama", {"cluster_name": "c", "readers": ["inference"], "x": 1})
-
-def no_placeholder():
-    import pulumi_aws as aws
-
-    aws.ec2.get_vpc(id="vpc-0abc")
-
-for round in rounds:
-    for argv in round:
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            assert main(argv) == 0, argv
-        print(out.getvalue().splitlines()[0])
-    for program in (bad_input, no_placeholder):
-        try:
-            plan_program(program)
-        except PlanError:
-            continue
-        raise AssertionError(f"{program.__name__} planned")
-gc.collect()
-print(json.dumps([t.name for t in threading.enumerate() if t is not threading.main_thread()]))
-gc.freeze()  # then exit as the command does (cli.main): the collection above found the leaks
-"""
-
-
-def test_one_cli_process_starts_lean_and_plans_every_program_cleanly():
+def test_one_cli_process_starts_lean_and_plans_every_program_cleanly(cli_process):
     """The command starts lean: the provider SDKs load their resource modules on first use,
     and a signature evaluated at import (no ``from __future__ import annotations`` in component
     modules) must not load them, or every ``modelstore plan`` starts about half a second
@@ -599,17 +536,7 @@ def test_one_cli_process_starts_lean_and_plans_every_program_cleanly():
     its stack (what one process per stack checked, at the cost of nine interpreters). Planning
     a program twice in one process gives the same plan: test_programs.py; the command run as
     ``python -m``: test_json_from_a_printing_program_pipes_to_a_json_reader."""
-    programs = all_programs()
-    rounds = [
-        [
-            ["plan", "--cwd", str(directory), "--stack", stack, "--format", "tree"]
-            for pid, directory, stack in programs
-            if pid.startswith(kind)
-        ]
-        for kind in ("stacks/", "examples/")
-    ]
-    assert sum(map(len, rounds)) == len(programs)
-    result = _clean_run("-c", MANY_PLANS, json.dumps(rounds))
+    rounds, result = cli_process.rounds, cli_process.result
     # Only the one-release deprecations the gke-hyperdisk stack keeps (moving it to the model
     # section would put its disk under a claim named after the revision: a new disk): nothing
     # else.

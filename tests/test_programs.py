@@ -29,8 +29,14 @@ def test_there_is_something_to_plan():
 
 
 @pytest.mark.parametrize(("pid", "directory", "stack"), PROGRAMS, ids=[p[0] for p in PROGRAMS])
-def test_program_plans_as_a_preview(preview_plans, pid, directory, stack):
+def test_program_plans_as_a_preview(preview_plans, cli_process, pid, directory, stack):
+    """The preview the one CLI process wrote (``--also json=``) for each program: read back,
+    the same JSON; everything created, nothing but a platform stack and a manifest digest
+    read."""
+    from pulumi_modelstore.plan.render import to_json
+
     plan = preview_plans(pid)
+    assert to_json(plan) == cli_process.previews[pid].read_text()
     custom = [s for s in plan.states() if s["custom"] and not s["type"].startswith("pulumi:")]
     assert custom, f"{pid} creates nothing"
     assert plan.outputs, f"{pid} exports nothing"
