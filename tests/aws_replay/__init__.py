@@ -51,19 +51,23 @@ def _session() -> boto3.session.Session:
     return boto3.session.Session()
 
 
+@cache
+def _client(service: str, region: str) -> Any:
+    """One client per service and region for every replay: a client keeps no state of moto's
+    (each ``mock_aws()`` starts its backends afresh), and making one was a tenth of a replay."""
+    return _session().client(service, region_name=region)
+
+
 class Replay:
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.region = plan.config.get("aws:region", DEFAULT_REGION)
         self.ids: dict[str, str] = {}
         self.replayed: list[str] = []
-        self._clients: dict[str, Any] = {}
         self.seeded_clusters: dict[str, dict[str, Any]] = {}
 
     def client(self, service: str) -> Any:
-        if service not in self._clients:
-            self._clients[service] = _session().client(service, region_name=self.region)
-        return self._clients[service]
+        return _client(service, self.region)
 
     # -- references -------------------------------------------------------------------------
     def ref(self, value: Any, where: str) -> Any:
