@@ -10,9 +10,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import pulumi.runtime.resource
 import pytest
-from pulumi.runtime.proto import source_pb2
 
 from pulumi_modelstore.plan.compare import filled_outputs
 from pulumi_modelstore.plan.engine import (
@@ -44,19 +42,6 @@ PYTHON_WORDS = re.compile(r"(?<![\w'\"])(True|False|None)(?![\w'\"])")
 # when the collector runs (those that need a collection call gc.collect()). The plan engine tunes
 # the collector itself while a plan runs (plan/engine.py) and restores these afterwards.
 gc.set_threshold(5_000, 20, 100)
-
-
-# The SDK walks the whole call stack at every resource it registers (traceback.extract_stack,
-# each frame's source line and file URI) for the stack trace and source position it sends the
-# engine; under pytest the stack is deep, and this was a fifth of a plan's CPU. The mock
-# runtime (pulumi/runtime/mocks.py) and the plan engine's monitor never read either, so no plan
-# depends on them (test_golden: byte-identical to plans made without this). The command's
-# own tests (test_plan_engine.py, in fresh processes) keep the SDK as it is.
-def _no_stack_trace() -> source_pb2.StackTrace:
-    return source_pb2.StackTrace()
-
-
-pulumi.runtime.resource._get_stack_trace = _no_stack_trace
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
