@@ -355,6 +355,26 @@ def test_a_data_source_without_a_placeholder_fails_the_plan_naming_it():
     assert "no placeholder answer for the data source aws:ec2/getVpc:getVpc" in str(err.value)
 
 
+def test_a_plan_takes_no_stack_traces_and_puts_the_sdks_function_back():
+    """The SDK's stack trace at each registration (read by no mock) is skipped while a plan
+    runs, a failing one too, and the SDK's own function is back afterwards."""
+    from pulumi.runtime import resource as sdk_resource
+
+    sdk_function = sdk_resource._get_stack_trace
+    taken = []
+
+    def program(fail: bool) -> None:
+        taken.append(sdk_resource._get_stack_trace is sdk_function)
+        if fail:
+            raise ValueError("broken")
+
+    plan_program(lambda: program(False))
+    with pytest.raises(PlanError):
+        plan_program(lambda: program(True))
+    assert taken == [False, False]
+    assert sdk_resource._get_stack_trace is sdk_function
+
+
 def test_a_mock_answer_is_serialized_in_one_step_or_refused():
     """The monitor answers on the plan loop's thread, running the SDK's serialization of an
     answer to its end at once (plan/engine.py ``_finished``): an answer that would wait for
