@@ -59,12 +59,14 @@ def no_placeholder():
 
     aws.ec2.get_vpc(id="vpc-0abc")
 
+SDKS = ("pulumi_aws", "pulumi_azure_native", "pulumi_gcp")
 for round in rounds:
     for argv in round:
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             assert main(argv) == 0, argv
-        print(out.getvalue().splitlines()[0])
+        # The tree's first line, and the cloud SDKs imported so far.
+        print(json.dumps([out.getvalue().splitlines()[0], [m for m in SDKS if m in sys.modules]]))
     for program in (bad_input, no_placeholder):
         try:
             plan_program(program)
@@ -86,10 +88,17 @@ class CliProcess:
     """Program id -> the preview plan (JSON) its run wrote (``--also json=...``)."""
 
 
+# Planned first, in this order: a stack imports only the cloud SDKs of its backends (the first
+# two none, aws-dev pulumi_aws alone), which the process prints after each plan.
+FIRST = ("stacks/local", "stacks/onprem-nfs", "stacks/aws-dev")
+
+
 def plan_every_program(programs: list[tuple[str, Path, str]], out: Path) -> CliProcess:
-    """Every program (id, directory, stack) planned as a preview in one CLI process, stacks
-    first then examples: its tree to standard output, its JSON to ``out``."""
+    """Every program (id, directory, stack) planned as a preview in one CLI process, the
+    stacks (:data:`FIRST` first) then the examples: its tree to standard output, its JSON to
+    ``out``."""
     previews = {pid: out / f"{i}.json" for i, (pid, _, _) in enumerate(programs)}
+    programs = sorted(programs, key=lambda p: FIRST.index(p[0]) if p[0] in FIRST else len(FIRST))
     rounds = [
         [
             [

@@ -4,6 +4,7 @@ extra fails in one line naming it, and the config program still plans the other 
 from __future__ import annotations
 
 import importlib
+import json
 import subprocess
 import sys
 import tomllib
@@ -13,6 +14,7 @@ import pytest
 
 from pulumi_modelstore.extras import CLOUD_ROOMS
 from pulumi_modelstore.program import BACKENDS
+from tests.cli_process import FIRST
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -144,17 +146,10 @@ def test_the_backend_rooms_table_is_the_registry():
     assert registered == BACKEND_ROOMS
 
 
-def test_a_stack_imports_only_the_cloud_sdks_of_its_backends():
-    code = (
-        "import sys\n"
-        "from pulumi_modelstore.plan.engine import plan_directory\n"
-        "sdks = ('pulumi_aws', 'pulumi_azure_native', 'pulumi_gcp')\n"
-        "for stack in ('local', 'onprem-nfs', 'aws-dev'):\n"
-        "    plan_directory('.', stack)\n"
-        "    print(stack, *[m for m in sdks if m in sys.modules])\n"
-        "import gc; gc.freeze()  # no collection of the whole heap at exit: nothing reads it\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
-    )
-    assert out.stdout.splitlines() == ["local", "onprem-nfs", "aws-dev pulumi_aws"]
+def test_a_stack_imports_only_the_cloud_sdks_of_its_backends(cli_process):
+    """The one CLI process plans local, onprem-nfs and aws-dev first (tests/cli_process.py),
+    printing the cloud SDKs imported after each."""
+    calls = [argv for round in cli_process.rounds for argv in round][: len(FIRST)]
+    printed = cli_process.result.stdout.splitlines()[2 : 2 + len(FIRST)]
+    assert [argv[4] for argv in calls] == [pid.split("/")[1] for pid in FIRST]
+    assert [json.loads(line)[1] for line in printed] == [[], [], ["pulumi_aws"]]

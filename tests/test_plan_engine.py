@@ -573,7 +573,7 @@ def test_one_cli_process_starts_lean_and_plans_every_program_cleanly(cli_process
     assert json.loads(exited) == [1, True]
     assert json.loads(threads) == []
     calls = [argv for round in rounds for argv in round]
-    for argv, first in zip(calls, firsts, strict=True):
+    for argv, (first, _) in zip(calls, map(json.loads, firsts), strict=True):
         project = ROOT if argv[2] == str(ROOT) else Path(argv[2])
         name = yaml.safe_load((project / "Pulumi.yaml").read_text())["name"]
         assert first == f"+ pulumi:pulumi:Stack  {name}-{argv[4]}", argv
