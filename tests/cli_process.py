@@ -1,5 +1,8 @@
-"""The one CLI process that plans every stack and example (tests/test_plan_engine.py checks
-what it printed; the preview plans it wrote are every test's preview plans: conftest.py)."""
+"""The one fresh interpreter for what only a process of its own shows: the command's start and
+exit, every stack and example planned through the CLI offline (tests/test_plan_engine.py checks
+what it printed; the preview plans it wrote are every test's preview plans: conftest.py), the
+cloud SDKs a stack imports (tests/test_extras.py) and the provider's schema under another hash
+seed (tests/test_package.py)."""
 
 from __future__ import annotations
 
@@ -28,15 +31,20 @@ def _clean_run(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=300,
-        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "PYTHONPATH": str(ROOT)},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": "/nonexistent",
+            "PYTHONPATH": str(ROOT),
+            "PYTHONHASHSEED": HASH_SEED,
+        },
     )
 
 
 # Run in a fresh interpreter: the command's start (what importing it loads, then a run as the
 # command, no argv, that fails); every program through the CLI's main, in two rounds (stacks,
 # then examples), each round followed by two plans that fail (bad input, a data source with no
-# placeholder); then a collection, and the threads still running; then the exit, with the heap
-# frozen as the command leaves it.
+# placeholder); then a collection, and the threads still running; the provider's schema; then
+# the exit, with the heap frozen as the command leaves it.
 MANY_PLANS = """
 import gc, json, sys, pulumi_modelstore.program, pulumi_modelstore.cli
 rounds = json.loads(sys.argv[1])
@@ -75,8 +83,21 @@ for round in rounds:
         raise AssertionError(f"{program.__name__} planned")
 gc.collect()
 print(json.dumps([t.name for t in threading.enumerate() if t is not threading.main_thread()]))
+
+# The provider's schema as the plugin answers GetSchema, under this process's hash seed.
+import asyncio
+from pulumi.provider.server import ProviderServicer
+from pulumi.runtime.proto import provider_pb2
+from pulumi_modelstore.provider import provider
+
+servicer = ProviderServicer(provider(), [], engine_address="")
+request = provider_pb2.GetSchemaRequest(version=0)
+print(json.dumps(asyncio.run(servicer.GetSchema(request, None)).schema))
 gc.freeze()  # then exit as the command does (cli.main): the collection above found the leaks
 """
+HASH_SEED = "12345"
+"""The CLI process's hash seed: another than the test process's (which Python draws at
+random), so a set's order leaking into the provider's schema shows (tests/test_package.py)."""
 
 
 @dataclass(frozen=True)

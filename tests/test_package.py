@@ -10,7 +10,6 @@ import json
 import os
 import re
 import runpy
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from pulumi.runtime.proto import provider_pb2
 import pulumi_modelstore.provider as package
 from pulumi_modelstore.fields import Field, fields_of, outputs_of
 from pulumi_modelstore.schema import PACKAGE, components
+from tests.cli_process import HASH_SEED
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPONENTS = components()
@@ -166,24 +166,12 @@ def test_the_required_inputs_are_what_a_component_cannot_work_without():
     assert types == REQUIRED_TYPE_PROPERTIES
 
 
-def test_the_schema_is_deterministic():
+def test_the_schema_is_deterministic(cli_process):
     assert get_schema(package.provider()) == SCHEMA_JSON
     # Another process, another hash seed: set iteration order must not leak into the schema.
-    script = (
-        "import asyncio, sys\n"
-        "from pulumi.provider.server import ProviderServicer\n"
-        "from pulumi.runtime.proto import provider_pb2\n"
-        "from pulumi_modelstore.provider import provider\n"
-        "servicer = ProviderServicer(provider(), [], engine_address='')\n"
-        "request = provider_pb2.GetSchemaRequest(version=0)\n"
-        "sys.stdout.write(asyncio.run(servicer.GetSchema(request, None)).schema)\n"
-        "import gc; gc.freeze()  # no collection of the whole heap at exit: nothing reads it\n"
-    )
-    env = {**os.environ, "PYTHONHASHSEED": "12345", "PYTHONPATH": str(ROOT)}
-    other = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
-    )
-    assert other.stdout == SCHEMA_JSON
+    assert cli_process.result.returncode == 0, cli_process.result.stderr
+    assert os.environ.get("PYTHONHASHSEED") != HASH_SEED
+    assert json.loads(cli_process.result.stdout.splitlines()[-1]) == SCHEMA_JSON
 
 
 # ---- the provider is the SDK's ComponentProvider with our analyzer ----------------------------

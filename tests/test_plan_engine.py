@@ -566,7 +566,7 @@ def test_one_cli_process_starts_lean_and_plans_every_program_cleanly(cli_process
     )
     failed = "error: cannot read /nonexistent/base.json: No such file or directory\n"
     assert (result.returncode, result.stderr) == (0, failed + deprecations)
-    modules, exited, *firsts, threads = result.stdout.splitlines()
+    modules, exited, *firsts, threads, _ = result.stdout.splitlines()
     loaded = json.loads(modules)
     assert not [m for m in loaded if m.startswith(("pulumi_kubernetes.core", "pulumi_aws.fsx"))]
     assert not {"pulumi_modelstore.policy", "pulumi_modelstore.plan.timeline"} & set(loaded)
