@@ -268,27 +268,32 @@ class RecordingMonitor(mocks.MockMonitor):
         self.records: list[dict[str, Any]] = []
         self.stack_outputs: dict[str, Any] = {}
 
-    def _answered(self, urn: str, args: mocks.MockResourceArgs) -> tuple[str, Any]:
-        """The id and serialized state the mocks give the resource ``args`` describe, kept
-        where ``ExistsResource`` and the ``getResource`` invoke look resources up."""
-        given_id, state = self.mocks.new_resource(args)
-        id_ = given_id or ""  # PlanMocks answers "" for no id; the response takes a string
-        self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, id_, state)
-        return id_, _finished(rpc.serialize_properties(state, {}))
-
-    def _created(self, request: Any) -> resource_pb2.RegisterResourceResponse:
+    def _answered(
+        self, request: Any, properties: Any, resource_id: str, custom: bool | None = None
+    ) -> tuple[str, str, Any]:
+        """The URN, id and serialized state the mocks give the resource a registration or a
+        read describes (``properties``: its serialized inputs), kept where ``ExistsResource``
+        and the ``getResource`` invoke look resources up."""
         urn = self.make_urn(request.parent, request.type, request.name)
-        if request.type == STACK_TYPE:  # the stack has no state
-            return resource_pb2.RegisterResourceResponse(urn=urn)
         args = mocks.MockResourceArgs(
             typ=request.type,
             name=request.name,
-            inputs=rpc.deserialize_properties(request.object),
+            inputs=rpc.deserialize_properties(properties),
             provider=request.provider,
-            resource_id=request.importId,
-            custom=request.custom or False,
+            resource_id=resource_id,
+            custom=custom,
         )
-        id_, state = self._answered(urn, args)
+        given_id, state = self.mocks.new_resource(args)
+        id_ = given_id or ""  # PlanMocks answers "" for no id; the response takes a string
+        self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, id_, state)
+        return urn, id_, _finished(rpc.serialize_properties(state, {}))
+
+    def _created(self, request: Any) -> resource_pb2.RegisterResourceResponse:
+        if request.type == STACK_TYPE:  # the stack has no state
+            urn = self.make_urn(request.parent, request.type, request.name)
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        custom = request.custom or False
+        urn, id_, state = self._answered(request, request.object, request.importId, custom)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=id_, object=state)
 
     def Invoke(self, request):
@@ -339,15 +344,7 @@ class RecordingMonitor(mocks.MockMonitor):
         return response
 
     def ReadResource(self, request):
-        urn = self.make_urn(request.parent, request.type, request.name)
-        args = mocks.MockResourceArgs(
-            typ=request.type,
-            name=request.name,
-            inputs=rpc.deserialize_properties(request.properties),
-            provider=request.provider,
-            resource_id=request.id,
-        )
-        _, state = self._answered(urn, args)
+        urn, _, state = self._answered(request, request.properties, request.id)
         response = resource_pb2.ReadResourceResponse(urn=urn, properties=state)
         self.records.append(
             {
