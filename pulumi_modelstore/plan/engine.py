@@ -401,9 +401,8 @@ class _Diagnostics(logging.Handler):
 class _CallsInPlace(concurrent.futures.ThreadPoolExecutor):
     """The plan loop's default executor, which runs every monitor call of the SDK
     (``run_in_executor(None, ...)``) at once, on the loop's own thread: the monitor answers
-    from memory and never blocks (:class:`RecordingMonitor`), and a thread per call was a
-    quarter of a small plan's CPU. Registrations reach the monitor in the order the program
-    makes them, as the SDK sends them. No thread is ever started."""
+    from memory and never blocks (:class:`RecordingMonitor`), and handing each call to a
+    worker thread was a quarter of a small plan's CPU. No thread is ever started."""
 
     def submit(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> Future[_T]:
         done: Future[_T] = Future()
