@@ -375,6 +375,27 @@ def test_a_plan_takes_no_stack_traces_and_puts_the_sdks_function_back():
     assert sdk_resource._get_stack_trace is sdk_function
 
 
+def test_the_monitor_answers_the_sdks_get_resource_invoke_with_what_was_registered():
+    """``pulumi:pulumi:getResource`` (the SDK's lookup of a resource by URN) is answered from
+    the plan's own registrations, as the SDK's mock monitor answers it."""
+    import pulumi
+    import pulumi_kubernetes as k8s
+
+    def program() -> None:
+        cm = k8s.core.v1.ConfigMap("cm", metadata={"name": "cm"}, data={"a": "b"})
+        found = cm.urn.apply(
+            lambda urn: pulumi.runtime.invoke("pulumi:pulumi:getResource", {"urn": urn}).value
+        )
+        pulumi.export("found", found)
+
+    assert plan_program(program, fill_outputs=True).outputs["found"] == {
+        "urn": "urn:pulumi:test::modelstore::pulumi:pulumi:Stack$kubernetes:core/v1:ConfigMap::cm",
+        "id": "cm",
+        "state": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"},
+                  "data": {"a": "b"}},
+    }  # fmt: skip
+
+
 def test_a_mock_answer_is_serialized_in_one_step_or_refused():
     """The monitor answers on the plan loop's thread, running the SDK's serialization of an
     answer to its end at once (plan/engine.py ``_finished``): an answer that would wait for
