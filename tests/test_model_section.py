@@ -251,3 +251,19 @@ def test_the_seed_job_runs_the_bundle_as_its_tests_do_from_the_planned_config_ma
     namespace, name = args[args.index("--record-configmap") + 1].split("/")
     assert (namespace, name) == (job["metadata"]["namespace"], f"llama-manifest-{SHA[:12]}")
     assert ApiStub.objects[name]["data"]["manifest-sha256"] == manifest["digest"]
+
+
+def test_every_waited_job_is_replaced_by_the_next_up_once_it_failed(filled_plans: Any) -> None:
+    """A failed seed, verify, manifest or loader Job is run again by the next ``pulumi up``:
+    each carries ``pulumi.com/replaceUnready: "true"``, which makes pulumi-kubernetes replace a
+    Job that is not complete instead of awaiting the same failed one (kube/model_jobs.py)."""
+    from tests.test_ebs import cache
+    from tests.test_hyperdisk_model import V1, _plan
+
+    plans = {**filled_plans, "ebs loader": plan(cache()), "hyperdisk manifest": _plan(model=V1)[0]}
+    jobs = [(pid, j) for pid, p in plans.items() for j in created(p, JOB)]
+    roles = {j["metadata"]["labels"].get(model_jobs.ROLE_LABEL) for _, j in jobs}
+    assert roles == {"seed", "verify", "manifest", "loader"}, roles
+    for pid, job in jobs:
+        annotations = job["metadata"].get("annotations") or {}
+        assert annotations.get("pulumi.com/replaceUnready") == "true", (pid, job["metadata"])

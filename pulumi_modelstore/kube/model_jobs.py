@@ -16,6 +16,16 @@ message is what a failed ``pulumi up`` shows. The wait lasts 10 minutes by defau
 ``overrides.go`` line 40), so it is never set here. Preview never waits (``await.go`` line
 302). A change to ``spec.template`` replaces a Job (``provider/diff.go`` lines 178-186):
 the Jobs are named after the revision, so a new revision is a new Job, not an edit.
+
+A failed Job stays failed, and without more the next ``pulumi up`` awaits that same object
+again and fails again. Every Job here carries ``pulumi.com/replaceUnready: "true"``
+(:data:`REPLACE_UNREADY`; ``metadata/annotations.go`` line 36, ``metadata/overrides.go``
+lines 44-47): on every preview and up, the provider's ``Diff`` reads the live Job and, when the
+job checker does not find it complete, plans a replacement (``provider/provider.go`` lines
+1622-1643), delete-before-replace since the name stays the same (lines 1645-1658). So the next
+``pulumi up`` after a failure deletes the failed Job (its pods with it) and runs a new one; a
+complete Job is left alone. A Job still running when an up was interrupted is not complete
+either: the next up starts it over.
 """
 
 from __future__ import annotations
@@ -41,6 +51,8 @@ MANIFEST_MOUNT = "/modelstore/manifest"
 GATE_CONTAINER = "modelstore-revision-gate"
 ROLE_LABEL = "modelstore.pulumi.com/role"
 REVISION_LABEL = "modelstore.pulumi.com/revision"
+# pulumi-kubernetes replaces a Job that is not complete on the next up (module docstring).
+REPLACE_UNREADY = "pulumi.com/replaceUnready"
 RUN_AS = 65532  # the conventional "nonroot" uid/gid of distroless images
 # How long `pulumi up` waits, and the Job's own deadline (the same, so a Job that overruns
 # fails with DeadlineExceeded, which pulumi-kubernetes reports, instead of running on unseen):
@@ -237,11 +249,13 @@ def waited_job(
     resource_name: str, metadata: Any, spec: Any, minutes: int, opts: pulumi.ResourceOptions
 ) -> k8s.batch.v1.Job:
     """A Job whose create and update pulumi-kubernetes waits for, at most ``minutes`` (its
-    custom timeouts; without them the 10 minutes of the module docstring)."""
+    custom timeouts; without them the 10 minutes of the module docstring), and that the next
+    ``pulumi up`` replaces when it did not complete (:data:`REPLACE_UNREADY`)."""
     timeout = f"{minutes}m"
+    annotations = {**(metadata.get("annotations") or {}), REPLACE_UNREADY: "true"}
     return k8s.batch.v1.Job(
         resource_name,
-        metadata=metadata,
+        metadata={**metadata, "annotations": annotations},
         spec=spec,
         opts=pulumi.ResourceOptions.merge(
             opts,
