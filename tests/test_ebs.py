@@ -608,17 +608,18 @@ def test_a_claim_on_the_drivers_io2_class_is_checked_against_its_iops():
 
 def test_seed_claim_skips_await_and_the_loader_writes_it_before_the_snapshot():
     p = plan(cache(iops=4000, throughput_mibps=1000, volume_initialization_rate_mibps=300))
-    (gp3,) = p.by_type(STORAGE_CLASS)
+    gp3, gp3_seed = p.by_type(STORAGE_CLASS)
     assert gp3["inputs"]["metadata"]["name"] == "llama-gp3"
     assert gp3["inputs"]["volumeBindingMode"] == "WaitForFirstConsumer"
     assert gp3["inputs"]["parameters"]["volumeInitializationRate"] == "300"
+    assert gp3_seed["inputs"]["metadata"]["name"] == "llama-gp3-seed"
     (seed,) = p.by_type(PVC)
     assert seed["inputs"]["metadata"]["name"] == "llama-seed"
     assert seed["inputs"]["metadata"]["namespace"] == "inference"
     assert seed["inputs"]["metadata"]["annotations"] == {SKIP_AWAIT: "true"}
     assert seed["inputs"]["spec"] == {
         "accessModes": ["ReadWriteOnce"],
-        "storageClassName": "llama-gp3",
+        "storageClassName": "llama-gp3-seed",
         "volumeMode": "Filesystem",
         "resources": {"requests": {"storage": "100Gi"}},
     }
@@ -647,6 +648,63 @@ def test_seed_claim_skips_await_and_the_loader_writes_it_before_the_snapshot():
     }
     # A snapshot taken while the loader writes would hold half a model.
     assert job["urn"] in snapshot["dependencies"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        {"loader": LOADER},
+        {
+            "loader": None,
+            "model": {
+                "source": "hf://Qwen/Qwen2.5-0.5B-Instruct",
+                "revision": "7ae557604adf67be50417f59c2c2f167def9a775",
+            },
+        },
+    ],
+    ids=["loader", "model"],
+)
+def test_the_seed_volume_is_made_without_the_initialization_rate_replicas_restore_with(source):
+    """EC2 refuses ``VolumeInitializationRate`` on a volume not created from a snapshot, and
+    the EBS CSI driver passes a class's ``volumeInitializationRate`` to every CreateVolume it
+    makes (kubernetes-sigs/aws-ebs-csi-driver ``pkg/cloud/cloud.go`` L930-932 at 429e202e;
+    issue #2691): the empty seed volume must come from a class without it, while the replicas,
+    restored from the snapshot, keep it."""
+    found: dict[str, Any] = {}
+
+    def program():
+        c = EbsModelCache(
+            "llama",
+            {
+                "readers": ["inference"],
+                "volume_size": "100Gi",
+                "volume_initialization_rate_mibps": 300,
+                **source,
+            },
+        )
+        found["spec"] = c.patch_stateful_set_spec(
+            {"template": {"spec": {"containers": [{"name": "vllm"}]}}}
+        )
+        pulumi.export("template", found["spec"]["volumeClaimTemplates"][0])
+
+    p = plan(program)
+    classes = {c["inputs"]["metadata"]["name"]: c["inputs"] for c in p.by_type(STORAGE_CLASS)}
+    (seed,) = p.by_type(PVC)
+    seed_class = classes[seed["inputs"]["spec"]["storageClassName"]]
+    assert "volumeInitializationRate" not in seed_class["parameters"]
+    replica_class = classes[p.outputs["template"]["spec"]["storageClassName"]]
+    assert replica_class["parameters"]["volumeInitializationRate"] == "300"
+    # Otherwise the same volume: type, IOPS, throughput, encryption and file system alike.
+    rest = dict(replica_class["parameters"])
+    del rest["volumeInitializationRate"]
+    assert rest == seed_class["parameters"]
+    assert seed_class["volumeBindingMode"] == "WaitForFirstConsumer"
+    # The seed claim waits for its own class.
+    seed_class_name = seed_class["metadata"]["name"]
+    (seed_class_state,) = [
+        c for c in p.by_type(STORAGE_CLASS) if c["inputs"]["metadata"]["name"] == seed_class_name
+    ]
+    assert seed_class_state["urn"] in seed["dependencies"]
 
 
 def test_replicas_restore_the_snapshot_through_the_statefulset_claim_template():

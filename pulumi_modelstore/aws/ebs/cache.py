@@ -15,6 +15,7 @@ beside the old ones (named after the revision), never an edit of them."""
 # lazily loaded modules (about half a second of every plan's start-up).
 
 import copy
+import dataclasses
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, Required
@@ -46,6 +47,7 @@ from ...store import (
 )
 from .classes import (
     GP3_FIELDS,
+    Gp3Class,
     Gp3VolumeArgs,
     checked,
     ebs_storage_class,
@@ -136,15 +138,20 @@ class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
     ``<claim_template_name>-<statefulset>-<ordinal>``. Default: the cache's name (with the
     revision, if any)."""
     storage_class_name: pulumi.Input[str | None]
-    """An existing StorageClass for the seed and replica volumes. Default: a gp3 class made for
-    this cache, ``<name>-gp3``, from the fields below."""
+    """An existing StorageClass for the seed and replica volumes (the seed volume is empty, so
+    the class must not set ``volumeInitializationRate``: EC2 refuses it for a volume not
+    created from a snapshot). Default: a gp3 class made for this cache, ``<name>-gp3``, from
+    the fields below (and, with ``volume_initialization_rate_mibps``, ``<name>-gp3-seed``
+    without the rate for the seed volume)."""
     snapshot_class_name: pulumi.Input[str | None]
     """The VolumeSnapshotClass for the snapshot (pass ``EbsCsiDriver.snapshot_class_name`` so
     the snapshot waits for it). Default: ``ebs-snapshots``, the driver component's default."""
     volume_initialization_rate_mibps: int
     """Rate, 100 to 300 MiB/s, at which EBS pulls each restored replica volume's blocks from
-    the snapshot. Default: the EBS default (blocks load lazily on first read, so the first model
-    load from a fresh replica is slow)."""
+    the snapshot. Only the replicas' class carries it: the seed volume, empty, comes from a
+    class of its own without it, ``<name>-gp3-seed`` (EC2 refuses the rate for a volume not
+    created from a snapshot). Default: the EBS default (blocks load lazily on first read, so
+    the first model load from a fresh replica is slow)."""
 
 
 # -- the cache's rules ------------------------------------------------------------------------
@@ -557,7 +564,8 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
     """A model cache on EBS: written once, snapshotted, restored per replica.
 
     1. A gp3 StorageClass for the cache (``WaitForFirstConsumer``, expansion allowed), unless
-       ``storage_class_name`` names one.
+       ``storage_class_name`` names one; with ``volume_initialization_rate_mibps``, a second
+       one without the rate for the empty seed volume (EC2 refuses the rate there).
     2. With ``loader``: a seed claim (ReadWriteOnce, ``pulumi.com/skipAwait`` because it binds
        only when the loader pod starts) and a Job that mounts it read-write at ``mount_path``
        and writes the model. Pulumi waits for the Job to complete.
@@ -675,6 +683,8 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
             if spec.common.creates_namespace(self._namespace)
             else []
         )
+        # A seed volume to write: the loader's or the model section's.
+        self._seeds = self._values["loader"] is not None or self._model_section is not None
         self._storage_class_name = self._class(spec.derived)
         self._seed()
         self._snapshot_name = self._snapshot()
@@ -695,19 +705,41 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
 
     def _class(self, derived: Mapping[str, Any]) -> pulumi.Input[str]:
         """The cache's own gp3 class, unless ``storage_class_name`` names one: the name the
-        seed and the replicas' claims use (after the class, when the cache makes it)."""
+        replicas' claims use (after the class, when the cache makes it), and the seed claim's
+        unless the class carries a ``volumeInitializationRate``.
+
+        EC2 refuses ``VolumeInitializationRate`` on a volume not created from a snapshot, and
+        the EBS CSI driver passes a class's rate to every CreateVolume it makes
+        (kubernetes-sigs/aws-ebs-csi-driver ``pkg/cloud/cloud.go`` createVolumeHelper, issue
+        #2691): with a rate, the empty seed volume comes from a class of its own,
+        ``<class>-seed``, the same gp3 volume without the rate."""
         name: str = self._values["storage_class_name"]
         self.storage_class = None
+        self.seed_storage_class = None
+        self._seed_storage_class_name: pulumi.Input[str] = name
         if "gp3" not in derived:
             return name
+        gp3: Gp3Class = derived["gp3"]
         self.storage_class = ebs_storage_class(
             f"{self._name}-gp3",
             name=name,
-            spec=derived["gp3"],
+            spec=gp3,
             labels=self._labels,
             opts=self._child(),
         )
-        return name_after(self.storage_class, name)
+        class_name = name_after(self.storage_class, name)
+        self._seed_storage_class_name = class_name
+        if gp3.volume_initialization_rate_mibps is not None and self._seeds:
+            seed_name = f"{name}-seed"
+            self.seed_storage_class = ebs_storage_class(
+                f"{self._name}-gp3-seed",
+                name=seed_name,
+                spec=dataclasses.replace(gp3, volume_initialization_rate_mibps=None),
+                labels=self._labels,
+                opts=self._child(),
+            )
+            self._seed_storage_class_name = name_after(self.seed_storage_class, seed_name)
+        return class_name
 
     def _seed(self) -> None:
         """With ``loader`` or ``model``: the seed claim and the Job that writes the model into
@@ -715,7 +747,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         self.seed_claim = None
         self.loader_job = None
         self.seed_verify_job: k8s.batch.v1.Job | None = None
-        if self._values["loader"] is None and self._model_section is None:
+        if not self._seeds:
             return
         seed_resource = f"{self._name}-seed-volume{self._suffix}" if self._suffix else None
         self.seed_claim = volume_claim(
@@ -723,7 +755,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
             name=f"{self._base}-seed",
             namespace=self._namespace,
             size=self._values["volume_size"],
-            storage_class_name=self._storage_class_name,
+            storage_class_name=self._seed_storage_class_name,
             labels={**self._labels, "modelstore.pulumi.com/role": "seed"},
             opts=self._child(*self._in_namespace),
         )

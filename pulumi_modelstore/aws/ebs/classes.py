@@ -197,8 +197,11 @@ class StorageClassArgs(Gp3VolumeArgs, total=False):
     reclaim_policy: str
     """``Delete`` or ``Retain``. Default: ``Delete``."""
     volume_initialization_rate_mibps: int
-    """Rate, 100 to 300 MiB/s, at which EBS pulls a volume restored from a snapshot. Default:
-    the EBS default (blocks load lazily on first read)."""
+    """Rate, 100 to 300 MiB/s, at which EBS pulls a volume restored from a snapshot. A class
+    with it can make no empty volume: the driver passes the rate to every volume it creates
+    and EC2 refuses it for one not created from a snapshot (kubernetes-sigs/aws-ebs-csi-driver
+    ``pkg/cloud/cloud.go``, issue #2691), so give claims without a snapshot ``dataSource``
+    another class. Default: the EBS default (blocks load lazily on first read)."""
     multi_attach_iops: int
     """io2 IOPS, 100 to 256000, at most 1000 per GiB of each volume. Default: none (no io2
     class)."""
