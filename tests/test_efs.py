@@ -10,6 +10,7 @@ from typing import Any, cast
 
 import pulumi
 import pytest
+from moto import mock_aws
 
 from pulumi_modelstore.aws import EFS_CSI, EfsModelStore
 from pulumi_modelstore.aws import efs as efs_module
@@ -20,6 +21,7 @@ from pulumi_modelstore.plan.engine import UNKNOWN, PlanError
 from pulumi_modelstore.plan.placeholders import INVOKES
 from pulumi_modelstore.plan.placeholders.aws import plan_vpc_id
 from pulumi_modelstore.program import build_stores
+from tests.aws_replay import Replay
 from tests.conftest import (
     CLUSTER,
     CLUSTER_SG,
@@ -339,6 +341,33 @@ def test_a_store_without_writers_lets_no_anonymous_client_write():
     assert allow["Action"] == ["elasticfilesystem:ClientMount"]
 
 
+QWEN = {
+    "source": "hf://Qwen/Qwen2.5-0.5B-Instruct",
+    "revision": "7ae557604adf67be50417f59c2c2f167def9a775",
+}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [{"model": QWEN}, {"dynamic_claims": True}],
+    ids=["seed-job", "dynamic-claims"],
+)
+def test_without_iam_a_seed_job_or_dynamic_claims_let_mount_target_clients_write(aws_env, args):
+    """Once a file system has a policy, an anonymous client gets only what it allows (EFS user
+    guide, "Using IAM to control file system data access"): without ``ClientWrite`` the seed
+    Job's mount (a writer of the loader namespace) and every dynamic claim's are read-only, so
+    the seed fails on its first write. The policy, as EFS stores it (moto), grants the write."""
+    p = plan(efs(readers=["inference"], **args), fill=True)
+    (state,) = p.by_type(FS_POLICY)
+    with mock_aws():
+        client = Replay(p).run().client("efs")
+        fs_id = client.describe_file_systems()["FileSystems"][0]["FileSystemId"]
+        stored = json.loads(client.describe_file_system_policy(FileSystemId=fs_id)["Policy"])
+    assert stored == policy_of(state)
+    (allow,) = [s for s in stored["Statement"] if s["Effect"] == "Allow"]
+    assert allow["Action"] == ["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"]
+
+
 # -- access points and volumes --------------------------------------------------------------------
 
 
@@ -524,6 +553,25 @@ def test_node_role_mounts_via_store_access_points_and_writes_only_via_writers():
     # With IAM on, the file system policy no longer lets anonymous clients in.
     fs_policy = policy_of(p.by_type(FS_POLICY)[0])
     assert [s["Effect"] for s in fs_policy["Statement"]] == ["Deny"]
+
+
+def test_under_iam_authorization_the_seed_jobs_access_point_may_mount_and_write(aws_env):
+    """The seed Job mounts through the loader namespace's access point as a writer: the node
+    role that signs its ``iam`` mount must let it mount and write there, or the seed is denied
+    (mount) or read-only (write). Read back from IAM (moto) as the node role holds it."""
+    p = plan(efs(readers=["inference"], model=QWEN, iam_authorization=True), fill=True)
+    arns = {s["urn"].rsplit("-ap-", 1)[-1]: s["outputs"]["arn"] for s in p.by_type(ACCESS_POINT)}
+    assert sorted(arns) == ["inference", "llama-loader"]
+    role_name = p.by_type(ROLE)[0]["outputs"]["name"]
+    with mock_aws():
+        iam = Replay(p).run().client("iam")
+        (policy_name,) = iam.list_role_policies(RoleName=role_name)["PolicyNames"]
+        stored = iam.get_role_policy(RoleName=role_name, PolicyName=policy_name)
+    statements = {s["Action"]: s for s in stored["PolicyDocument"]["Statement"]}
+    mount = statements["elasticfilesystem:ClientMount"]["Condition"]["ArnEquals"]
+    assert mount == {"elasticfilesystem:AccessPointArn": sorted(arns.values())}
+    write = statements["elasticfilesystem:ClientWrite"]["Condition"]["ArnEquals"]
+    assert write == {"elasticfilesystem:AccessPointArn": [arns["llama-loader"]]}
 
 
 def test_readers_never_get_a_write_action():

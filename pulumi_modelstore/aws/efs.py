@@ -177,11 +177,12 @@ class EfsModelStoreArgs(AwsModelStoreArgs, total=False):
     """Mount with the ``iam`` option: the driver's node service account signs each mount with
     the cluster's EFS node role (``<cluster>-efs-csi-node-role``, one per cluster, shared by
     its stores), on which this store adds its own policy (``<store>-efs-node-policy``): mount
-    only through its access points (``ClientMount``), write only through its writers' ones
-    (``ClientWrite``), both only via a mount target and matched with ``ArnEquals`` on the
-    access point's ARN. The file system policy then grants anonymous
-    clients nothing. Without it, any client that reaches a mount target over TLS may mount;
-    readers are read-only by their mounts. Default: ``false``."""
+    only through its access points (``ClientMount``), write only through its writers' and
+    the seed Job's ones (``ClientWrite``), both only via a mount target and matched with
+    ``ArnEquals`` on the access point's ARN. The file system policy then grants anonymous
+    clients nothing. Without it, any client that reaches a mount target over TLS may mount,
+    and write when anything writes (writers, the seed Job, ``dynamic_claims``); readers are
+    read-only by their mounts. Default: ``false``."""
     identity: str
     """How the node service account gets its role with ``iam_authorization``: ``irsa`` (needs
     the cluster's IAM OIDC provider) or ``pod-identity`` (needs the EKS Pod Identity Agent
@@ -858,7 +859,12 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], DynamicClaims, backend="ef
             backup_policy={"status": "ENABLED" if spec.derived["backup"].enabled else "DISABLED"},
             opts=pulumi.ResourceOptions(parent=self),
         )
-        iam_authorization, writers = a["iam_authorization"], bool(spec.common.writers)
+        # Anonymous clients (no `iam` mount) get only what the policy allows: every consumer
+        # that writes (the writers, the seed Job's loader namespace) and every dynamic claim
+        # mounts that way without iam_authorization, and would be read-only without ClientWrite.
+        iam_authorization = a["iam_authorization"]
+        writers = any(not read_only for _, read_only in spec.common.consumers)
+        writers = writers or bool(a["dynamic_claims"])
         self.file_system_policy = aws.efs.FileSystemPolicy(
             f"{name}-fs-policy",
             file_system_id=fs.id,
@@ -965,12 +971,13 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], DynamicClaims, backend="ef
         return sg.id, rules
 
     def _client_policy(self) -> pulumi.Output[Any]:
-        """This store's own permission on the node role: its file system, its access points."""
-        c = self.common
+        """This store's own permission on the node role: its file system, the access points of
+        every consumer (the seed Job's loader namespace a writer among them)."""
+        consumers = self.common.consumers
         return pulumi.Output.all(
             self.file_system.arn,
-            [self.access_points[ns].arn for ns in c.readers],
-            [self.access_points[ns].arn for ns in c.writers],
+            [self.access_points[ns].arn for ns, read_only in consumers if read_only],
+            [self.access_points[ns].arn for ns, read_only in consumers if not read_only],
         ).apply(lambda a: client_access_policy(a[0], a[1], a[2]))
 
     def _node_role(

@@ -59,7 +59,8 @@ def client_access_policy(
     """The node identity's EFS client permissions: the ONE definition, for every identity path.
 
     Mounting (``ClientMount``, read) only through this store's access points, writing
-    (``ClientWrite``) only through the writers' access points, both only via a mount target.
+    (``ClientWrite``) only through the writing consumers' access points (the writers' and the
+    seed Job's), both only via a mount target.
     Readers never get a write action: a reader's mount is read-only at EFS as well as in
     Kubernetes. No ``ClientRootAccess``: the access points run every request as the POSIX user.
     """
@@ -108,7 +109,8 @@ def file_system_policy(
     the EFS console's "Enforce in-transit encryption for all clients" policy, anonymous clients
     reaching a mount target are allowed too, unless IAM authorization is on (then the node
     role's own policy is the only way in). Unlike the console's default, no ClientRootAccess,
-    and ClientWrite only when the store has writers."""
+    and ClientWrite only when something writes (``anonymous_write``: the store's writers, its
+    seed Job, its dynamic claims): an anonymous client without it mounts read-only."""
     statements: list[dict[str, Any]] = []
     if anonymous_access:
         actions = ["elasticfilesystem:ClientMount"]
