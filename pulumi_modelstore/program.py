@@ -35,7 +35,7 @@ from . import config_clusters as cc
 from .backup import Backup
 from .cluster import NameBook
 from .errors import REFERENCE, ModelStoreInputError, one_of, suggestion
-from .extras import CLOUD_ROOMS, MissingExtraError, install_hint, room_of_backend
+from .extras import CLOUD_ROOMS, MissingExtraError, install_hint, room_of_backend, room_of_kind
 from .fields import camel_case, fields_of
 from .kube import velero as kv
 from .store import STORE_LABEL, ModelStore
@@ -127,6 +127,51 @@ def cluster_kinds(store_class: type[ModelStore]) -> tuple[str, ...]:
     return (scope.kind,) if scope is not None else cc.KINDS
 
 
+def _room_installed(room: str) -> bool:
+    try:
+        import_module(f".{room}", __package__)
+    except MissingExtraError:
+        return False
+    return True
+
+
+def _missing_extras(stores: Any, clusters: Any) -> list[ModelStoreInputError]:
+    """One line per cloud extra the stack needs and does not have, naming the first store (or
+    cluster) that needs it and the rest in the hint. Said before anything else: without the
+    extra, the cluster's and the store's own fields read as unknown, which is not the problem."""
+    # room -> (store, field, value, how the hint names it); a cluster names no store.
+    users: dict[str, list[tuple[str | None, str, str, str]]] = {}
+    for key, raw in clusters.items() if isinstance(clusters, Mapping) else ():
+        kind = raw.get("kind") if isinstance(raw, Mapping) else None
+        room = room_of_kind(kind) if isinstance(kind, str) else None
+        if room is not None:
+            path = f"{cc.ROOT}.{key}"
+            users.setdefault(room, []).append((None, f"{path}.kind", kind, f"{path} (kind {kind})"))
+    for name, fields in stores.items() if isinstance(stores, Mapping) else ():
+        backend = fields.get("backend") if isinstance(fields, Mapping) else None
+        room = room_of_backend(backend) if isinstance(backend, str) else None
+        if room is not None:
+            said = f"modelstore:stores.{name} (backend {backend})"
+            users.setdefault(room, []).insert(0, (name, "backend", backend, said))
+    errors = []
+    for room, needs in sorted(users.items()):
+        if _room_installed(room):
+            continue
+        (store, field, value, _), rest = needs[0], needs[1:]
+        also = ", ".join(said for *_, said in rest)
+        what = "backend" if store is not None else "kind"
+        errors.append(
+            ModelStoreInputError(
+                store,
+                field,
+                value,
+                f"a {what} whose cloud SDK is installed ({install_hint(room)})",
+                hint=f"{also} need{'s' if len(rest) == 1 else ''} it too" if rest else None,
+            )
+        )
+    return errors
+
+
 class _EntryRefused(Exception):
     """The store names a cluster whose entry was refused (with its own message)."""
 
@@ -145,6 +190,9 @@ def build_stores(
     cluster it names, and the PV and claim names across the stores of each cluster), and every
     problem of every store is reported at once; checks that need a lookup (the cluster, a
     subnet, the OIDC provider) run as each store is built."""
+    missing = _missing_extras(stores, clusters)
+    if missing:
+        raise ModelStoreInputError.combine(missing)
     entries, errors = cc.parse_clusters(clusters)
     if not isinstance(stores, Mapping) or not stores:
         raise ModelStoreInputError.combine(
@@ -159,15 +207,8 @@ def build_stores(
             if not isinstance(fields, Mapping):
                 raise ModelStoreInputError(name, "fields", fields, FIELDS_ALLOWED)
             backend = fields.get("backend")
-            room = room_of_backend(backend) if isinstance(backend, str) else None
+            # (A backend whose extra is missing was said before: _missing_extras.)
             store_class = backend_class(backend) if isinstance(backend, str) else None
-            if room is not None and store_class is None:
-                raise ModelStoreInputError(
-                    name,
-                    "backend",
-                    backend,
-                    f"a backend whose cloud SDK is installed ({install_hint(room)})",
-                )
             if not isinstance(backend, str) or store_class is None:
                 allowed, hint = one_of(backend, installed_backends(), REFERENCE, "backends")
                 raise ModelStoreInputError(name, "backend", backend, allowed, hint=hint)

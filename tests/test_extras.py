@@ -153,3 +153,49 @@ def test_a_stack_imports_only_the_cloud_sdks_of_its_backends(cli_process):
     printed = cli_process.result.stdout.splitlines()[2 : 2 + len(FIRST)]
     assert [argv[4] for argv in calls] == [pid.split("/")[1] for pid in FIRST]
     assert [json.loads(line)[1] for line in printed] == [[], [], ["pulumi_aws"]]
+
+
+def test_a_stack_of_a_cloud_whose_extra_is_missing_says_so_first_and_only():
+    """With no cloud SDK installed, each shipped stack of a cloud fails in exactly one line per
+    missing extra (not with its cluster's and stores' fields read as unknown first); the local
+    and NFS stacks plan as before. One interpreter plans every stack."""
+    from tests.conftest import STACKS
+
+    code = (
+        "import contextlib, io, sys\n"
+        f"for sdk in {[spec.module for spec in CLOUD_ROOMS.values()]!r}:\n"
+        "    sys.modules[sdk] = None\n"
+        "from pulumi_modelstore.cli import main\n"
+        f"for stack in {STACKS!r}:\n"
+        "    err = io.StringIO()\n"
+        "    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):\n"
+        "        code = main(['plan', '--stack', stack])\n"
+        "    lines = [line for line in err.getvalue().splitlines() if line.startswith('error:')]\n"
+        "    print(json.dumps([stack, code, lines]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", "import json\n" + code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr
+    results = {
+        stack: (code, lines) for stack, code, lines in map(json.loads, out.stdout.split("\n")[:-1])
+    }
+    assert sorted(results) == STACKS
+    for stack, (code, lines) in results.items():
+        config = (ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+        rooms = [
+            room
+            for room, spec in CLOUD_ROOMS.items()
+            if any(f"backend: {b}" in config for b in spec.backends)
+        ]
+        if not rooms:
+            assert (code, lines) == (0, []), stack
+            continue
+        assert code != 0, stack
+        assert len(lines) == len(rooms), (stack, lines)
+        for room, line in zip(sorted(rooms), lines, strict=True):
+            assert "whose cloud SDK is installed" in line and f"[{room}]'" in line, (stack, line)
