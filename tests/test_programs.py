@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from pulumi_modelstore.plan.engine import UNKNOWN, plan_directory
-from tests.conftest import EXAMPLES, STACKS, all_programs
+from tests.conftest import EXAMPLES, ROOT, STACKS, USER_STACKS, all_programs
 from tests.validators import gke_crds
 from tests.validators.kube_schema import KUBERNETES_MINORS, validator
 
@@ -26,6 +26,15 @@ def test_there_is_something_to_plan():
         "platform-stores",
         "app-vllm",
     }
+
+
+@pytest.mark.parametrize("stack", USER_STACKS)
+def test_your_own_stack_plans(stack):
+    """A stack file you added to stacks/ and have not committed (README, quick start) is
+    planned too, so a mistake in it fails here with the program's own message; the suite's
+    golden plans, workflow matrix and README index keep to the stacks the repository ships."""
+    plan = plan_directory(ROOT, stack)
+    assert plan.states(), f"stacks/Pulumi.{stack}.yaml planned nothing"
 
 
 @pytest.mark.parametrize(("pid", "directory", "stack"), PROGRAMS, ids=[p[0] for p in PROGRAMS])
