@@ -140,7 +140,7 @@ def _missing_extras(stores: Any, clusters: Any) -> list[ModelStoreInputError]:
     cluster) that needs it and the rest in the hint. Said before anything else: without the
     extra, the cluster's and the store's own fields read as unknown, which is not the problem."""
     # room -> (store, field, value, how the hint names it); a cluster names no store.
-    users: dict[str, list[tuple[str | None, str, str, str]]] = {}
+    users: dict[str, list[tuple[str | None, str, Any, str]]] = {}
     for key, raw in clusters.items() if isinstance(clusters, Mapping) else ():
         kind = raw.get("kind") if isinstance(raw, Mapping) else None
         room = room_of_kind(kind) if isinstance(kind, str) else None
