@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ElementTree
 from typing import Any
 
 USER_AGENT = "pulumi-modelstore-seed"
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class SourceError(ValueError):
@@ -120,3 +121,85 @@ def md5_hex(value: str | None) -> str | None:
     """A base64 MD5 (Cloud Storage's ``md5Hash``, Azure's ``Content-MD5``) as hex, None when
     absent."""
     return base64.b64decode(value).hex() if value else None
+
+
+def origin(url: str) -> tuple[str, str, int]:
+    """A URL's origin: (scheme, host in lower case, port, the scheme's default when none is
+    given)."""
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or DEFAULT_PORTS.get(scheme, 0)
+
+
+def keeps_authorization(old_url: str, new_url: str) -> bool:
+    """Whether a redirect from ``old_url`` to ``new_url`` may carry the request's
+    ``Authorization``: only to the same origin (scheme, host and port), as huggingface_hub
+    decides (``utils/_http.py``, ``_url_origin`` and ``_is_same_or_hub_host``). An https to
+    http redirect on the same host would send the token in clear; another host or port is
+    another service (the Hub's CDN needs no token)."""
+    return origin(old_url) == origin(new_url)
+
+
+def next_link(header: str | None, base: str) -> str | None:
+    """The target of the ``Link`` header's link whose ``rel`` holds ``next``, resolved against
+    ``base`` (the request's URL), or None. Parsed as RFC 8288 section 3 writes it: links
+    separated by commas, each ``<URI-Reference>`` then ``;``-separated parameters whose value
+    is a token or a quoted-string (commas and semicolons inside ``<>`` or quotes are not
+    separators); ``rel`` is a space-separated list of relation types, compared
+    case-insensitively, and only a link's first ``rel`` counts (section 3.3)."""
+    for target, params in _links(header or ""):
+        rel = params.get("rel")
+        if rel is not None and "next" in rel.lower().split():
+            return urllib.parse.urljoin(base, target)
+    return None
+
+
+def _links(text: str) -> list[tuple[str, dict[str, str]]]:
+    """The (target, parameters) of each link of a ``Link`` header value; a parameter given
+    twice keeps its first value; a malformed tail ends the list."""
+    links: list[tuple[str, dict[str, str]]] = []
+    i, n = 0, len(text)
+    while i < n:
+        while i < n and text[i] in " \t,":
+            i += 1
+        if i >= n or text[i] != "<":
+            break
+        end = text.find(">", i)
+        if end < 0:
+            break
+        target, i = text[i + 1 : end], end + 1
+        params: dict[str, str] = {}
+        while True:
+            while i < n and text[i] in " \t":
+                i += 1
+            if i >= n or text[i] != ";":
+                break
+            i += 1
+            start = i
+            while i < n and text[i] not in "=;,":
+                i += 1
+            name = text[start:i].strip().lower()
+            value = ""
+            if i < n and text[i] == "=":
+                i += 1
+                while i < n and text[i] in " \t":
+                    i += 1
+                if i < n and text[i] == '"':
+                    i += 1
+                    chars = []
+                    while i < n and text[i] != '"':
+                        if text[i] == "\\" and i + 1 < n:
+                            i += 1
+                        chars.append(text[i])
+                        i += 1
+                    i += 1
+                    value = "".join(chars)
+                else:
+                    start = i
+                    while i < n and text[i] not in ";,":
+                        i += 1
+                    value = text[start:i].strip()
+            if name:
+                params.setdefault(name, value)
+        links.append((target, params))
+    return links

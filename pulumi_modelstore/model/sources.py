@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import aws, azure, gcs
-from .net import Body, SourceError, md5_hex
+from .net import Body, SourceError, keeps_authorization, md5_hex, next_link
 
 SCHEMES = ("hf", "s3", "gs", "az", "file")
 FORMS = (
@@ -209,7 +209,8 @@ class HuggingFaceSource:
     """A Hugging Face model repository at a commit, over the Hub's HTTP API (urllib only).
 
     Files come from the tree endpoint, ``GET {endpoint}/api/models/{repo}/tree/{revision}
-    ?recursive=true``, paginated by ``Link: <...>; rel="next"`` headers: the request
+    ?recursive=true``, paginated by RFC 8288 ``Link`` headers (``rel="next"``, quoted or not:
+    :func:`.net.next_link`): the request
     huggingface_hub's ``HfApi.list_repo_tree`` makes (``src/huggingface_hub/hf_api.py``; pages
     followed by ``utils/_pagination.py``). Each entry has ``type``, ``path``, ``size``, ``oid``
     (the Git blob id) and, for LFS files, ``lfs: {oid, size, pointerSize}`` whose ``oid`` is
@@ -257,7 +258,7 @@ class HuggingFaceSource:
         while url:
             with self._open(url, timeout=60) as response:
                 entries = json.load(response)
-                url = _next_link(response.headers.get("Link"))
+                url = next_link(response.headers.get("Link"), url)
             for entry in entries:
                 if entry.get("type") != "file":
                     continue
@@ -276,27 +277,16 @@ class HuggingFaceSource:
 
 
 class _SameHostAuthRedirect(urllib.request.HTTPRedirectHandler):
-    """Follows redirects, but drops the token when one leaves the host (the Hub sends file
-    bytes from its CDN, which needs no token); urllib would forward every header."""
+    """Follows redirects, but drops the token when one leaves the origin (scheme, host or
+    port: :func:`.net.keeps_authorization`); urllib would forward every header."""
 
     def redirect_request(
         self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
     ) -> urllib.request.Request | None:
         new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None:
-            old_host = urllib.parse.urlsplit(req.full_url).netloc
-            if urllib.parse.urlsplit(newurl).netloc != old_host:
-                new.remove_header("Authorization")
+        if new is not None and not keeps_authorization(req.full_url, newurl):
+            new.remove_header("Authorization")
         return new
-
-
-def _next_link(header: str | None) -> str | None:
-    """The ``rel="next"`` URL of an RFC 8288 Link header, if any."""
-    for part in (header or "").split(","):
-        url, _, params = part.partition(";")
-        if 'rel="next"' in params.replace(" ", ""):
-            return url.strip().strip("<>")
-    return None
 
 
 class _ObjectSource:
