@@ -15,7 +15,7 @@ import inspect
 import json
 import sys
 import typing
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,10 @@ def current_block(text: str) -> str:
 
 def _type(prop: Any) -> str:
     if prop.ref:
-        return "any" if prop.ref.endswith("/Any") else prop.ref.rsplit("/", 1)[-1]
+        if prop.ref.endswith("/Any"):
+            return "any"
+        name = prop.ref.rsplit(":", 1)[-1]
+        return f"[{name}](#{name.lower()})"  # a nested section: its table is under Types
     kind = prop.type.value if prop.type is not None else "any"
     if kind == "array" and prop.items is not None:
         return f"list[{_type(prop.items)}]"
@@ -148,7 +151,7 @@ def reference() -> str:
     for cls in classes:
         name = cls.__name__
         out.append(f"- [{name}](#{name.lower()})")
-    out.append("")
+    out += ["- [Types](#types): the nested sections (`model`, `backup`, cluster `velero`)", ""]
     for cls in classes:
         name = cls.__name__
         definition = definitions[name]
@@ -187,7 +190,70 @@ def reference() -> str:
         else:
             out.append("No outputs.")
         out.append("")
+    out += _types(analyze()["type_definitions"])
+    out += _velero()
     return "\n".join(out)
+
+
+def _types(definitions: Mapping[str, Any]) -> list[str]:
+    """The nested sections of the components' inputs (``model``, its ``token_secret``,
+    ``backup``): every field, as the analyzer infers it from their TypedDicts."""
+    from .fields import fields_of
+
+    out = [
+        "## Types",
+        "",
+        "The sections some inputs take (a mapping in a stack's config, a dict in Python).",
+        "",
+    ]
+    for name, definition in sorted(definitions.items()):
+        fields = fields_of(definition.python_type)
+        out += [
+            f"### {name}",
+            "",
+            f"`{_public_module(definition.python_type)}.{name}`",
+            "",
+            inspect.cleandoc(definition.description or ""),
+            "",
+            "| Python | camelCase | Type | Default | Description |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for camel, prop in definition.properties.items():
+            python = definition.properties_mapping.get(camel, camel)
+            field = fields.get(python)
+            default = "required" if not prop.optional else _default(field.default) if field else ""
+            out.append(
+                f"| `{python}` | `{camel}` | {_type(prop)} | {default} | "
+                f"{_cell(prop.description)} |"
+            )
+        out.append("")
+    return out
+
+
+def _velero() -> list[str]:
+    """A cluster entry's ``velero`` (stack config only: clusters are no component input)."""
+    from .fields import fields_of
+    from .kube.velero import VeleroArgs
+
+    out = [
+        "### Cluster velero",
+        "",
+        "`modelstore:clusters.<key>.velero` in a stack's config "
+        "([configuration](configuration.md#clusters)).",
+        "",
+        inspect.cleandoc(VeleroArgs.__doc__ or ""),
+        "",
+        "| Key | Type | Default | Description |",
+        "| --- | --- | --- | --- |",
+    ]
+    types = {bool: "bool", str: "string", int: "int"}
+    for field in fields_of(VeleroArgs).values():
+        out.append(
+            f"| `{field.name}` | {types[field.annotation]} | "
+            f"{_default(field.default)} | {_cell(field.doc)} |"
+        )
+    out.append("")
+    return out
 
 
 # ---- the command -------------------------------------------------------------------------------

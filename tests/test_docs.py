@@ -71,6 +71,42 @@ def test_reference_has_every_component_input_and_output(ref):
             assert f"| `{python}` | `{camel}` |" in section, f"{name} output {python}"
 
 
+def test_reference_has_every_field_of_every_nested_section(ref):
+    """The sections an input takes (``model`` and its ``token_secret``, ``backup``), every one
+    a component's input refers to, and a cluster's ``velero``: each field has its row, and a
+    component's row links to its section."""
+    from pulumi_modelstore.kube.velero import FIELDS, VeleroArgs, parse_velero
+
+    types = analyze()["type_definitions"]
+    referred = {
+        prop.ref.rsplit(":", 1)[-1]
+        for definition in analyze()["component_definitions"].values()
+        for prop in definition.inputs.values()
+        if prop.ref and not prop.ref.endswith("/Any")
+    }
+    assert {"ModelSection", "BackupArgs"} <= referred <= set(types)
+    for name, definition in types.items():
+        assert f"\n### {name}\n" in ref, name
+        section = ref.split(f"\n### {name}\n", 1)[1].split("\n### ", 1)[0]
+        for camel, python in definition.properties_mapping.items():
+            assert f"| `{python}` | `{camel}` |" in section, f"{name}.{python}"
+    assert "| `model` | `model` | [ModelSection](#modelsection) |" in ref
+    assert "| `token_secret` | `tokenSecret` | [TokenSecret](#tokensecret) |" in ref
+    velero = ref.split("\n### Cluster velero\n", 1)[1]
+    assert [row.split("`")[1] for row in velero.splitlines() if row.startswith("| `")] == list(
+        FIELDS
+    )
+    # The defaults the reference states are the ones a cluster entry gets.
+    settings, errors = parse_velero("velero", "eks", {})
+    assert not errors and settings is not None
+    stated = {f.name: f.default for f in fields_of(VeleroArgs).values()}
+    assert (stated["enabled"], stated["schedule"], stated["retention_days"]) == (
+        settings.enabled,
+        settings.schedule,
+        settings.retention_days,
+    )
+
+
 @pytest.mark.parametrize(
     ("component", "row"),
     [

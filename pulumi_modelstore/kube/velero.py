@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -46,7 +46,29 @@ DEFAULT_RETENTION_DAYS = 30
 MAX_RETENTION_DAYS = 106751
 """A Schedule's ``ttl`` is a Go ``time.Duration`` (int64 nanoseconds), at most
 2562047h47m16s: 106751 whole days."""
-FIELDS = ("enabled", "bucket", "schedule", "retention_days")
+
+
+class VeleroArgs(TypedDict, total=False):
+    """A cluster entry's ``velero`` in stack config (``modelstore:clusters.<key>.velero``):
+    Velero installed once on the cluster, its bucket and identity made by the cluster's cloud,
+    and a Schedule for each store whose ``backup`` is enabled."""
+
+    enabled: bool
+    """Install Velero on the cluster. Default: ``true`` once the entry is given (``velero: {}``);
+    ``false`` keeps the entry and installs nothing. Refused on a plain kubernetes cluster."""
+    bucket: str
+    """The bucket (S3, Cloud Storage) or container (Azure Blob) Velero keeps backups in, made by
+    the library: 3 to 63 lowercase letters, digits and single hyphens. Default: named by Pulumi
+    from the cluster key (Azure: a container ``velero``)."""
+    schedule: str
+    """When each store's Schedule runs: a five-field cron expression in UTC. Default:
+    ``0 3 * * *``."""
+    retention_days: int
+    """How long each backup is kept (the Schedule's ``ttl``), 1 to 106751 days. Default: ``30``
+    (Velero's own default TTL)."""
+
+
+FIELDS = tuple(VeleroArgs.__annotations__)
 KINDS = ("eks", "gke", "aks")
 """The cluster kinds whose bucket and identity the library makes for Velero (a scope's
 ``velero_storage``): every cloud's; a plain kubernetes cluster has no cloud identity."""
