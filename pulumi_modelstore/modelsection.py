@@ -17,7 +17,7 @@ from typing import Any, Required, TypedDict
 
 from . import validation as v
 from .errors import ModelStoreInputError
-from .model.sources import SourceError, check_revision, parse_source
+from .model.sources import INCLUDE_RULE, SourceError, can_match, check_revision, parse_source
 
 # A python:3.12-slim image pinned by its multi-arch index digest, so every node pulls the same
 # bytes. The digest is the one two public Dockerfiles pin for python:3.12-slim (found with the
@@ -246,7 +246,10 @@ def parse_model(
     elif revision is None or not isinstance(revision, str):
         check(_revision, store, None, revision)
     include = section.get("include") or ()
+    before = len(errors)
     check(v.string_list, store, _field("include"), list(include) if include else [])
+    if len(errors) == before:
+        check(_include, store, include)
     token = check(_token_secret, store, section.get("token_secret"))
     keep = section.get("keep_revisions", MIN_KEEP_REVISIONS)
     check(_keep_revisions, store, keep)
@@ -305,10 +308,15 @@ def _source(store: str, source: Any, fills: Mapping[str, Fill]) -> str:
         raise ModelStoreInputError(
             store, _field("source"), source, "hf://<org>/<repo>, s3://, gs:// or az:// (required)"
         )
-    try:
-        scheme = parse_source(source).scheme
-    except SourceError as error:
-        _from_source_error(store, "source", source, error)
+    # A scheme the store refuses is said first: a well-formed name would not help.
+    named, sep, _ = source.partition("://")
+    if sep and fills.get(named) is not None and fills[named].refusal is not None:
+        scheme = named
+    else:
+        try:
+            scheme = parse_source(source).scheme
+        except SourceError as error:
+            _from_source_error(store, "source", source, error)
     fill = fills.get(scheme)
     if fill is None:
         allowed = ", ".join(f"{s}://" for s in fills)
@@ -364,15 +372,26 @@ def _token_secret(store: str, value: Any) -> tuple[str, str] | None:
             store, field, value, "{name: <Secret name>, key: <its key>} (a Secret, never a value)"
         )
     v.dns_subdomain(store, f"{field}.name", value["name"])
-    # ConfigMap and Secret keys: IsConfigMapKey (apimachinery pkg/util/validation).
-    if not re.fullmatch(r"[-._a-zA-Z0-9]{1,253}", value["key"]) or value["key"] in (".", ".."):
+    # ConfigMap and Secret keys: IsConfigMapKey (kubernetes/apimachinery
+    # pkg/util/validation/validation.go): [-._a-zA-Z0-9]+, at most 253 characters, not '.',
+    # not '..' and not starting with '..'.
+    key = value["key"]
+    if not re.fullmatch(r"[-._a-zA-Z0-9]{1,253}", key) or key == "." or key.startswith(".."):
         raise ModelStoreInputError(
             store,
             f"{field}.key",
-            value["key"],
-            "a Secret key (letters, digits, '-', '_' and '.', at most 253 characters)",
+            key,
+            "a Secret key (letters, digits, '-', '_' and '.', at most 253 characters, not '.' "
+            "and not starting with '..')",
         )
     return value["name"], value["key"]
+
+
+def _include(store: str, include: Sequence[str]) -> None:
+    """Each pattern can match a file of the revision (``sources.can_match``)."""
+    for pattern in include:
+        if isinstance(pattern, str) and not can_match(pattern):
+            raise ModelStoreInputError(store, _field("include"), pattern, INCLUDE_RULE)
 
 
 def _keep_revisions(store: str, keep: Any) -> None:

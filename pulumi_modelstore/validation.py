@@ -12,7 +12,6 @@ mounts, node selectors).
 
 from __future__ import annotations
 
-import ipaddress
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -62,16 +61,6 @@ def is_output(value: Any) -> bool:
 
 
 # ---- names ---------------------------------------------------------------------------------
-
-
-def is_ip_address(text: str) -> bool:
-    """Whether ``text`` is an IPv4 or IPv6 address (S3 and Cloud Storage refuse one as a bucket
-    name)."""
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
 
 
 def valid_name(

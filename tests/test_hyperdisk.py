@@ -272,8 +272,8 @@ BAD: list[tuple[dict[str, Any], str]] = [
         {"source_uri": "gs://Acme_Models/llama/"},
         "source_uri must be gs:// then a valid Cloud Storage bucket name (3-63 lowercase "
         "letters, digits, '-', '_' and '.', starting and ending with a letter or digit; up to "
-        "222 with dots, 63 between dots; not starting with 'goog', without 'google', not an IP "
-        "address), got 'gs://Acme_Models/llama/'",
+        "222 with dots, 63 between dots; not starting with 'goog', without 'google' or a close "
+        "misspelling such as 'g00gle', not an IP address), got 'gs://Acme_Models/llama/'",
     ),
     (
         {"source_uri": "gs://acme-models//llama/"},

@@ -267,3 +267,91 @@ def test_every_waited_job_is_replaced_by_the_next_up_once_it_failed(filled_plans
     for pid, job in jobs:
         annotations = job["metadata"].get("annotations") or {}
         assert annotations.get("pulumi.com/replaceUnready") == "true", (pid, job["metadata"])
+
+
+# Names the source's own service refuses (issue 26), each with the rule's words from
+# model/names.py, which cites the service's rule: the plan refuses what the seed would fail on.
+S3_RULE = (
+    "a valid S3 bucket name (3-63 lowercase letters, digits, '.' and '-', starting and ending "
+    "with a letter or digit, no '..', not an IP address, not starting with xn--, sthree- or "
+    "amzn-s3-demo-, not ending with -s3alias, --ol-s3, .mrap, --x-s3 or --table-s3)"
+)
+GCS_RULE = (
+    "a valid Cloud Storage bucket name (3-63 lowercase letters, digits, '-', '_' and '.', "
+    "starting and ending with a letter or digit; up to 222 with dots, 63 between dots; not "
+    "starting with 'goog', without 'google' or a close misspelling such as 'g00gle', not an IP "
+    "address)"
+)
+HF_RULE = (
+    "hf://<org>/<repo> with a Hugging Face repository id (letters, digits, '-', '_' and '.', "
+    "each part starting and ending with a letter, digit or '_', the repository at most 96 "
+    "characters, no '--' or '..', not ending with .git)"
+)
+INCLUDE_RULE = (
+    "fnmatch patterns of paths inside the revision: relative, without '.', '..' or empty "
+    "segments (a file's path never has them, so such a pattern matches nothing)"
+)
+
+
+def on(backend: str, **model: Any) -> Any:
+    return lambda: build(backend, model={**MODEL, **model})
+
+
+@pytest.mark.parametrize(
+    ("program", "message"),
+    [
+        (local(source="hf://meta--llama/Llama-3"), f"llama: model.source must be {HF_RULE}, "
+         "got 'hf://meta--llama/Llama-3'"),
+        (local(source="hf://meta-llama/Llama 3"), f"llama: model.source must be {HF_RULE}, "
+         "got 'hf://meta-llama/Llama 3'"),
+        (local(source="hf://meta-llama/" + "l" * 97), f"llama: model.source must be {HF_RULE}, "
+         f"got 'hf://meta-llama/{'l' * 97}'"),
+        (local(source="hf://meta-llama/llama..3"), f"llama: model.source must be {HF_RULE}, "
+         "got 'hf://meta-llama/llama..3'"),
+        (on("mountpoint-s3", source="s3://ab/llama", revision="v1"),
+         f"llama: model.source must be s3:// then {S3_RULE}, got 's3://ab/llama'"),
+        (on("efs", source="s3://sthree-models/llama", revision="v1"),
+         f"llama: model.source must be s3:// then {S3_RULE}, got 's3://sthree-models/llama'"),
+        (on("gcs-fuse", source="gs://my-google-models/llama", revision="v1"),
+         f"llama: model.source must be gs:// then {GCS_RULE}, got "
+         "'gs://my-google-models/llama'"),
+        (on("gcs-fuse", source="gs://Models/llama", revision="v1"),
+         f"llama: model.source must be gs:// then {GCS_RULE}, got 'gs://Models/llama'"),
+        (on("gcs-fuse", source="gs://goog-models/llama", revision="v1"),
+         f"llama: model.source must be gs:// then {GCS_RULE}, got 'gs://goog-models/llama'"),
+        (on("azure-blob", source="az://MyModels/models/llama", revision="v1"),
+         "llama: model.source must be az:// then a storage account name (3-24 lowercase "
+         "letters and digits, unique in Azure), got 'az://MyModels/models/llama'"),
+        (on("azure-blob", source="az://mymodels/my--models/llama", revision="v1"),
+         "llama: model.source must be az://<account>/ then a blob container name (3-63 "
+         "lowercase letters, digits and '-', starting and ending with a letter or digit, no "
+         "'--'), got 'az://mymodels/my--models/llama'"),
+        (local(include=["*.json", "../shared/*.safetensors"]),
+         f"llama: model.include must be {INCLUDE_RULE}, got '../shared/*.safetensors'"),
+        (local(include=["/weights/*.safetensors"]),
+         f"llama: model.include must be {INCLUDE_RULE}, got '/weights/*.safetensors'"),
+        (local(include=["onnx/./model.onnx"]),
+         f"llama: model.include must be {INCLUDE_RULE}, got 'onnx/./model.onnx'"),
+        (local(token_secret={"name": "hf", "key": "..token"}),
+         "llama: model.token_secret.key must be a Secret key (letters, digits, '-', '_' and '.', "
+         "at most 253 characters, not '.' and not starting with '..'), got '..token'"),
+    ],
+)  # fmt: skip
+def test_names_the_source_refuses_and_patterns_that_never_match_are_refused(
+    program: Any, message: str
+) -> None:
+    assert_refused(program, message)
+
+
+def test_hyperdisk_ml_and_gcs_fuse_refuse_a_bucket_by_one_rule() -> None:
+    """The misspelling Google's naming page gives ('g00gle'): refused by Hyperdisk ML's
+    source_uri and by a gcs-fuse model source in the same words."""
+    from pulumi_modelstore.gcp import validation as gcp_v
+    from pulumi_modelstore.model import names
+
+    assert gcp_v.is_bucket_name is names.is_gcs_bucket_name
+    assert gcp_v.BUCKET_NAME_RULE == GCS_RULE
+    assert_refused(
+        on("gcs-fuse", source="gs://my-g00gle-models/llama", revision="v1"),
+        f"llama: model.source must be gs:// then {GCS_RULE}, got 'gs://my-g00gle-models/llama'",
+    )

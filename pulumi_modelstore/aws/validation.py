@@ -14,31 +14,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import ModelStoreInputError
-from ..validation import is_ip_address, is_output, valid_name
+from ..model import names
+from ..validation import is_output, valid_name
 
-# S3 general purpose bucket names ("Bucket naming rules", docs.aws.amazon.com/AmazonS3/latest/
-# userguide/bucketnamingrules.html): 3-63 lowercase letters, digits, '.' and '-', starting and
-# ending with a letter or digit, no two adjacent periods, not formatted as an IP address, not
-# starting with xn--, sthree- or amzn-s3-demo-, not ending with -s3alias (access point aliases),
-# --ol-s3 (Object Lambda), .mrap (Multi-Region Access Points), --x-s3 (directory buckets) or
-# --table-s3 (table buckets).
-_S3_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-RESERVED_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
-RESERVED_BUCKET_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
-BUCKET_NAME_RULE = (
-    "a valid S3 bucket name (3-63 lowercase letters, digits, '.' and '-', starting and ending "
-    "with a letter or digit, no '..', not an IP address, not starting with xn--, sthree- or "
-    "amzn-s3-demo-, not ending with -s3alias, --ol-s3, .mrap, --x-s3 or --table-s3)"
-)
-
-
-def is_bucket_name(value: Any) -> bool:
-    """Whether ``value`` is a general purpose bucket's name (the rules above)."""
-    if not isinstance(value, str) or not _S3_BUCKET.fullmatch(value) or ".." in value:
-        return False
-    if value.startswith(RESERVED_BUCKET_PREFIXES) or value.endswith(RESERVED_BUCKET_SUFFIXES):
-        return False
-    return not is_ip_address(value)
+# S3 general purpose bucket names: the one rule in ``model/names.py`` (AWS's "General purpose
+# bucket naming rules" page), which the model section's s3:// sources and Velero's bucket share.
+RESERVED_BUCKET_PREFIXES = names.S3_RESERVED_PREFIXES
+RESERVED_BUCKET_SUFFIXES = names.S3_RESERVED_SUFFIXES
+BUCKET_NAME_RULE = names.S3_BUCKET_RULE
+is_bucket_name = names.is_s3_bucket_name
 
 
 def bucket_name(store: str, field: str, value: Any) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ModelStoreInputError
+from ..model import names
 from ..validation import is_output
 
 # Tags (learn.microsoft.com/azure/azure-resource-manager/management/tag-resources, "Limits"):
@@ -55,10 +56,9 @@ def tags(store: str, field: str, given: Mapping[str, Any], own: int) -> None:
         )
 
 
-# Storage account names (learn.microsoft.com/azure/storage/common/storage-account-overview,
-# "Storage account name"): 3-24 lowercase letters and digits, unique across Azure.
-_ACCOUNT = re.compile(r"[a-z0-9]{3,24}")
-ACCOUNT_NAME_RULE = "a storage account name (3-24 lowercase letters and digits, unique in Azure)"
+# Storage account names: the one rule in ``model/names.py`` (learn.microsoft.com "Storage
+# account name"), which the model section's az:// sources share.
+ACCOUNT_NAME_RULE = names.AZURE_ACCOUNT_RULE
 
 
 # Names the store writes into volume handles and role assignment scopes: an Output would be
@@ -69,7 +69,7 @@ KNOWN = ", known before deploy (it is written into volume handles and role scope
 def storage_account_name(store: str, field: str, value: Any) -> None:
     if is_output(value):
         raise ModelStoreInputError(store, field, "<Output>", ACCOUNT_NAME_RULE + KNOWN)
-    if not isinstance(value, str) or not _ACCOUNT.fullmatch(value):
+    if not names.is_azure_account_name(value):
         raise ModelStoreInputError(store, field, value, ACCOUNT_NAME_RULE)
 
 
@@ -81,14 +81,9 @@ def default_account_name(*identity: str) -> str:
     return "ms" + letters + hashlib.sha256("\x1f".join(identity).encode()).hexdigest()[:8]
 
 
-# Container names (learn.microsoft.com/rest/api/storageservices/naming-and-referencing-
-# containers--blobs--and-metadata): 3-63 lowercase letters, digits and '-', starting and ending
-# with a letter or digit, every '-' between letters or digits (no '--').
-_CONTAINER = re.compile(r"[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){2,62}")
-CONTAINER_NAME_RULE = (
-    "a blob container name (3-63 lowercase letters, digits and '-', starting and ending with a "
-    "letter or digit, no '--')"
-)
+# Container names: the one rule in ``model/names.py`` (learn.microsoft.com "Naming and
+# referencing containers, blobs and metadata"), which az:// sources and Velero's container share.
+CONTAINER_NAME_RULE = names.AZURE_CONTAINER_RULE
 
 # File share names (learn.microsoft.com/rest/api/storageservices/naming-and-referencing-shares--
 # directories--files--and-metadata): the same shape as container names.
@@ -101,14 +96,14 @@ SHARE_NAME_RULE = (
 def container_name(store: str, field: str, value: Any) -> None:
     if is_output(value):
         return
-    if not isinstance(value, str) or not _CONTAINER.fullmatch(value) or value.endswith("-"):
+    if not names.is_azure_container_name(value):
         raise ModelStoreInputError(store, field, value, CONTAINER_NAME_RULE)
 
 
 def share_name(store: str, field: str, value: Any) -> None:
     if is_output(value):
         return
-    if not isinstance(value, str) or not _CONTAINER.fullmatch(value) or value.endswith("-"):
+    if not names.is_azure_container_name(value):
         raise ModelStoreInputError(store, field, value, SHARE_NAME_RULE)
 
 

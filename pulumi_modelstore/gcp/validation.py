@@ -5,7 +5,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ModelStoreInputError
-from ..validation import is_ip_address, is_output, valid_name
+from ..model import names
+from ..validation import is_output, valid_name
 
 # Resource Manager labels (cloud.google.com/resource-manager/docs/labels-overview, also the
 # Cloud Storage bucket label rules): at most 64 labels; keys 1-63 characters of lowercase
@@ -45,25 +46,11 @@ def resource_labels(store: str, field: str, labels: Mapping[str, Any], own: int)
         )
 
 
-# Cloud Storage bucket names (cloud.google.com/storage/docs/buckets#naming): 3-63 lowercase
-# letters, digits, '-', '_' and '.', starting and ending with a letter or digit; up to 222 with
-# dots, each dot-separated part at most 63; not starting with "goog", not containing "google",
-# not an IP address.
-_BUCKET = re.compile(r"[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]")
-BUCKET_NAME_RULE = (
-    "a valid Cloud Storage bucket name (3-63 lowercase letters, digits, '-', '_' and '.', "
-    "starting and ending with a letter or digit; up to 222 with dots, 63 between dots; not "
-    "starting with 'goog', without 'google', not an IP address)"
-)
-
-
-def is_bucket_name(name: str) -> bool:
-    if not _BUCKET.fullmatch(name) or name.startswith("goog") or "google" in name:
-        return False
-    parts = name.split(".")
-    if not (len(name) <= 63 or len(parts) > 1) or not all(0 < len(p) <= 63 for p in parts):
-        return False
-    return not is_ip_address(name)
+# Cloud Storage bucket names: the one rule in ``model/names.py`` (cloud.google.com/storage/docs/
+# buckets#naming), which gcs-fuse's bucket, Hyperdisk ML's source_uri, the model section's gs://
+# sources and Velero's bucket share.
+BUCKET_NAME_RULE = names.GCS_BUCKET_RULE
+is_bucket_name = names.is_gcs_bucket_name
 
 
 def bucket_name(store: str, field: str, value: Any) -> None:

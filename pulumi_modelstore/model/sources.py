@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from . import aws, azure, gcs
+from . import names as n
 from .net import Body, SourceError, keeps_authorization, md5_hex, next_link
 
 SCHEMES = ("hf", "s3", "gs", "az", "file")
@@ -100,6 +101,8 @@ def parse_source(uri: str) -> SourceURI:
                 f"source must be hf://<org>/<repo> (the organisation and the repository, "
                 f"nothing after them), got {uri!r}"
             )
+        if not n.is_hf_repo_id(f"{parts[0]}/{parts[1]}"):
+            raise SourceError(f"source must be {n.HF_REPO_ID_RULE}, got {uri!r}")
         return SourceURI(uri, scheme, f"{parts[0]}/{parts[1]}")
     if scheme == "az":
         if len(parts) < 2 or not parts[0] or not parts[1]:
@@ -107,9 +110,22 @@ def parse_source(uri: str) -> SourceURI:
                 f"source must be az://<account>/<container>/<prefix> (the storage account "
                 f"and the container at least), got {uri!r}"
             )
+        if not n.is_azure_account_name(parts[0]):
+            raise SourceError(f"source must be az:// then {n.AZURE_ACCOUNT_RULE}, got {uri!r}")
+        if not n.is_azure_container_name(parts[1]):
+            raise SourceError(
+                f"source must be az://<account>/ then {n.AZURE_CONTAINER_RULE}, got {uri!r}"
+            )
         return SourceURI(uri, scheme, parts[0], parts[1], "/".join(parts[2:]).strip("/"))
     if not parts[0]:
         raise SourceError(f"source must be {scheme}://<bucket>/<prefix> (a bucket), got {uri!r}")
+    valid, rule = (
+        (n.is_s3_bucket_name, n.S3_BUCKET_RULE)
+        if scheme == "s3"
+        else (n.is_gcs_bucket_name, n.GCS_BUCKET_RULE)
+    )
+    if not valid(parts[0]):
+        raise SourceError(f"source must be {scheme}:// then {rule}, got {uri!r}")
     return SourceURI(uri, scheme, parts[0], prefix="/".join(parts[1:]).strip("/"))
 
 
@@ -130,6 +146,20 @@ def check_revision(scheme: str, revision: str) -> str:
             f"and .modelstore/<revision>/, beside .modelstore/partial/), got {revision!r}"
         )
     return revision
+
+
+INCLUDE_RULE = (
+    "fnmatch patterns of paths inside the revision: relative, without '.', '..' or empty "
+    "segments (a file's path never has them, so such a pattern matches nothing)"
+)
+
+
+def can_match(pattern: str) -> bool:
+    """Whether an include pattern can match a file's path at all: a path is relative and has
+    no ``.``, ``..`` or empty segment (:func:`safe_relative`), so a pattern starting with
+    ``/`` or holding such a segment never matches and the seed would find no file."""
+    parts = pattern.split("/")
+    return bool(pattern) and not any(p in ("", ".", "..") for p in parts)
 
 
 def included(path: str, include: Sequence[str]) -> bool:
