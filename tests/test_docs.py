@@ -48,6 +48,35 @@ def test_the_picture_shows_the_store_and_its_protected_file_system(graph):
     assert " --> " in graph
 
 
+def test_the_compatibility_page_is_current():
+    path = ROOT / docs.COMPATIBILITY
+    assert path.exists(), f"{docs.COMPATIBILITY} is missing: run ./scripts/docs"
+    have, want = path.read_text(), docs.compatibility(ROOT)
+    assert have == want, f"{docs.COMPATIBILITY} is stale: run ./scripts/docs\n" + _diff(
+        have, want, docs.COMPATIBILITY
+    )
+
+
+def test_the_compatibility_table_lists_every_chart_the_library_pins():
+    """Every ``CsiDriverChart`` any module of the package defines is a row, with the
+    Kubernetes range its stored chart states: a chart pinned tomorrow cannot be left out."""
+    import importlib
+    import pkgutil
+
+    import pulumi_modelstore
+    from pulumi_modelstore.kube.drivers import CsiDriverChart
+
+    defined = set()
+    for info in pkgutil.walk_packages(pulumi_modelstore.__path__, "pulumi_modelstore."):
+        module = importlib.import_module(info.name)
+        defined |= {v for v in vars(module).values() if isinstance(v, CsiDriverChart)}
+    listed = {chart for _, chart in docs.pinned_charts()}
+    assert defined == listed
+    table = docs.compatibility(ROOT)
+    for chart in listed:
+        assert f"| `{chart.chart}` {chart.version} | {chart.app_version} |" in table
+
+
 def test_reference_is_current(ref):
     path = ROOT / docs.REFERENCE
     assert path.exists(), "docs/reference.md is missing: run ./scripts/docs"
@@ -147,7 +176,9 @@ def test_every_stated_default_is_in_the_reference(ref):
 
 def _copy(tmp_path: Path, readme: str, monkeypatch, ref: str) -> Path:
     monkeypatch.setattr(docs, "reference", lambda: ref)
+    monkeypatch.setattr(docs, "compatibility", lambda root: "# Compatibility\n")
     (tmp_path / "docs").mkdir()
+    (tmp_path / docs.COMPATIBILITY).write_text("# Compatibility\n")
     (tmp_path / docs.PICTURE_PAGE).write_text(readme)
     (tmp_path / docs.REFERENCE).write_text(ref)
     return tmp_path

@@ -23,11 +23,11 @@ from typing import Any
 
 import yaml
 
+from pulumi_modelstore.kube.versions import KUBERNETES_MINORS
+
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 KUBERNETES = SCHEMAS / "kubernetes"
 CRDS = SCHEMAS / "crds"
-# The oldest and the newest Kubernetes minor the project supports.
-KUBERNETES_MINORS = ("1.31", "1.35")
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
