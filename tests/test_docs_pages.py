@@ -214,6 +214,37 @@ def test_the_readme_is_a_front_door() -> None:
     assert "### 2. Your own Python program" in head
 
 
+def _picture_kinds(picture: str, vocabulary: set[str]) -> set[str]:
+    return {kind for kind in vocabulary if re.search(rf"\b{kind}\b", picture)}
+
+
+def test_the_readme_picture_names_the_kinds_the_default_stack_creates() -> None:
+    """The README's Mermaid picture of one store names every Kubernetes kind a plan of the
+    default stack (no --stack: ``local``) has, and no kind that plan lacks."""
+    readme = (ROOT / "README.md").read_text()
+    pictures = re.findall(r"```mermaid\n(.*?)```", readme, re.S)
+    assert len(pictures) == 1, "one Mermaid picture in the README"
+    plan = plan_directory(ROOT)
+    kinds = {
+        s["type"].rsplit(":", 1)[-1]
+        for s in plan.states()
+        if s["type"].startswith("kubernetes:") and s["custom"]
+    }
+    kinds.discard("kubernetes")  # the provider itself
+    assert kinds, "the default stack plans Kubernetes objects"
+    # Every kind any shipped stack plans is a word the picture must not use falsely.
+    vocabulary = set(kinds)
+    for golden in (ROOT / "tests" / "golden" / "stacks").glob("*.json"):
+        vocabulary |= set(re.findall(r'"type": "kubernetes:[^"]*:(\w+)"', golden.read_text()))
+    assert _picture_kinds(pictures[0], vocabulary) == kinds
+
+
+def test_the_picture_check_sees_a_missing_and_a_false_kind() -> None:
+    vocabulary = {"Job", "Role", "RoleBinding", "PersistentVolume", "PersistentVolumeClaim"}
+    assert _picture_kinds('a["Job: seed<br/>RoleBinding"]', vocabulary) == {"Job", "RoleBinding"}
+    assert _picture_kinds("PersistentVolumeClaim", vocabulary) == {"PersistentVolumeClaim"}
+
+
 def test_the_changelog_names_every_deprecated_spelling() -> None:
     changelog = (ROOT / "CHANGELOG.md").read_text()
     renames: dict[str, str] = dict(EBS_DRIVER_RENAMES)
