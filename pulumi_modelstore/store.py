@@ -17,9 +17,9 @@ Every backend reads the same way, in the same order (:meth:`ModelStore.__init__`
    :class:`Binding` (the PV side, and what the driver needs of pods);
 4. consumer access (:meth:`access`, ``access.py``): the consumers' service accounts and cloud
    grants, as the backend declares them (:meth:`consumer_access`);
-5. the base turns the binding into a PV and claim per consumer namespace (or offers a
-   StatefulSet claim template, ``Binding.claim_template``), :meth:`mount_for` and the outputs
-   (every ``pulumi.Output`` the class annotates).
+5. the base turns the binding into a PV and claim per consumer namespace (or offers each
+   pod a volume of its own from a claim template, ``Binding.claim_template``),
+   :meth:`mount_for` and the outputs (every ``pulumi.Output`` the class annotates).
 """
 
 # No `from __future__ import annotations`: the component analyzer reads these annotations as
@@ -63,6 +63,7 @@ from .kube.workload import (
     HF_HOME_PATH,
     HF_HOME_VOLUME,
     WorkloadMount,
+    ephemeral_volume,
     hf_home_volume,
     reader_env,
 )
@@ -269,10 +270,10 @@ class Binding:
     ``<store>-dynamic``. Default: None (not asked for)."""
     claim_template: Callable[[str], Mapping[str, Any]] | None = None
     """For a backend whose every replica needs a volume of its own (a ReadWriteOnce disk
-    restored from a snapshot): ``claim_template(namespace)`` gives the StatefulSet
-    ``volumeClaimTemplate`` (``metadata``, ``spec``) from which the StatefulSet controller makes
-    each replica's claim. The base then makes no claim and no PV in that namespace (one claim
-    could serve one replica only), and :meth:`ModelStore.mount_for` offers the template
+    restored from a snapshot): ``claim_template(namespace)`` gives the claim (``metadata``
+    with the volume's name, ``spec``) from which each pod's generic ephemeral volume is made.
+    The base then makes no claim and no PV in that namespace (one claim could serve one
+    replica only), and :meth:`ModelStore.mount_for` offers the volume and the template
     (``WorkloadMount.claim_template``). Default: None, a claim per consumer namespace."""
 
 
@@ -1087,16 +1088,16 @@ def workload_mount(
 ) -> WorkloadMount:
     """The one way a claim becomes what a pod needs (every store's :meth:`mount_for`): the
     volume, the mount (read-only for readers), and for readers ``HF_HUB_OFFLINE=1`` with
-    ``HF_HOME`` on a writable emptyDir. With a ``claim_template`` (a StatefulSet
-    volumeClaimTemplate), the volume is named after it and its source is the StatefulSet
-    controller's to fill in (each replica's own claim)."""
+    ``HF_HOME`` on a writable emptyDir. With a ``claim_template``, the volume is named after
+    it and is each pod's own generic ephemeral volume made from it
+    (:func:`~pulumi_modelstore.kube.workload.ephemeral_volume`)."""
     volume: dict[str, Any] = {
         "name": claim_name,
         "persistentVolumeClaim": {"claimName": claim_name, "readOnly": read_only},
     }
     if claim_template is not None:
         claim_name = claim_template["metadata"]["name"]
-        volume = {"name": claim_name}
+        volume = ephemeral_volume(claim_name, claim_template)
     volume_mount: dict[str, Any] = {
         "name": claim_name,
         "mountPath": mount_path,

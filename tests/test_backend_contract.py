@@ -84,8 +84,8 @@ def test_one_claim_per_consumer_namespace_bound_to_its_own_pv(planned):
     pvs = {v["inputs"]["metadata"]["name"]: v["inputs"] for v in p.by_type(PV)}
     templates = {ns: store.mount_for(ns).claim_template for ns in consumers(backend)}
     if any(templates.values()):
-        # Binding.claim_template: each replica's claim is the StatefulSet controller's, restored
-        # from the template's data source; the store makes no claim and no PV of its own.
+        # Binding.claim_template: each pod's own ephemeral claim, restored from the template's
+        # data source; the store makes no claim and no PV of its own.
         assert not claims and not pvs
         for template in templates.values():
             assert template is not None
@@ -313,7 +313,10 @@ def test_the_mounts_output_rebuilds_what_mount_for_gives(backend):
             # The template's values are Outputs (after the snapshot) until resolved.
             assert rebuilt.claim_template is not None
             assert rebuilt.claim_template["metadata"] == live.claim_template["metadata"]
-            rebuilt = dataclasses.replace(rebuilt, claim_template=live.claim_template)
+            assert rebuilt.volume["name"] == live.volume["name"]
+            rebuilt = dataclasses.replace(
+                rebuilt, claim_template=live.claim_template, volume=live.volume
+            )
         assert rebuilt == live
         assert rebuilt.patch_pod_spec(pod) == stores["llama"].mount_for(ns).patch_pod_spec(pod)
 

@@ -685,14 +685,15 @@ def test_the_seed_volume_is_made_without_the_initialization_rate_replicas_restor
         found["spec"] = c.patch_stateful_set_spec(
             {"template": {"spec": {"containers": [{"name": "vllm"}]}}}
         )
-        pulumi.export("template", found["spec"]["volumeClaimTemplates"][0])
+        pulumi.export("template", found["spec"]["template"]["spec"]["volumes"][0])
 
     p = plan(program)
     classes = {c["inputs"]["metadata"]["name"]: c["inputs"] for c in p.by_type(STORAGE_CLASS)}
     (seed,) = p.by_type(PVC)
     seed_class = classes[seed["inputs"]["spec"]["storageClassName"]]
     assert "volumeInitializationRate" not in seed_class["parameters"]
-    replica_class = classes[p.outputs["template"]["spec"]["storageClassName"]]
+    claim = p.outputs["template"]["ephemeral"]["volumeClaimTemplate"]
+    replica_class = classes[claim["spec"]["storageClassName"]]
     assert replica_class["parameters"]["volumeInitializationRate"] == "300"
     # Otherwise the same volume: type, IOPS, throughput, encryption and file system alike.
     rest = dict(replica_class["parameters"])
@@ -707,7 +708,7 @@ def test_the_seed_volume_is_made_without_the_initialization_rate_replicas_restor
     assert seed_class_state["urn"] in seed["dependencies"]
 
 
-def test_replicas_restore_the_snapshot_through_the_statefulset_claim_template():
+def test_replicas_restore_the_snapshot_through_an_ephemeral_volume_of_their_own():
     found: dict[str, Any] = {}
 
     def program():
@@ -727,42 +728,55 @@ def test_replicas_restore_the_snapshot_through_the_statefulset_claim_template():
             }
         )
         found["claim"] = c.replica_claim_name("vllm", 2)
-        pulumi.export("template", found["spec"]["volumeClaimTemplates"][0])
+        pulumi.export("spec", found["spec"])
 
     p = plan(program)
-    template = p.outputs["template"]
-    assert template["metadata"]["name"] == "llama"
-    assert template["spec"] == {
-        "accessModes": ["ReadWriteOnce"],
-        "storageClassName": "llama-gp3",
-        "volumeMode": "Filesystem",
-        "resources": {"requests": {"storage": "100Gi"}},
-        "dataSource": {
-            "apiGroup": "snapshot.storage.k8s.io",
-            "kind": "VolumeSnapshot",
-            "name": "llama",
+    spec = p.outputs["spec"]
+    # Nothing in volumeClaimTemplates (immutable on a live StatefulSet); the pod template's
+    # volume gives each replica pod a claim of its own, made and deleted with the pod.
+    assert "volumeClaimTemplates" not in spec
+    assert "persistentVolumeClaimRetentionPolicy" not in spec
+    pod = spec["template"]["spec"]
+    assert [vol["name"] for vol in pod["volumes"]] == ["scratch", "llama", "hf-home"]
+    assert pod["volumes"][1] == {
+        "name": "llama",
+        "ephemeral": {
+            "volumeClaimTemplate": {
+                "metadata": {
+                    "labels": {
+                        "app.kubernetes.io/managed-by": "pulumi-modelstore",
+                        "modelstore.pulumi.com/store": "llama",
+                        "modelstore.pulumi.com/role": "replica",
+                    }
+                },
+                "spec": {
+                    "accessModes": ["ReadWriteOnce"],
+                    "storageClassName": "llama-gp3",
+                    "volumeMode": "Filesystem",
+                    "resources": {"requests": {"storage": "100Gi"}},
+                    "dataSource": {
+                        "apiGroup": "snapshot.storage.k8s.io",
+                        "kind": "VolumeSnapshot",
+                        "name": "llama",
+                    },
+                },
+            }
         },
     }
-    spec = found["spec"]
-    assert spec["persistentVolumeClaimRetentionPolicy"] == {
-        "whenDeleted": "Delete",
-        "whenScaled": "Delete",
-    }
-    pod = spec["template"]["spec"]
-    assert [vol["name"] for vol in pod["volumes"]] == ["scratch", "hf-home"]
     (container,) = pod["containers"]
     assert {"name": "llama", "mountPath": "/mnt/models", "readOnly": True} in container[
         "volumeMounts"
     ]
     assert container["env"][0] == {"name": "X", "value": "1"}
     assert {"name": "HF_HUB_OFFLINE", "value": "1"} in container["env"]
-    assert found["claim"] == "llama-vllm-2"
+    # The ephemeral volume controller names a pod's claim <pod>-<volume>.
+    assert found["claim"] == "vllm-2-llama"
 
 
 def test_replicas_mount_the_cache_as_a_stores_readers_do():
     """One workload-mount implementation: each replica container gets what a store's reader
     gets from mount_for (read-only model mount, HF_HUB_OFFLINE, HF_HOME on an emptyDir), the
-    volume itself coming from the claim template; an hf-home volume already there is kept."""
+    volume itself each pod's own ephemeral one; an hf-home volume already there is kept."""
     found: dict[str, Any] = {}
 
     def program():
@@ -799,8 +813,9 @@ def test_replicas_mount_the_cache_as_a_stores_readers_do():
         "mountPath": "/mnt/models",
         "readOnly": True,
     }
-    assert pod["volumes"] == [{"name": "hf-home", "emptyDir": {"medium": "Memory"}}]
-    assert [t["metadata"]["name"] for t in found["spec"]["volumeClaimTemplates"]] == ["llama"]
+    assert [vol["name"] for vol in pod["volumes"]] == ["hf-home", "llama"]
+    assert pod["volumes"][0] == {"name": "hf-home", "emptyDir": {"medium": "Memory"}}
+    assert "ephemeral" in pod["volumes"][1]
 
 
 def test_outputs_name_claims_snapshot_and_classes():
@@ -820,7 +835,9 @@ def test_outputs_name_claims_snapshot_and_classes():
     # The template's: no claim or PV of the store's own, the mount offering the claim template.
     mount = outputs.pop("mounts")["inference"]
     assert mount["claimName"] == "llama-r2"
-    assert mount["volume"] == {"name": "llama-r2"}
+    assert mount["volume"]["name"] == "llama-r2"
+    restored = mount["volume"]["ephemeral"]["volumeClaimTemplate"]["spec"]["dataSource"]
+    assert restored["name"] == "llama-r2"
     assert mount["claimTemplate"]["metadata"]["name"] == "llama-r2"
     assert mount["claimTemplate"]["spec"]["dataSource"]["name"] == "llama-r2"
     assert outputs == {
@@ -1071,14 +1088,28 @@ def test_the_loaders_own_container_security_context_is_kept_as_given():
             "llama: spec.template.spec.volumes must be a list of mappings (Kubernetes Volume "
             "objects), got 'scratch'",
         ),
+        (
+            {"containers": [{"name": "vllm"}], "volumes": [{"name": "llama", "emptyDir": {}}]},
+            "llama: spec.template.spec.volumes[0].name must be a name other than the model "
+            "volume's (claim_template_name), which the cache adds to the pod template, got "
+            "'llama'",
+        ),
+        (
+            {"containers": [{"name": "vllm"}], "claims": [{"metadata": {"name": "llama"}}]},
+            "llama: spec.volumeClaimTemplates[0].name must be a name other than the model "
+            "volume's (claim_template_name), which the cache adds to the pod template, got "
+            "'llama'",
+        ),
     ],
 )
-def test_a_stateful_set_spec_with_a_string_for_a_list_is_refused(pod, message):
+def test_a_stateful_set_spec_the_cache_cannot_patch_is_refused(pod, message):
     def program():
         c = EbsModelCache(
             "llama", {"readers": ["inference"], "volume_size": "100Gi", "loader": LOADER}
         )
-        c.patch_stateful_set_spec({"template": {"spec": pod}})
+        pod_spec = {k: val for k, val in pod.items() if k != "claims"}
+        claims = {"volumeClaimTemplates": pod["claims"]} if "claims" in pod else {}
+        c.patch_stateful_set_spec({"template": {"spec": pod_spec}, **claims})
 
     with pytest.raises(PlanError) as err:
         plan(program)
@@ -1328,8 +1359,8 @@ BAD_CACHE = [
     ),
     (
         {"claim_name": "models"},
-        "llama: claim_name must be unset: the StatefulSet controller names each replica's claim "
-        "<claim_template_name>-<statefulset>-<ordinal> (give claim_template_name), got 'models'",
+        "llama: claim_name must be unset: the cluster names each replica's claim "
+        "<pod>-<claim_template_name> (give claim_template_name), got 'models'",
     ),
     # The deprecated spelling: errors name it as written.
     (

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes as k8s
 import pytest
 
 from pulumi_modelstore.aws import EbsModelCache
@@ -38,6 +39,8 @@ def _planned(**args: Any) -> tuple[Any, dict[str, Any]]:
         found["cache"] = cache
         found["spec"] = cache.patch_stateful_set_spec(STATEFUL_SET)
         pulumi.export("cache", cache.summary)
+        # Resolved: the replicas' volume names the snapshot and the class by their outputs.
+        pulumi.export("spec", found["spec"])
 
     return plan(program, fill=True), found
 
@@ -129,11 +132,15 @@ def test_the_seed_volume_is_verified_read_only_where_replicas_read_it(v1: Any) -
 
 
 def test_replicas_restore_the_snapshot_and_mount_the_revision_behind_the_gate(v1: Any) -> None:
-    p, found = v1
-    spec = found["spec"]
-    (template,) = spec["volumeClaimTemplates"]
-    assert template["metadata"]["name"] == f"llama-{SHA[:12]}"
+    p, _ = v1
+    spec = p.outputs["spec"]
+    assert "volumeClaimTemplates" not in spec
     pod = spec["template"]["spec"]
+    # Each replica's own volume, restored from the revision's snapshot, in the pod template.
+    volume = pod["volumes"][0]
+    assert volume["name"] == f"llama-{SHA[:12]}"
+    claim = volume["ephemeral"]["volumeClaimTemplate"]
+    assert claim["spec"]["dataSource"]["name"] == f"llama-{SHA[:12]}"
     (container,) = pod["containers"]
     assert container["volumeMounts"][0] == {
         "name": f"llama-{SHA[:12]}",
@@ -160,14 +167,11 @@ def test_replicas_restore_the_snapshot_and_mount_the_revision_behind_the_gate(v1
 
 @pytest.mark.parametrize("minor", KUBERNETES_MINORS)
 def test_the_seed_job_and_a_replica_pod_pass_the_api_schema(v1: Any, minor: str) -> None:
-    p, found = v1
+    p, _ = v1
     check = validator(minor)
     for job in p.by_type(JOB):
         check.validate({"apiVersion": "batch/v1", "kind": "Job", **job["inputs"]})
-    pod = found["spec"]["template"]["spec"]
-    # The template's volume, as the StatefulSet controller fills it in for one replica.
-    claim = {"persistentVolumeClaim": {"claimName": f"llama-{SHA[:12]}-vllm-0"}}
-    pod = {**pod, "volumes": [*pod["volumes"], {"name": f"llama-{SHA[:12]}", **claim}]}
+    pod = p.outputs["spec"]["template"]["spec"]
     check.validate({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": pod})
 
 
@@ -239,6 +243,61 @@ def test_a_new_revision_is_created_beside_the_old_and_replaces_no_volume_or_clai
     # The replicas' template restores the new snapshot (a new StatefulSet claim template).
     template = new.outputs["cache"]["mounts"]["inference"]["claimTemplate"]
     assert template["spec"]["dataSource"]["name"] == f"llama-{NEW[:12]}"
+
+
+STS = "kubernetes:apps/v1:StatefulSet"
+
+
+def _serving(revision: str) -> Any:
+    """The cache at ``revision`` and a StatefulSet serving from it, as the example builds it."""
+
+    def program() -> None:
+        cache = EbsModelCache("llama", {**BASE, "model": {**MODEL, "revision": revision}})
+        labels = {"app": "vllm"}
+        spec = cache.patch_stateful_set_spec(
+            {
+                "serviceName": "vllm",
+                "replicas": 3,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [{"name": "vllm", "image": "vllm"}]},
+                },
+            }
+        )
+        k8s.apps.v1.StatefulSet(
+            "vllm",
+            metadata={"name": "vllm", "namespace": "inference"},
+            spec=spec,
+            opts=pulumi.ResourceOptions(depends_on=[cache]),
+        )
+
+    return plan(program, fill=True)
+
+
+def test_a_new_revision_rolls_the_stateful_set_instead_of_replacing_it(v1: Any) -> None:
+    """A StatefulSet's ``volumeClaimTemplates`` cannot change (the API server forbids updates
+    to any spec field but replicas, ordinals, template, updateStrategy, revisionHistoryLimit,
+    persistentVolumeClaimRetentionPolicy and minReadySeconds: kubernetes
+    ``pkg/apis/apps/validation/validation.go`` ValidateStatefulSetUpdate), so pulumi-kubernetes
+    replaces the StatefulSet when they do (``provider/pkg/provider/diff.go`` forceNew): every
+    replica deleted before the new ones start. The revision must reach the replicas through the
+    pod template alone, which the StatefulSet controller rolls one replica at a time."""
+    old, new = _serving(SHA), _serving(NEW)
+    cmp = compare(json.loads(to_json(old)), json.loads(to_json(new)))
+    (change,) = [c for c in cmp.changes if c.type == STS]
+    assert change.op == "update", (change.op, change.forcing)
+    assert all(path.startswith("spec.template.") for path in change.paths), change.paths
+    # Each replica restores the new revision's snapshot into a volume of its own.
+    (sts,) = new.by_type(STS)
+    volumes = {vol["name"]: vol for vol in sts["inputs"]["spec"]["template"]["spec"]["volumes"]}
+    claim = volumes[f"llama-{NEW[:12]}"]["ephemeral"]["volumeClaimTemplate"]
+    assert claim["spec"]["dataSource"] == {
+        "apiGroup": "snapshot.storage.k8s.io",
+        "kind": "VolumeSnapshot",
+        "name": f"llama-{NEW[:12]}",
+    }
+    assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
 
 
 def test_the_loader_is_the_advanced_form_beside_the_model_section() -> None:

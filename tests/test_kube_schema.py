@@ -74,22 +74,17 @@ def pod(mount: Any) -> dict[str, Any]:
 
 
 def deployment(mount: Any) -> dict[str, Any]:
-    """A Deployment whose pod template carries what mount_for gives the template; with a
-    claim template (each replica's own volume), a StatefulSet that carries it too."""
+    """A Deployment whose pod template carries what mount_for gives the template (with a
+    claim template, each pod's own ephemeral volume)."""
     template = pod(mount)
     spec: dict[str, Any] = {
         "replicas": 2,
         "selector": {"matchLabels": {"app": "vllm"}},
         "template": {"metadata": template["metadata"], "spec": template["spec"]},
     }
-    kind = "Deployment"
-    if mount.claim_template is not None:
-        kind = "StatefulSet"
-        spec["serviceName"] = "vllm"
-        spec["volumeClaimTemplates"] = [mount.claim_template]
     return {
         "apiVersion": "apps/v1",
-        "kind": kind,
+        "kind": "Deployment",
         "metadata": {"name": "vllm", "namespace": mount.namespace},
         "spec": spec,
     }
@@ -102,9 +97,7 @@ def test_every_backends_patched_pod_validates(mounts, minor):
     assert {b for b, _, _ in mounts} == set(NAMES)
     checked = 0
     for backend, ns, mount in mounts:
-        # A pod of its own has no claim template to take its volume from: the StatefulSet only.
-        pods = [pod(mount)] if mount.claim_template is None else [deployment(mount)]
-        for obj in (*pods, deployment(mount)):
+        for obj in (pod(mount), deployment(mount)):
             problems = validator(minor).errors(obj)
             assert not problems, f"{backend} {ns}: {obj['kind']}:\n" + "\n".join(problems)
             checked += 1

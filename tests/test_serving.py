@@ -130,12 +130,12 @@ def test_the_kserve_helper_wires_the_predictor_as_mount_for_does(backend):
     store, _ = _mounts(backend)
     mount = store.mount_for("inference")
     if mount.claim_template is not None:
-        # Each replica's own claim (a StatefulSet's): no claim for KServe's pvc:// to name.
+        # Each pod's own ephemeral claim: no claim for KServe's pvc:// to name.
         with pytest.raises(ModelStoreInputError) as err:
             mount.patch_inference_service(ISVC, path="llama-3-8b")
         assert str(err.value) == (
-            f"storageUri must be a claim of the store; {mount.claim_name} is a StatefulSet "
-            f"claim template (each replica's own claim), which KServe cannot mount, got "
+            f"storageUri must be a claim of the store; {mount.claim_name} is the claim "
+            "template of each pod's own ephemeral volume, which KServe cannot mount, got "
             f"'pvc://{mount.claim_name}'"
         )
         return

@@ -57,19 +57,20 @@ class WorkloadMount:
     :meth:`serving_args`' loader settings. None (a mount from an output written before this
     field): no loader settings, the engine's defaults."""
     claim_template: dict[str, Any] | None = None
-    """A StatefulSet ``volumeClaimTemplate`` giving each replica a volume of its own (a store
-    whose volume one node at a time can use: the EBS cache): add it to the StatefulSet's
-    ``volumeClaimTemplates``; the controller then makes the pod volume :attr:`volume` names, so
-    :attr:`volumes` leaves it out and the pod spec :meth:`patch_pod_spec` gives is a
-    StatefulSet's template only. None (the default): the pods share the claim :attr:`volume`
+    """The claim each pod gets a volume of its own from (a store whose volume one node at a
+    time can use: the EBS cache): ``metadata.name`` is the pod volume's name, ``spec`` the
+    claim's. :attr:`volume` is then a generic ephemeral volume of that claim (the ephemeral
+    volume controller makes the claim ``<pod>-<volume>`` when the pod is created and deletes
+    it with the pod: kubernetes ``staging/src/k8s.io/component-helpers/storage/ephemeral/
+    ephemeral.go`` VolumeClaimName, VolumeIsForPod), so it lives in the pod template and a
+    change to it rolls the pods. None (the default): the pods share the claim :attr:`volume`
     names."""
 
     @property
     def volumes(self) -> list[dict[str, Any]]:
-        """All pod volumes: the model volume first (unless a :attr:`claim_template` gives it),
-        then helpers such as the HF_HOME emptyDir."""
-        model = [] if self.claim_template is not None else [self.volume]
-        return [*model, *self.extra_volumes]
+        """All pod volumes: the model volume first, then helpers such as the HF_HOME
+        emptyDir."""
+        return [self.volume, *self.extra_volumes]
 
     @property
     def volume_mounts(self) -> list[dict[str, Any]]:
@@ -125,8 +126,8 @@ class WorkloadMount:
                 None,
                 "storageUri",
                 f"pvc://{self.claim_name}",
-                f"a claim of the store; {self.claim_name} is a StatefulSet claim template "
-                "(each replica's own claim), which KServe cannot mount",
+                f"a claim of the store; {self.claim_name} is the claim template of each pod's "
+                "own ephemeral volume, which KServe cannot mount",
             )
         return f"pvc://{self.claim_name}/{path.lstrip('/')}"
 
@@ -264,6 +265,19 @@ class WorkloadMount:
                     f"{show(entry)}{hint}",
                 )
         return out
+
+
+def ephemeral_volume(name: str, claim_template: Mapping[str, Any]) -> dict[str, Any]:
+    """The pod volume ``name``: a generic ephemeral volume whose claim is made, per pod, from
+    ``claim_template``'s ``spec`` and its metadata's labels and annotations (the only
+    metadata an ephemeral volume's template may carry: kubernetes
+    ``pkg/apis/core/validation/validation.go`` ValidateTemplateObjectMeta)."""
+    metadata = claim_template.get("metadata") or {}
+    kept = {key: metadata[key] for key in ("labels", "annotations") if metadata.get(key)}
+    template: dict[str, Any] = {"spec": claim_template["spec"]}
+    if kept:
+        template = {"metadata": kept, **template}
+    return {"name": name, "ephemeral": {"volumeClaimTemplate": template}}
 
 
 def reader_env() -> list[dict[str, Any]]:

@@ -1,7 +1,8 @@
 """A model cache on EBS (:class:`EbsModelCache`), per model: weights written once to a seed
 volume by a Job (the package's seed program for a ``model`` section, or a loader container of
 your own), snapshotted when the Job has completed, and every serving replica's own
-ReadWriteOnce volume restored from that snapshot through a StatefulSet ``volumeClaimTemplate``.
+ReadWriteOnce volume restored from that snapshot: a generic ephemeral volume in the pod
+template, so a new revision rolls the replicas instead of replacing their StatefulSet.
 
 One revision per snapshot, as Hyperdisk ML holds one per disk: with a ``model`` section the
 seed volume holds ``revisions/<revision>/`` and its manifest (``model/layout.py``), the
@@ -75,8 +76,8 @@ class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
     volume_size: Required[str]
     """Size of the seed volume and of every replica's volume, a Kubernetes quantity with a
     unit (``200Gi``); at least the model's size. No default. gp3 takes 1Gi to 65536Gi. Raising
-    it grows the seed claim in place; a StatefulSet's claim template cannot change in place, so
-    Pulumi replaces the StatefulSet that uses it."""
+    it grows the seed claim in place; each replica's volume is in the pod template
+    (:meth:`EbsModelCache.patch_stateful_set_spec`), so its replicas roll onto the new size."""
     loader: Mapping[str, Any]
     """The advanced form of ``model`` (kept beside it, not deprecated): a container of your own
     (``image``, ``command``/``args``, ``env``, ...) that writes the model into ``mount_path``,
@@ -115,8 +116,8 @@ class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
     """With ``loader``: a DNS-label suffix for the seed claim, loader Job, snapshot and claim
     template of one revision (``r2``); refused beside a ``model`` section, whose revision names
     them (``<name>-<revision slug>``) and whose new revision is created beside the old one.
-    Changing it writes and snapshots the model anew and gives replicas new claims; the
-    previous revision's objects are replaced. What happens to the previous
+    Changing it writes and snapshots the model anew and rolls the replicas onto new volumes
+    restored from it; the previous revision's objects are replaced. What happens to the previous
     VolumeSnapshot is ``protect``'s to say. Default: none."""
     protect: bool
     """Keep the model's data, the VolumeSnapshot, when Pulumi deletes it. Default: ``true``: the
@@ -134,8 +135,9 @@ class EbsModelCacheArgs(ModelStoreArgs, Gp3VolumeArgs, total=False):
     after that the snapshot holds the same data, and keeping each revision's seed volume would
     only pay for a second copy."""
     claim_template_name: str
-    """Name of the StatefulSet volumeClaimTemplate (and of the pod volume). Replica claims are
-    ``<claim_template_name>-<statefulset>-<ordinal>``. Default: the cache's name (with the
+    """Name of each replica's model volume in the pod template, a generic ephemeral volume;
+    the claim the cluster makes for a replica pod is ``<pod>-<claim_template_name>``
+    (``<statefulset>-<ordinal>-<claim_template_name>``). Default: the cache's name (with the
     revision, if any)."""
     storage_class_name: pulumi.Input[str | None]
     """An existing StorageClass for the seed and replica volumes (the seed volume is empty, so
@@ -193,8 +195,8 @@ def no_claim_name(store: str, claim_name: Any) -> None:
         store,
         "claim_name",
         claim_name,
-        "unset: the StatefulSet controller names each replica's claim "
-        "<claim_template_name>-<statefulset>-<ordinal> (give claim_template_name)",
+        "unset: the cluster names each replica's claim <pod>-<claim_template_name> "
+        "(give claim_template_name)",
     )
 
 
@@ -571,14 +573,18 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
        and writes the model. Pulumi waits for the Job to complete.
     3. A VolumeSnapshot of the seed (or of ``source_claim_name``), created only after the Job:
        a snapshot taken while the loader writes would capture half a model.
-    4. For the replicas, a StatefulSet ``volumeClaimTemplate`` restoring that snapshot
-       (``Binding.claim_template``: ``mount_for(ns).claim_template``, :meth:`claim_template`,
-       :meth:`patch_stateful_set_spec`). Each replica pod gets its own ReadWriteOnce volume in
-       its own Availability Zone (an EBS volume lives in one AZ; a snapshot is regional),
-       scale-up restores new volumes with no Pulumi change, and the StatefulSet controller
-       creates the claims when it schedules the pods, so nothing waits on them. Why no claim
-       per namespace, as other stores make: a Deployment's replicas share one claim, which an
-       RWO EBS volume cannot serve across nodes, and a fixed set of claims stops matching the
+    4. For the replicas, a generic ephemeral volume restoring that snapshot in the pod
+       template (``Binding.claim_template``: ``mount_for(ns).volume`` and ``.claim_template``,
+       :meth:`claim_template`, :meth:`patch_stateful_set_spec`). Each replica pod gets its own
+       ReadWriteOnce volume in its own Availability Zone (an EBS volume lives in one AZ; a
+       snapshot is regional), made when the pod is created and deleted with it; scale-up
+       restores new volumes with no Pulumi change, and nothing waits on the claims. The
+       volume is in the pod template, not in ``volumeClaimTemplates``: those cannot change on
+       a live StatefulSet (kubernetes ``pkg/apis/apps/validation/validation.go``
+       ValidateStatefulSetUpdate), so a new revision there would replace the StatefulSet,
+       every replica down at once; in the template it is a rolling update. Why no claim per
+       namespace, as other stores make: a Deployment's replicas share one claim, which an RWO
+       EBS volume cannot serve across nodes, and a fixed set of claims stops matching the
        replica count at the first scale. For such fixed claims,
        :func:`~pulumi_modelstore.kube.snapshots.restored_claim` makes one.
 
@@ -632,7 +638,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
     snapshot_class_name: pulumi.Output[str | None]
     """The VolumeSnapshotClass of the snapshot (``null`` with ``source_snapshot_name``)."""
     claim_template_name: pulumi.Output[str]
-    """The volumeClaimTemplate name; replica claims are ``<it>-<statefulset>-<ordinal>``."""
+    """The replicas' model volume name; a replica pod's claim is ``<pod>-<it>``."""
     volume_size: pulumi.Output[str]
     """Size of every replica volume."""
 
@@ -944,9 +950,9 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         return model_jobs.waited_job(f"{name}-loader", job_metadata, job_spec, minutes, opts)
 
     def claim_template(self) -> dict[str, Any]:
-        """The StatefulSet ``volumeClaimTemplate``: ReadWriteOnce, the cache's class and size,
-        ``dataSource`` the snapshot. Its values depend on the snapshot, so a StatefulSet using it
-        is created after the snapshot."""
+        """The claim of each replica's ephemeral volume (``metadata.name`` the volume's):
+        ReadWriteOnce, the cache's class and size, ``dataSource`` the snapshot. Its values
+        depend on the snapshot, so a pod template using it is created after the snapshot."""
         return {
             "metadata": {
                 "name": self._values["claim_template_name"],
@@ -961,21 +967,26 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         }
 
     def replica_claim_name(self, stateful_set_name: str, ordinal: int) -> str:
-        """The claim the StatefulSet controller makes for one replica."""
-        return f"{self._values['claim_template_name']}-{stateful_set_name}-{ordinal}"
+        """The claim the cluster makes for one replica's ephemeral volume: ``<pod>-<volume>``
+        (kubernetes ``staging/src/k8s.io/component-helpers/storage/ephemeral/ephemeral.go``
+        VolumeClaimName), the pod being ``<statefulset>-<ordinal>``."""
+        return f"{stateful_set_name}-{ordinal}-{self._values['claim_template_name']}"
 
     def patch_stateful_set_spec(self, spec: Mapping[str, Any]) -> dict[str, Any]:
         """A copy of a StatefulSet ``spec`` serving from the cache (the StatefulSet must live in
-        the cache's namespace, where the snapshot is): the claim template added; every
-        container mounts the model volume as a store's readers do (:meth:`mount_for`):
-        read-only at ``mount_path``, ``HF_HUB_OFFLINE=1``
-        and ``HF_HOME`` on a writable emptyDir (added once). Unless set, claims are deleted with
-        their replicas (``persistentVolumeClaimRetentionPolicy`` Delete/Delete): a replica
-        volume is a cache, the snapshot keeps the data, and a stale claim would otherwise be
-        reused at the next scale-up instead of a fresh restore.
+        the cache's namespace, where the snapshot is): each replica's model volume added to the
+        pod template, a generic ephemeral volume restoring the snapshot (made when the pod is
+        created, deleted with it: a replica volume is a cache, the snapshot keeps the data);
+        every container mounts it as a store's readers do (:meth:`mount_for`): read-only at
+        ``mount_path``, ``HF_HUB_OFFLINE=1`` and ``HF_HOME`` on a writable emptyDir (added
+        once). Nothing goes into ``volumeClaimTemplates``, which cannot change on a live
+        StatefulSet: a new revision changes the pod template only, and the StatefulSet
+        controller rolls the replicas onto it one at a time (``updateStrategy``, RollingUpdate
+        unless set) instead of Pulumi replacing the StatefulSet.
 
         The lists it extends (``containers``, each container's ``volumeMounts`` and ``env``,
-        ``volumes``, ``volumeClaimTemplates``) must be lists of mappings: anything else raises
+        ``volumes``, ``initContainers``) must be lists of mappings, and no volume or claim
+        template of the spec's may take the model volume's name: anything else raises
         :class:`ModelStoreInputError`."""
         store = self._name
         out = dict(spec)
@@ -993,9 +1004,29 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
             "PersistentVolumeClaim",
         )
         # The replicas read what the loader wrote, as a store's readers do: the same mount
-        # (read-only, HF_HUB_OFFLINE, HF_HOME on an emptyDir), its volume the claim template's.
+        # (read-only, HF_HUB_OFFLINE, HF_HOME on an emptyDir), its volume each pod's own.
         mount = self.mount_for(self._namespace)
         assert mount.claim_template is not None  # the binding's (provision_storage)
+        model_volume = mount.volume["name"]
+        for field_name, taken in (
+            (f"{path}.volumes", [vol.get("name") for vol in volumes if isinstance(vol, Mapping)]),
+            (
+                "spec.volumeClaimTemplates",
+                [
+                    (t.get("metadata") or {}).get("name")
+                    for t in claim_templates
+                    if isinstance(t, Mapping)
+                ],
+            ),
+        ):
+            if model_volume in taken:
+                raise ModelStoreInputError(
+                    store,
+                    f"{field_name}[{taken.index(model_volume)}].name",
+                    model_volume,
+                    "a name other than the model volume's (claim_template_name), which "
+                    "the cache adds to the pod template",
+                )
         pod["containers"] = [mount.patch_container(_none_as_empty(c)) for c in containers]
         if mount.init_containers:  # a model section's gate: the revision's manifest is there
             init = _object_list(
@@ -1010,13 +1041,8 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
                 ),
             ]
         names = {vol.get("name") for vol in volumes if isinstance(vol, Mapping)}
-        volumes.extend(vol for vol in mount.extra_volumes if vol["name"] not in names)
+        volumes.extend(vol for vol in mount.volumes if vol["name"] not in names)
         pod["volumes"] = volumes
         template["spec"] = pod
         out["template"] = template
-        out["volumeClaimTemplates"] = [*claim_templates, mount.claim_template]
-        out.setdefault(
-            "persistentVolumeClaimRetentionPolicy",
-            {"whenDeleted": "Delete", "whenScaled": "Delete"},
-        )
         return out
