@@ -234,20 +234,14 @@ def test_s3_a_wrong_checksum_sent_with_the_object_is_refused(
 ) -> None:
     # The listing published nothing (say the object was replaced after it): the checksum S3
     # sends with GetObject is checked.
-    source = s3_source(moto)
+    from moto.backends import get_backend
+
+    key = get_backend("s3")[ACCOUNT]["global"].buckets[BUCKET].keys[f"tampered/{SHARD}"]
+    lie = hashlib.sha256(b"x").digest()
+    key.checksum_value = base64.b64encode(lie).decode()
+    source = s3_source(moto, "tampered")
     files = source.files
     source.files = lambda: [type(f)(f.path, f.size) for f in files()]
-    lie = hashlib.sha256(b"x").digest()
-    get = source.client.get
-
-    def lying_get(bucket: str, key: str) -> Any:
-        response = get(bucket, key)
-        if key.endswith(SHARD):
-            del response.headers["x-amz-checksum-sha256"]
-            response.headers["x-amz-checksum-sha256"] = base64.b64encode(lie).decode()
-        return response
-
-    source.client.get = lying_get
     with pytest.raises(
         seed_mod.SeedError, match=f"^sha256 mismatch in {SHARD}: the source publishes {lie.hex()},"
     ):

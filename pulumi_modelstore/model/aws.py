@@ -56,7 +56,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .net import USER_AGENT, SourceError, child_text, http_failure, local, open_url, unreachable
+from .net import (
+    USER_AGENT,
+    SourceError,
+    child_text,
+    http_failure,
+    local,
+    open_url,
+    unreachable,
+    urlopen,
+)
 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 # Headers a proxy may add or change on the way: never signed (botocore's list holds these).
@@ -334,7 +343,7 @@ class S3Client:
                 url, headers={**signed, "User-Agent": USER_AGENT}, method=method
             )
             try:
-                return urllib.request.urlopen(request, timeout=timeout)
+                return urlopen(request, timeout)
             except urllib.error.HTTPError as error:
                 region = error.headers.get("x-amz-bucket-region")
                 if attempt == 0 and region and region != self.region:
@@ -370,6 +379,20 @@ class S3Client:
             "HEAD", bucket, key, headers={"x-amz-checksum-mode": "ENABLED"}
         ) as response:
             return response.headers
+
+    def get_request(
+        self, bucket: str, key: str, checksum: bool = True
+    ) -> tuple[str, dict[str, str]]:
+        """The URL and signed headers of a ``GetObject`` of ``key`` (signed now: ask again for
+        each request), with its checksum asked for (``checksum``: a whole-object GET)."""
+        url = self.url(bucket, key)
+        headers = {"x-amz-checksum-mode": "ENABLED"} if checksum else {}
+        signed = sign("GET", url, headers, self.credentials.get(), self.region, datetime.now(UTC))
+        return url, signed
+
+    def hint(self, status: int) -> str:
+        """What an error status likely means."""
+        return _hint(status)
 
     def get(self, bucket: str, key: str) -> Any:
         """The object's bytes, streamed, with its checksum headers."""

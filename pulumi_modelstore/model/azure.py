@@ -46,7 +46,7 @@ from email.utils import formatdate
 from pathlib import Path
 from typing import Any
 
-from .net import USER_AGENT, SourceError, child_text, http_failure, local, unreachable
+from .net import USER_AGENT, SourceError, child_text, http_failure, local, unreachable, urlopen
 
 X_MS_VERSION = "2024-11-04"
 SCOPE = "https://storage.azure.com/.default"
@@ -123,26 +123,22 @@ class BlobClient:
 
     def _open(self, request: urllib.request.Request, timeout: float) -> Any:
         try:
-            return urllib.request.urlopen(request, timeout=timeout)
+            return urlopen(request, timeout)
         except urllib.error.HTTPError as error:
-            hint = (
-                "the workload identity needs a data role on the account or container "
-                "(Storage Blob Data Reader)"
-                if error.code == 403
-                else ""
-            )
-            raise http_failure(self.uri, request, error, hint) from None
+            raise http_failure(self.uri, request, error, self.hint(error.code)) from None
         except (urllib.error.URLError, OSError) as error:
             raise unreachable(self.uri, request, error) from None
 
     def _get(self, url: str, timeout: float) -> Any:
-        headers = {
+        return self._open(urllib.request.Request(url, headers=self._headers()), timeout)
+
+    def _headers(self) -> dict[str, str]:
+        return {
             "Authorization": f"Bearer {self.token()}",
             "x-ms-version": X_MS_VERSION,
             "x-ms-date": formatdate(usegmt=True),
             "User-Agent": USER_AGENT,
         }
-        return self._open(urllib.request.Request(url, headers=headers), timeout)
 
     def list(self, container: str, prefix: str) -> Iterator[tuple[str, int, str | None]]:
         """Every blob under ``prefix`` as (name, size, Content-MD5 or None), page after page."""
@@ -169,8 +165,22 @@ class BlobClient:
 
     def get(self, container: str, name: str) -> Any:
         """The blob's bytes, streamed."""
+        return self._get(self.get_request(container, name)[0], timeout=300)
+
+    def get_request(self, container: str, name: str) -> tuple[str, dict[str, str]]:
+        """The URL and headers of a download of the blob ``name`` (the token and date as
+        they are now: ask again for each request)."""
         url = (
             f"{self.endpoint}/{urllib.parse.quote(container, safe='')}/"
             f"{urllib.parse.quote(name, safe='/')}"
         )
-        return self._get(url, timeout=300)
+        return url, self._headers()
+
+    def hint(self, status: int) -> str:
+        """What an error status likely means."""
+        return (
+            "the workload identity needs a data role on the account or container "
+            "(Storage Blob Data Reader)"
+            if status == 403
+            else ""
+        )

@@ -112,11 +112,19 @@ class GcsClient:
 
     def get(self, bucket: str, name: str) -> Any:
         """The object's bytes, streamed."""
+        return self._get(self.get_request(bucket, name)[0], timeout=300)
+
+    def get_request(self, bucket: str, name: str) -> tuple[str, dict[str, str]]:
+        """The URL and headers of a download of the object ``name`` (the token as it is now:
+        ask again for each request)."""
         url = (
             f"{self.endpoint}/storage/v1/b/{urllib.parse.quote(bucket, safe='')}/o/"
             f"{urllib.parse.quote(name, safe='')}?alt=media"
         )
-        return self._get(url, timeout=300)
+        headers = {"User-Agent": USER_AGENT}
+        if not self.anonymous:
+            headers["Authorization"] = f"Bearer {self.token()}"
+        return url, headers
 
     def put(self, bucket: str, name: str, data: bytes) -> None:
         """Upload ``data`` as the object ``name`` in one request (module docstring)."""

@@ -1,19 +1,105 @@
-"""What the sources that download over HTTP share: the error every source raises, and
-requests (``urllib``, nothing else) whose failures become that error in one line naming the
-source, the request and the cause, never a stack trace."""
+"""What the sources that download over HTTP share: the error every source raises, requests
+(``urllib``, nothing else) whose failures become that error in one line naming the source, the
+request and the cause, never a stack trace, and the retry policy every request follows
+(:class:`Retry`): a throttled, failing or dropped request is asked again after a backoff, as
+long as the source says to wait (``Retry-After``), before it fails the seed."""
 
 from __future__ import annotations
 
 import base64
+import email.utils
 import json
+import random
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 USER_AGENT = "pulumi-modelstore-seed"
 DEFAULT_PORTS = {"http": 80, "https": 443}
+# Answers worth asking again: a timeout (408), throttling (429; S3 answers 503 SlowDown, Cloud
+# Storage and Azure 429 or 503), and the server errors a proxy or a busy backend gives. The set
+# huggingface_hub retries (``utils/_http.py``, ``_DEFAULT_RETRY_ON_STATUS_CODES``: 429, 500,
+# 502, 503, 504) with 408, which the AWS SDKs also retry.
+RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class Retry:
+    """How often and how long a request is asked again. ``attempts``: tries in all (default
+    8). Before try ``n`` (1, 2, ...) it waits a random time up to ``base * 2**(n-1)`` seconds,
+    at most ``cap`` ("full jitter": AWS Architecture Blog, "Exponential Backoff And Jitter"),
+    so many pods throttled at once do not come back at once; a ``Retry-After`` the source sent
+    (seconds or an HTTP date, RFC 9110 section 10.2.3) is waited for whole when longer, up to
+    ``max_retry_after``. ``sleep``: the clock (tests)."""
+
+    attempts: int = 8
+    base: float = 0.5
+    cap: float = 30.0
+    max_retry_after: float = 300.0
+    sleep: Callable[[float], None] = time.sleep
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """The wait before try ``attempt + 1`` after ``attempt`` failed tries."""
+        backoff = random.uniform(0, min(self.cap, self.base * 2 ** (attempt - 1)))
+        if retry_after is None:
+            return backoff
+        return max(backoff, min(retry_after, self.max_retry_after))
+
+    def wait(self, attempt: int, retry_after: float | None = None) -> None:
+        self.sleep(self.delay(attempt, retry_after))
+
+
+RETRY = Retry()
+
+
+def retry_after(value: str | None, now: Callable[[], float] = time.time) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value: delay-seconds or an HTTP-date (RFC 9110
+    section 10.2.3); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - now())
+
+
+def urlopen(
+    request: urllib.request.Request,
+    timeout: float,
+    opener: urllib.request.OpenerDirector | None = None,
+    policy: Retry | None = None,
+) -> Any:
+    """``urllib``'s answer to ``request`` (through ``opener`` when given), asked again under
+    the retry policy (default :data:`RETRY`) while it answers a status of
+    :data:`RETRY_STATUS` or the connection fails; the last failure is raised as ``urllib``
+    raises it."""
+    policy = policy or RETRY
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            if opener is not None:
+                return opener.open(request, timeout=timeout)
+            return urllib.request.urlopen(request, timeout=timeout)
+        except urllib.error.HTTPError as error:
+            if error.code not in RETRY_STATUS or attempt >= policy.attempts:
+                raise
+            wait = retry_after(error.headers.get("Retry-After"))
+            error.close()
+        except (urllib.error.URLError, OSError):
+            if attempt >= policy.attempts:
+                raise
+            wait = None
+        policy.wait(attempt, wait)
 
 
 class SourceError(ValueError):
@@ -23,11 +109,12 @@ class SourceError(ValueError):
 
 
 def open_url(uri: str, request: urllib.request.Request, timeout: float) -> Any:
-    """The response to ``request``, or :class:`SourceError`: an HTTP error names the request,
+    """The response to ``request`` (retried: :func:`urlopen`), or :class:`SourceError`: an HTTP
+    error names the request,
     the status and the service's own error code and message (JSON or XML bodies); a network
     failure names the host that could not be reached and why."""
     try:
-        return urllib.request.urlopen(request, timeout=timeout)
+        return urlopen(request, timeout)
     except urllib.error.HTTPError as error:
         raise http_failure(uri, request, error) from None
     except (urllib.error.URLError, OSError) as error:

@@ -51,6 +51,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from . import transfer
 from .layout import (
     Layout,
     fsync_dir,
@@ -73,6 +74,7 @@ from .sources import (
     read_token,
     safe_relative,
 )
+from .transfer import FileDigests, SeedError
 
 GIB = 1 << 30
 # How a revision is published: a rename of the finished directory (file systems: EFS, FSx,
@@ -85,10 +87,6 @@ PUBLISH = ("rename", "manifest-last", "imported")
 # The read layout the seed sets on what it writes: none, or Lustre's (model/lustre.py). With
 # --publish imported the storage made the files (an FSx association, in its own chunks).
 LAYOUTS = ("none", "lustre")
-
-
-class SeedError(Exception):
-    """A seed that cannot finish; its message is the one line the Job reports."""
 
 
 @dataclass(frozen=True)
@@ -173,7 +171,7 @@ def seed(
             shutil.rmtree(partial)  # a crashed run's leftovers: start clean
         partial.mkdir(parents=True)
         _set_layout(partial, read_layout)
-        entries = [download(source, f, partial) for f in wanted]
+        entries = transfer.download(source, wanted, partial, safe_relative)
         fsync_dir(partial)
         target.parent.mkdir(parents=True, exist_ok=True)
         partial.rename(target)
@@ -181,7 +179,7 @@ def seed(
     else:
         target.mkdir(parents=True)
         _set_layout(target, read_layout)
-        entries = [download(source, f, target) for f in wanted]
+        entries = transfer.download(source, wanted, target, safe_relative)
     manifest = make_manifest(source.uri, revision, entries, datetime.now(UTC).isoformat())
     data = json.dumps(manifest, indent=1).encode()
     if publish == "rename":
@@ -255,65 +253,22 @@ def publish_imported(
     )
 
 
-def download(source: Source, file: SourceFile, partial: Path) -> dict[str, Any]:
-    """Stream one file into the partial directory, checking its size and digest."""
-    rel = safe_relative(file.path, source.uri)
-    out_path = partial / rel
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    with out_path.open("wb") as out:
-        entry = fetch(source, file, out.write)
-        out.flush()
-    return entry
-
-
 def fetch(
     source: Source, file: SourceFile, write: Callable[[bytes], Any] | None = None
 ) -> dict[str, Any]:
     """Stream one file's bytes to ``write`` (default: nowhere, only hashed), checking its size
-    and digest against what the source publishes; its manifest entry."""
-    rel = safe_relative(file.path, source.uri)
-    sha256 = hashlib.sha256()
-    # A Git blob id is the sha1 of "blob <size>\0" and the bytes.
-    git = hashlib.sha1(f"blob {file.size}\0".encode()) if file.git_sha1 else None
-    size = 0
+    and digest against what the source publishes (:class:`.transfer.FileDigests`); its
+    manifest entry. The seed itself downloads with :func:`.transfer.download`."""
+    digests = FileDigests(file, safe_relative(file.path, source.uri))
     with source.open(file) as stream:
         # What the source published when the bytes were asked for (S3 sends its checksum
         # with the object), where the listing published nothing.
-        published = file.sha256 or getattr(stream, "sha256", None)
-        published_md5 = file.md5 or getattr(stream, "md5", None)
-        # MD5 only where the source publishes nothing stronger: it is the one digest Cloud
-        # Storage and Azure Blob keep for a whole object.
-        md5 = hashlib.md5(usedforsecurity=False) if published_md5 and not published else None
+        digests.publish(getattr(stream, "sha256", None), getattr(stream, "md5", None))
         while chunk := stream.read(CHUNK):
-            sha256.update(chunk)
-            if git is not None:
-                git.update(chunk)
-            if md5 is not None:
-                md5.update(chunk)
+            digests.update(chunk)
             if write is not None:
                 write(chunk)
-            size += len(chunk)
-    digest = sha256.hexdigest()
-    if size != file.size:
-        raise SeedError(
-            f"size mismatch in {rel}: the source lists {file.size} bytes, {size} arrived"
-        )
-    if published is not None and digest != published:
-        raise SeedError(
-            f"sha256 mismatch in {rel}: the source publishes {published}, "
-            f"the bytes that arrived hash to {digest}"
-        )
-    if md5 is not None and md5.hexdigest() != published_md5:
-        raise SeedError(
-            f"md5 mismatch in {rel}: the source publishes {published_md5}, "
-            f"the bytes that arrived hash to {md5.hexdigest()}"
-        )
-    if git is not None and git.hexdigest() != file.git_sha1:
-        raise SeedError(
-            f"git blob id mismatch in {rel}: the source publishes {file.git_sha1}, "
-            f"the bytes that arrived give {git.hexdigest()}"
-        )
-    return {"path": rel, "size": size, "sha256": digest}
+    return digests.entry()
 
 
 def check_pinned(

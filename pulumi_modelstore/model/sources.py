@@ -25,7 +25,16 @@ from typing import Any, Protocol
 
 from . import aws, azure, gcs
 from . import names as n
-from .net import Body, SourceError, keeps_authorization, md5_hex, next_link
+from .net import (
+    USER_AGENT,
+    Body,
+    SourceError,
+    keeps_authorization,
+    md5_hex,
+    next_link,
+    urlopen,
+)
+from .transfer import PART
 
 SCHEMES = ("hf", "s3", "gs", "az", "file")
 FORMS = (
@@ -263,22 +272,38 @@ class HuggingFaceSource:
     def _open(self, url: str, timeout: float) -> Any:
         opener = urllib.request.build_opener(_SameHostAuthRedirect())
         try:
-            return opener.open(self._request(url), timeout=timeout)
+            return urlopen(self._request(url), timeout, opener)
         except urllib.error.HTTPError as error:
-            hint = {
-                401: ": the repository is private or gated; give a token with read access",
-                403: ": the token may not read this repository (gated: accept its terms)",
-                404: ": no such repository, revision or file",
-            }.get(error.code, "")
+            hint = self.hint(error.code)
             raise SourceError(
-                f"source {self.uri}: GET {url} answered {error.code} {error.reason}{hint}"
+                f"source {self.uri}: GET {url} answered {error.code} {error.reason}"
+                f"{f': {hint}' if hint else ''}"
             ) from None
 
     def _request(self, url: str) -> urllib.request.Request:
-        headers = {"User-Agent": "pulumi-modelstore-seed"}
+        return urllib.request.Request(url, headers=self._headers())
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"User-Agent": USER_AGENT}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
-        return urllib.request.Request(url, headers=headers)
+        return headers
+
+    def hint(self, status: int) -> str:
+        """What an error status of the Hub likely means."""
+        return {
+            401: "the repository is private or gated; give a token with read access",
+            403: "the token may not read this repository (gated: accept its terms)",
+            404: "no such repository, revision or file",
+        }.get(status, "")
+
+    def request(self, file: SourceFile) -> tuple[str, dict[str, str]]:
+        """The URL and headers of a GET of the file's bytes (:mod:`.transfer`)."""
+        return self._url(file), self._headers()
+
+    def _url(self, file: SourceFile) -> str:
+        quoted = urllib.parse.quote(file.path)
+        return f"{self.endpoint}/{self.repo}/resolve/{self.revision}/{quoted}"
 
     def files(self) -> list[SourceFile]:
         url: str | None = (
@@ -301,9 +326,7 @@ class HuggingFaceSource:
         return sorted(found, key=lambda f: f.path)
 
     def open(self, file: SourceFile) -> Any:
-        quoted = urllib.parse.quote(file.path)
-        url = f"{self.endpoint}/{self.repo}/resolve/{self.revision}/{quoted}"
-        return self._open(url, timeout=300)
+        return self._open(self._url(file), timeout=300)
 
 
 class _SameHostAuthRedirect(urllib.request.HTTPRedirectHandler):
@@ -351,6 +374,17 @@ class _ObjectSource:
     def open(self, file: SourceFile) -> Body:
         return Body(self.client.get(self.bucket, self.prefix + file.path))
 
+    def request(self, file: SourceFile) -> tuple[str, dict[str, str]]:
+        """The URL and headers of a GET of the file's bytes (:mod:`.transfer`), made anew
+        for each request (a token or signature that expires)."""
+        url, headers = self.client.get_request(self.bucket, self.prefix + file.path)
+        return url, headers
+
+    def hint(self, status: int) -> str:
+        """What an error status likely means."""
+        hint = getattr(self.client, "hint", None)
+        return hint(status) if hint is not None else ""
+
 
 class S3Source(_ObjectSource):
     """Objects under ``s3://<bucket>/<prefix>/`` through :class:`.aws.S3Client` (the standard
@@ -381,6 +415,16 @@ class S3Source(_ObjectSource):
     def open(self, file: SourceFile) -> Body:
         response = self.client.get(self.bucket, self.prefix + file.path)
         return Body(response, sha256=_s3_sha256(aws.checksums(response.headers)))
+
+    def request(self, file: SourceFile) -> tuple[str, dict[str, str]]:
+        """A signed GET of the file (:mod:`.transfer`); a file fetched whole asks for its
+        checksum (S3 sends a whole-object checksum with no ranged answer)."""
+        key = self.prefix + file.path
+        return self.client.get_request(self.bucket, key, checksum=file.size <= PART)
+
+    def published(self, file: SourceFile, headers: Any) -> tuple[str | None, str | None]:
+        """The sha256 S3 sent with the object's bytes (sha256, md5)."""
+        return _s3_sha256(aws.checksums(headers)), None
 
 
 def _s3_sha256(head: dict[str, Any]) -> str | None:
