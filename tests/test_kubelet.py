@@ -23,25 +23,18 @@ PROGRAMS = [pid for pid, _, _ in all_programs()]
 # model section.
 NO_MODEL_JOBS = {"stacks/aws-prod", "stacks/gke-hyperdisk", "examples/app-vllm/dev"}
 
-FUSE = "fuse-identity: the FUSE backends' mount options must let the seed (65532) write"
+MOUNTPOINT = "fuse-identity: Mountpoint mounts as uid/gid 1000 with 0755 folders; the seed is 65532"
+HOSTPATH = "point 2: the hostPath root is root's 0755 (DirectoryOrCreate); the seed runs as 65532"
+FSX = "point 2: a Lustre root is root's 0755 and no fsGroup applies; the seed runs as 65532"
 # Defects still open (issue 24), by program: the harness fails them as a cluster would.
 OPEN: dict[str, str] = {
-    "stacks/aks": "point 1: the token Secret (0440, root's) is unreadable without fsGroup",
-    "stacks/aks-files": "point 1: the token Secret (0440, root's) is unreadable without fsGroup",
-    "stacks/aws-dev": "point 1: the token Secret (0440, root's) is unreadable without fsGroup",
-    "stacks/gke": "point 1: the token Secret (0440, root's) is unreadable without fsGroup",
-    "stacks/local": "point 1: the token Secret (0440, root's) is unreadable without fsGroup",
-    "stacks/onprem-nfs": "point 1: the token Secret (0440, root's) is unreadable without fsGroup",
-    "examples/aks-blob-deployment/dev": "point 1: the token Secret is unreadable without fsGroup",
-    "examples/aws-efs-vllm/dev": "point 1: the token Secret is unreadable without fsGroup",
-    "examples/aws-s3-vllm/dev": "point 1: the token Secret is unreadable without fsGroup",
-    "examples/gke-gcsfuse-kserve/dev": "point 1: the token Secret is unreadable without fsGroup",
-    "examples/gke-gcsfuse-vllm/dev": "point 1: the token Secret is unreadable without fsGroup",
-    "examples/fsx-kserve/dev": "point 2: FSx's root is root's 0755; the seed runs as 65532",
-    "examples/fsx-vllm/dev": "point 2: FSx's root is root's 0755; the seed runs as 65532",
-    "examples/local-kind/dev": "point 2: the hostPath root is root's 0755; the seed runs as 65532",
-    "examples/local-kind-seeded/dev": "point 2: the hostPath root is root's 0755",
-    "examples/platform-stores/dev": FUSE,
+    "stacks/aws-dev": MOUNTPOINT,
+    "stacks/local": HOSTPATH,
+    "examples/aws-s3-vllm/dev": MOUNTPOINT,
+    "examples/fsx-kserve/dev": FSX,
+    "examples/fsx-vllm/dev": FSX,
+    "examples/local-kind/dev": HOSTPATH,
+    "examples/local-kind-seeded/dev": HOSTPATH,
 }
 # Jobs that mount a ServiceAccount token they never read (point 5), by program; where a Job
 # fails first (OPEN), no Job gets as far as showing it.

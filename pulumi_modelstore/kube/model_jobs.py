@@ -101,6 +101,18 @@ def pod_security_context() -> dict[str, Any]:
     }
 
 
+def seed_pod_security_context() -> dict[str, Any]:
+    """The seed's pod: :func:`pod_security_context` with ``fsGroup`` :data:`RUN_AS`, so what the
+    kubelet hands to the pod's group is the seed's: the token Secret, whose files are root's
+    with ``defaultMode`` 0440 and readable by the seed only as their group (kubernetes
+    ``pkg/apis/core/types.go`` ``SecretVolumeSource.DefaultMode``, ``PodSecurityContext.FSGroup``;
+    ``pkg/volume/volume_linux.go`` ``SetVolumeOwnership``), and the store where its driver lets
+    the kubelet apply fsGroup (an NFS export, a block volume; Cloud Storage FUSE mounts with
+    ``gid=<fsGroup>``). ``OnRootMismatch``: the kubelet walks a store's files only while its
+    root is not yet the group's, not a whole model at every seed."""
+    return {**pod_security_context(), "fsGroup": RUN_AS, "fsGroupChangePolicy": "OnRootMismatch"}
+
+
 def slug(revision: str) -> str:
     """A DNS-label piece naming a revision: a commit SHA's first 12 characters, a label
     lowercased with other characters as '-' (and a short digest where that changed it)."""
@@ -318,6 +330,7 @@ def seed_job(
     if layout != "none":
         args += ["--layout", layout]
     pod = _base_pod(job.claim_name, [_program_container("seed", job.image, "seed", args, mounts)])
+    pod["securityContext"] = seed_pod_security_context()
     if record is not None:
         # The API call needs the ServiceAccount's token, whatever the account says.
         pod["automountServiceAccountToken"] = True
