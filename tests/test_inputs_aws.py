@@ -512,14 +512,15 @@ BAD_INPUTS: list[tuple[str, str, dict[str, Any], str]] = [
         "mountpoint-s3",
         "llama",
         {"uid": 4294967296},
-        "llama: uid must be a whole number from 0 to 4294967295 (a 32-bit Linux id), got "
-        "4294967296",
+        "llama: uid must be a whole number from 1 to 4294967295 (a 32-bit Linux id; Mountpoint "
+        "refuses 0), got 4294967296",
     ),
     (
         "mountpoint-s3",
         "llama",
         {"gid": -1},
-        "llama: gid must be a whole number from 0 to 4294967295 (a 32-bit Linux id), got -1",
+        "llama: gid must be a whole number from 1 to 4294967295 (a 32-bit Linux id; Mountpoint "
+        "refuses 0), got -1",
     ),
     (
         "mountpoint-s3",
@@ -812,7 +813,7 @@ def test_good_values_at_the_limits_plan():
             {"throughput_mode": "provisioned", "provisioned_throughput_in_mibps": 3414},
         )
     )
-    plan(build("mountpoint-s3", "llama", {"uid": 4294967295, "gid": 0, "region": "us-gov-west-1"}))
+    plan(build("mountpoint-s3", "llama", {"uid": 4294967295, "gid": 1, "region": "us-gov-west-1"}))
     plan(build("EbsCsiDriver", "ebs", {"volume_tags": {"pvc": "{{ .PVCName }}"}, "tags": many(41)}))
     plan(
         build(

@@ -18,10 +18,12 @@ from pulumi_modelstore.aws import (
 )
 from pulumi_modelstore.aws import validation as aws_v
 from pulumi_modelstore.errors import ModelStoreInputError
+from pulumi_modelstore.kube import model_jobs
 from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
 from pulumi_modelstore.plan.placeholders import digest
 from tests.aws_replay import Replay
 from tests.conftest import CLUSTER, assert_refused, bad_inputs, by_namespace, plan
+from tests.fuse_mounts import mountpoint_view, pod_identity
 
 BUCKET = "aws:s3/bucket:Bucket"
 PUBLIC_ACCESS = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
@@ -39,11 +41,16 @@ RELEASE = "kubernetes:helm.sh/v3:Release"
 PV = "kubernetes:core/v1:PersistentVolume"
 PVC = "kubernetes:core/v1:PersistentVolumeClaim"
 SA = "kubernetes:core/v1:ServiceAccount"
+JOB = "kubernetes:batch/v1:Job"
 
 # What the placeholder getCluster answers for CLUSTER in us-west-2.
 ISSUER = f"oidc.eks.us-west-2.amazonaws.com/id/{digest('oidc', CLUSTER, length=32).upper()}"
 OIDC_PROVIDER = f"arn:aws:iam::123456789012:oidc-provider/{ISSUER}"
 WRITE_ACTIONS = {"s3:PutObject", "s3:AbortMultipartUpload", "s3:DeleteObject"}
+QWEN = {
+    "source": "hf://Qwen/Qwen2.5-0.5B-Instruct",
+    "revision": "7ae557604adf67be50417f59c2c2f167def9a775",
+}
 KMS_KEY = "arn:aws:kms:us-west-2:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
 
 
@@ -748,7 +755,12 @@ def test_pvs_per_reader_and_writer():
         "gid=1000",
     ]
     assert pvs["inference"]["accessModes"] == ["ReadOnlyMany"]
-    assert pvs["inference"]["mountOptions"] == [*common, "read-only"]
+    assert pvs["inference"]["mountOptions"] == [
+        *common,
+        "dir-mode 0755",
+        "file-mode 0644",
+        "read-only",
+    ]
     assert pvs["inference"]["csi"]["readOnly"] is True
     assert pvs["loader"]["accessModes"] == ["ReadWriteMany"]
     assert pvs["loader"]["mountOptions"] == common
@@ -846,6 +858,8 @@ def test_mount_option_fields():
         "allow-other",
         "uid=1001",
         "gid=2000",
+        "dir-mode 0755",
+        "file-mode 0644",
         "read-only",
         "maximum-throughput-gbps 100",
     ]
@@ -901,8 +915,8 @@ PREFIX_RULE = "an S3 key prefix ending in '/' (e.g. 'llama-3-8b/'), without a le
 QUANTITY_RULE = "a Kubernetes quantity with a unit (Mi, Gi, Ti, M, G or T), e.g. '10Gi'"
 MANAGED_RULE = (
     "a Mountpoint flag the store does not manage (not one of region, prefix, read-only, "
-    "allow-delete, allow-overwrite, allow-other, allow-root, uid, gid, metadata-ttl, cache: "
-    "use the store's fields)"
+    "allow-delete, allow-overwrite, allow-other, allow-root, uid, gid, dir-mode, file-mode, "
+    "metadata-ttl, cache: use the store's fields)"
 )
 LOWERCASE_RULE = (
     "a Mountpoint flag with a lowercase name (the driver matches flag names case-sensitively)"
@@ -1027,7 +1041,25 @@ BAD_INPUTS = [
     ),
     (
         {"uid": -1},
-        "llama: uid must be a whole number from 0 to 4294967295 (a 32-bit Linux id), got -1",
+        "llama: uid must be a whole number from 1 to 4294967295 (a 32-bit Linux id; Mountpoint "
+        "refuses 0), got -1",
+    ),
+    # Mountpoint's --uid/--gid take 1 and up: 0 would fail the mount, not the plan.
+    (
+        {"uid": 0},
+        "llama: uid must be a whole number from 1 to 4294967295 (a 32-bit Linux id; Mountpoint "
+        "refuses 0), got 0",
+    ),
+    (
+        {"gid": 0},
+        "llama: gid must be a whole number from 1 to 4294967295 (a 32-bit Linux id; Mountpoint "
+        "refuses 0), got 0",
+    ),
+    (
+        {"allow_other": False, "model": QWEN},
+        "llama: allow_other must be true or unset when the store has a model (its verification "
+        "Jobs and revision gates read the readers' mounts as uid 65532, and a mount without "
+        "allow-other admits root alone), got false",
     ),
     (
         {"allow_other": False, "gid": 1000},
@@ -1277,12 +1309,6 @@ def test_the_shared_driver_role_and_each_stores_policy_replay_against_moto(aws_e
             assert not all_actions(document) & WRITE_ACTIONS
 
 
-QWEN = {
-    "source": "hf://Qwen/Qwen2.5-0.5B-Instruct",
-    "revision": "7ae557604adf67be50417f59c2c2f167def9a775",
-}
-
-
 def test_a_model_seeded_by_its_job_makes_a_reader_only_store_pod_level():
     # The seed Job writes the model: on the driver's read-only node role it could not.
     mounts, p = mounts_and_plan(readers=["inference"], model=QWEN)
@@ -1300,3 +1326,33 @@ def test_driver_level_credentials_with_a_seeded_model_are_refused():
         s3(readers=["inference"], model=QWEN, authentication_source="driver"),
         f"llama: authentication_source must be {DRIVER_CREDENTIALS_RULE}, got 'driver'",
     )
+
+
+# -- who may read and write, as Mountpoint presents the PVs (tests/fuse_mounts.py) ----------
+
+
+def _seed_pod(p: Plan) -> dict[str, Any]:
+    (seed,) = [
+        j["inputs"]["spec"]["template"]["spec"]
+        for j in p.by_type(JOB)
+        if j["inputs"]["metadata"]["labels"].get(model_jobs.ROLE_LABEL) == "seed"
+    ]
+    return seed
+
+
+def test_the_seed_writes_the_store_root_and_every_reader_reads_it():
+    # The seed runs as 65532 with no fsGroup of the store's; readers run as any uid, some with
+    # an fsGroup of their own (the driver then turns unset modes into 0770/0660).
+    p = plan(s3(readers=["inference"], model=QWEN), fill=True)
+    pvs = {ns: s["inputs"]["spec"] for ns, s in by_namespace(p, PV).items()}
+    uid, groups, fs_group = pod_identity(_seed_pod(p))
+    seed_view = mountpoint_view(pvs["llama-loader"], fs_group)
+    assert seed_view.may(uid, groups, "write", "dir"), seed_view
+    assert seed_view.may(uid, groups, "read", "file"), seed_view
+    for reader_uid in (1000, model_jobs.RUN_AS, 4242):
+        for reader_fs_group in (None, 2000):
+            view = mountpoint_view(pvs["inference"], reader_fs_group)
+            reader_groups = [reader_uid] + ([reader_fs_group] if reader_fs_group else [])
+            for kind in ("dir", "file"):
+                assert view.may(reader_uid, reader_groups, "read", kind), (reader_uid, view)
+            assert not view.may(reader_uid, reader_groups, "write", "dir")

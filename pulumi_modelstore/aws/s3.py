@@ -41,6 +41,7 @@ from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
 from ..kube.drivers import CsiDriverChart
+from ..kube.model_jobs import RUN_AS
 from ..store import STORE_NAME, Binding, Spec
 from . import identity as aws_identity
 from . import names
@@ -85,9 +86,14 @@ MANAGED_MOUNT_OPTIONS = (
     "allow-root",
     "uid",
     "gid",
+    "dir-mode",
+    "file-mode",
     "metadata-ttl",
     "cache",
 )
+# Readers' modes, Mountpoint's defaults written out (see _mount_options).
+READER_DIR_MODE = "0755"
+READER_FILE_MODE = "0644"
 # The driver derives Mountpoint's max-cache-size from the emptyDir's limit (cache_size), and
 # it must not exceed that limit (docs/CACHING.md): refused in extra_mount_options.
 CACHE_SIZE_OPTION = "max-cache-size"
@@ -97,8 +103,8 @@ DRIVER_ROLE_KEY = ("s3-driver-role",)
 
 _QUANTITY = re.compile(r"^[1-9][0-9]*(Mi|Gi|Ti|M|G|T)$")
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
-# Mountpoint's --uid/--gid are u32 (awslabs/mountpoint-s3 mountpoint-s3/src/cli.rs: `uid:
-# Option<u32>`, `gid: Option<u32>`): a 32-bit Linux id.
+# Mountpoint's --uid/--gid are u32 from 1 up (awslabs/mountpoint-s3 mountpoint-s3/src/cli.rs:
+# `uid: Option<u32>`, `gid: Option<u32>`, `range(1..)`): a 32-bit Linux id, not root's.
 MAX_LINUX_ID = 4294967295
 
 
@@ -169,14 +175,18 @@ class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     Default: ``indefinite``."""
     allow_other: bool
     """Let non-root containers use the mount (Mountpoint ``allow-other``) with files owned by
-    ``uid``/``gid``. ``false`` leaves the mount to root containers only (the driver then adds
-    ``allow-root``). Default: ``true``."""
+    ``uid``/``gid``; readers see directories ``0755`` and files ``0644``, so any uid reads
+    them. ``false`` leaves the mount to root containers only (the driver then adds
+    ``allow-root``), refused with a ``model`` (its verification Jobs run as uid 65532). The
+    seed Job's own mount always has it. Default: ``true``."""
     uid: int
-    """Owner user id of files and directories as pods see them (Mountpoint ``uid``), 0 to
-    4294967295. Needs ``allow_other``. Default: ``1000``."""
+    """Owner user id of files and directories as the consumers' pods see them (Mountpoint
+    ``uid``), 1 to 4294967295 (Mountpoint refuses 0). Needs ``allow_other``. The seed Job's
+    mount is owned by the uid it runs as, 65532, whatever this says. Default: ``1000``."""
     gid: int
-    """Owner group id (Mountpoint ``gid``), 0 to 4294967295; set it to the pods' fsGroup if
-    they use one. Needs ``allow_other``. Default: ``1000``."""
+    """Owner group id (Mountpoint ``gid``), 1 to 4294967295; set it to the writers' fsGroup
+    if they use one. Needs ``allow_other``. The seed Job's mount has 65532. Default:
+    ``1000``."""
     cache: str
     """Mountpoint's local data cache (the PV's ``cache`` attribute): ``emptyDir`` (on the
     node's disk, one per Mountpoint pod, so replicas restarting on a node read the weights from
@@ -190,8 +200,8 @@ class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     """More Mountpoint flags for every PV, added to the ones the store sets, without ``--``
     (e.g. ``maximum-throughput-gbps 100``), with lowercase names (the driver's are
     case-sensitive). Default: none. Options the store manages (region, prefix, read-only,
-    allow-*, uid, gid, metadata-ttl, cache, and max-cache-size, which follows ``cache_size``)
-    are refused in any case: use the fields."""
+    allow-*, uid, gid, dir-mode, file-mode, metadata-ttl, cache, and max-cache-size, which
+    follows ``cache_size``) are refused in any case: use the fields."""
     driver_version: str
     """The driver version, e.g. ``2.7.0``: the Helm chart version for ``driver_install: helm``,
     and what decides whether Pod Identity and the local cache are available (v2 and later).
@@ -313,9 +323,31 @@ def _id_needs_allow_other(store: str, field: str, value: Any, allow_other: bool)
 
 
 def linux_id(store: str, field: str, value: int) -> None:
-    if not 0 <= value <= MAX_LINUX_ID:
+    """Mountpoint takes ``--uid``/``--gid`` from 1 up (awslabs/mountpoint-s3
+    mountpoint-s3/src/cli.rs at mountpoint-s3-1.22.3, lines 230 and 238: ``value_parser!(u32)
+    .range(1..)``): 0 fails the mount, not the plan."""
+    if not 1 <= value <= MAX_LINUX_ID:
         raise ModelStoreInputError(
-            store, field, value, f"a whole number from 0 to {MAX_LINUX_ID} (a 32-bit Linux id)"
+            store,
+            field,
+            value,
+            f"a whole number from 1 to {MAX_LINUX_ID} (a 32-bit Linux id; Mountpoint refuses 0)",
+        )
+
+
+def allow_other_with_a_model(store: str, allow_other: bool, seeded: bool) -> None:
+    """A model's verification Jobs and revision gates read the readers' mounts as uid
+    ``RUN_AS``: a mount without ``allow-other`` admits only root (the driver adds
+    ``allow-root``: awslabs/mountpoint-s3-csi-driver v2.7.0 pkg/driver/node/node.go lines
+    148-151)."""
+    if seeded and not allow_other:
+        raise ModelStoreInputError(
+            store,
+            "allow_other",
+            allow_other,
+            f"true or unset when the store has a model (its verification Jobs and revision "
+            f"gates read the readers' mounts as uid {RUN_AS}, and a mount without allow-other "
+            "admits root alone)",
         )
 
 
@@ -705,6 +737,8 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
             if name in p:
                 p.rule(needs_allow_other, name, "allow_other")
             p.field_rule(linux_id, name)
+        if seeded and "allow_other" in p:
+            p.rule(functools.partial(allow_other_with_a_model, seeded=seeded), "allow_other")
         p.field_rule(v.one_of, "cache", CACHE_TYPES)
         if "cache_size" in p:
             p.rule(cache_size_needs_cache, "cache_size", "cache")
@@ -826,7 +860,12 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
         return Binding(
             capacity=NOMINAL_CAPACITY,
             source=lambda ns, read_only: _source(
-                spec, facts.bucket_region, bucket_name, self.volume_name(ns), read_only
+                spec,
+                facts.bucket_region,
+                bucket_name,
+                self.volume_name(ns),
+                read_only,
+                seed=ns == spec.common.loader,
             ),
             reader_access_mode="ReadOnlyMany",
             writer_access_mode="ReadWriteMany",
@@ -1031,9 +1070,10 @@ def _source(
     bucket_name: pulumi.Output[str],
     volume_name: str,
     read_only: bool,
+    seed: bool = False,
 ) -> dict[str, Any]:
     """A PV's volume source: the bucket, whose credentials, the cache, and the Mountpoint
-    flags of its access level."""
+    flags of its access level (``seed``: the loader namespace's PV)."""
     a = spec.args
     attributes: dict[str, Any] = {
         "bucketName": bucket_name,
@@ -1053,13 +1093,26 @@ def _source(
         },
         # Readers and writers differ in their Mountpoint flags, so each PV carries its own
         # (merged into the PV spec with the source).
-        "mountOptions": _mount_options(spec, region, read_only),
+        "mountOptions": _mount_options(spec, region, read_only, seed=seed),
     }
 
 
 def _mount_options(
-    spec: Spec[MountpointS3ModelStoreArgs], region: Any, read_only: bool
+    spec: Spec[MountpointS3ModelStoreArgs], region: Any, read_only: bool, seed: bool = False
 ) -> list[Any]:
+    """A PV's Mountpoint flags. ``seed``: the loader namespace's PV, the seed Job's alone.
+
+    Who may do what (Mountpoint presents every file and directory with one owner and mode,
+    and the kernel checks them: ``MountOption::DefaultPermissions``, awslabs/mountpoint-s3
+    mountpoint-s3-fs/src/fuse/config.rs line 39 at mountpoint-s3-1.22.3):
+    - the seed's PV is owned by the uid and gid the seed runs as (``model_jobs.RUN_AS``, no
+      fsGroup of the store's), whatever ``uid``/``gid``/``allow_other`` say: they are the
+      consumers' (with the defaults, 1000 and mode 0755, the seed could not create a file);
+    - readers get ``dir-mode 0755`` and ``file-mode 0644`` (Mountpoint's own defaults,
+      doc/SEMANTICS.md) written out: a reader pod with an fsGroup would otherwise get the
+      driver's ``0770``/``0660`` (awslabs/mountpoint-s3-csi-driver v2.7.0
+      pkg/driver/node/node.go lines 136-145), which locks out every reader not in ``gid``,
+      the verification Jobs (uid 65532) among them."""
     a = spec.args
     # Always explicit: IMDS may be out of reach from Mountpoint pods, and with pod-level
     # credentials the driver takes the STS region from this option too.
@@ -1067,8 +1120,12 @@ def _mount_options(
     if a["prefix"]:
         options.append(f"prefix {a['prefix']}")
     options.append(f"metadata-ttl {a['metadata_ttl']}")
-    if a["allow_other"]:
+    if seed:
+        options += ["allow-other", f"uid={RUN_AS}", f"gid={RUN_AS}"]
+    elif a["allow_other"]:
         options += ["allow-other", f"uid={a['uid']}", f"gid={a['gid']}"]
+        if read_only:
+            options += [f"dir-mode {READER_DIR_MODE}", f"file-mode {READER_FILE_MODE}"]
     if read_only:
         options.append("read-only")
     else:

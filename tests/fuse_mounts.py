@@ -1,0 +1,136 @@
+"""What a FUSE-backed PV gives a pod, emulated from the PV's mount options the way each driver
+and FUSE daemon reads them: who owns what with which mode, and whether a pod of a given
+uid/groups may read or write. The tests plan a store, take its PVs and its Jobs' pods, and ask
+whether the seed may write and every reader read.
+
+Sources (facts only, cited where used):
+- Mountpoint for S3 CSI driver v2.7.0 (awslabs/mountpoint-s3-csi-driver): mount options are
+  ``key value`` or ``key=value`` (pkg/mountpoint/args.go, ``ParseArgs``); a pod's fsGroup
+  adds ``--gid <fsGroup>``, ``--allow-other``, ``--dir-mode 0770`` and ``--file-mode 0660``
+  where the PV does not set them, and a mount without ``--allow-other`` gets ``--allow-root``
+  (pkg/driver/node/node.go lines 135-151); Mountpoint runs as uid 1000
+  (pkg/cluster/cluster.go line 29, pkg/podmounter/mppod/creator.go lines 135 and 147).
+- Mountpoint 1.22.3 (awslabs/mountpoint-s3): files 0644 and directories 0755 owned by the
+  mounting user unless ``--uid``/``--gid``/``--file-mode``/``--dir-mode`` say otherwise
+  (doc/SEMANTICS.md, "File and directory metadata and permissions"); the kernel checks those
+  modes (``MountOption::DefaultPermissions``, mountpoint-s3-fs/src/fuse/config.rs line 39);
+  ``--uid``/``--gid`` take 1 and up (mountpoint-s3/src/cli.rs, ``range(1..)``).
+- Cloud Storage FUSE CSI driver (GoogleCloudPlatform/gcs-fuse-csi-driver): gcsfuse runs with
+  ``uid=0``/``gid=0`` unless the PV says otherwise (pkg/sidecar_mounter/
+  sidecar_mounter_config.go lines 232-233) and with ``allow_other,default_permissions``
+  (pkg/util/util.go lines 453-458); a pod's fsGroup adds ``gid=<fsGroup>``, ``file-mode=664``
+  and ``dir-mode=775``, which the PV's own options override (pkg/csi_driver/utils.go lines
+  374-379); gcsfuse's own defaults are file-mode 644, dir-mode 755
+  (docs/troubleshooting.md, "Permission denied").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MOUNTPOINT_PROCESS_UID = 1000
+READ = {"dir": 0o5, "file": 0o4}  # list a directory needs r and x; read a file r
+WRITE = {"dir": 0o3, "file": 0o2}  # create or delete in a directory needs w and x
+
+
+@dataclass(frozen=True)
+class View:
+    """A FUSE mount as the kernel presents it to a pod's processes."""
+
+    uid: int
+    gid: int
+    dir_mode: int
+    file_mode: int
+    mounter: int
+    """The uid the FUSE daemon runs as: the one user a mount without allow_other admits."""
+    allow_other: bool
+    allow_root: bool
+    read_only: bool
+
+    def may(self, uid: int, groups: Sequence[int], want: str, kind: str) -> bool:
+        """Whether a process of ``uid`` in ``groups`` may ``want`` ("read" or "write") a
+        ``kind`` ("dir" or "file") of the mount. The pods drop every capability, so root's
+        DAC override plays no part."""
+        if uid != self.mounter and not self.allow_other and not (uid == 0 and self.allow_root):
+            return False  # FUSE refuses every other user outright (EACCES)
+        if want == "write" and self.read_only:
+            return False
+        mode = self.dir_mode if kind == "dir" else self.file_mode
+        if uid == self.uid:
+            bits = mode >> 6
+        elif self.gid in groups:
+            bits = mode >> 3
+        else:
+            bits = mode
+        need = (READ if want == "read" else WRITE)[kind]
+        return bits & need == need
+
+
+def _options(options: Sequence[str], separators: str) -> dict[str, str]:
+    """``key value`` / ``key=value`` / ``--key`` -> {key: value}, later ones winning."""
+    out: dict[str, str] = {}
+    for option in options:
+        parts = re.split(separators, option.strip(), maxsplit=1)
+        out[parts[0].removeprefix("--")] = parts[1].strip() if len(parts) > 1 else ""
+    return out
+
+
+def mountpoint_view(pv_spec: Mapping[str, Any], fs_group: int | None = None) -> View:
+    """A Mountpoint for S3 PV as a pod with ``fs_group`` (or none) sees it."""
+    given = _options(pv_spec.get("mountOptions") or (), r"[ =]")
+    if fs_group is not None:
+        for key, value in (
+            ("gid", str(fs_group)),
+            ("allow-other", ""),
+            ("dir-mode", "0770"),
+            ("file-mode", "0660"),
+        ):
+            given.setdefault(key, value)
+    if "allow-other" not in given:
+        given.setdefault("allow-root", "")
+    for key in ("uid", "gid"):
+        if key in given and int(given[key]) < 1:
+            raise ValueError(f"Mountpoint refuses --{key} {given[key]} (1 and up)")
+    return View(
+        uid=int(given.get("uid", MOUNTPOINT_PROCESS_UID)),
+        gid=int(given.get("gid", MOUNTPOINT_PROCESS_UID)),
+        dir_mode=int(given.get("dir-mode", "0755"), 8),
+        file_mode=int(given.get("file-mode", "0644"), 8),
+        mounter=MOUNTPOINT_PROCESS_UID,
+        allow_other="allow-other" in given,
+        allow_root="allow-root" in given,
+        read_only="read-only" in given or bool(pv_spec["csi"].get("readOnly")),
+    )
+
+
+def gcsfuse_view(pv_spec: Mapping[str, Any], fs_group: int | None = None) -> View:
+    """A Cloud Storage FUSE PV as a pod with ``fs_group`` (or none) sees it."""
+    given: dict[str, str] = {"uid": "0", "gid": "0", "file-mode": "644", "dir-mode": "755"}
+    if fs_group is not None:
+        given.update({"gid": str(fs_group), "file-mode": "664", "dir-mode": "775"})
+    given.update(_options(pv_spec.get("mountOptions") or (), r"="))
+    return View(
+        uid=int(given["uid"]),
+        gid=int(given["gid"]),
+        dir_mode=int(given["dir-mode"], 8),
+        file_mode=int(given["file-mode"], 8),
+        mounter=0,
+        allow_other=True,
+        allow_root=True,
+        read_only="ro" in given or bool(pv_spec["csi"].get("readOnly")),
+    )
+
+
+def pod_identity(pod_spec: Mapping[str, Any]) -> tuple[int, list[int], int | None]:
+    """(uid, groups, fsGroup) of a pod's first container as the kubelet runs it: the
+    container's runAsUser/runAsGroup over the pod's, the fsGroup as a supplementary group."""
+    pod = pod_spec.get("securityContext") or {}
+    container = pod_spec["containers"][0].get("securityContext") or {}
+    uid = container.get("runAsUser", pod.get("runAsUser"))
+    gid = container.get("runAsGroup", pod.get("runAsGroup"))
+    fs_group = pod.get("fsGroup")
+    groups = [g for g in (gid, fs_group, *pod.get("supplementalGroups", ())) if g is not None]
+    return uid, groups, fs_group
