@@ -43,9 +43,10 @@ class BackupArgs(TypedDict, total=False):
     backend's API range. Default: ``7``."""
     schedule: str
     """When a scheduled backup starts: a cron expression of five numeric fields (minute hour
-    day-of-month month day-of-week), in UTC. Default: ``0 3 * * *`` (daily at 03:00 UTC).
-    Refused on backends whose protection is continuous (object versions and soft delete keep
-    every overwrite) and, on FSx, when it is not daily."""
+    day-of-month month day-of-week, day-of-week 0-6 with Sunday 0), in UTC. Default:
+    ``0 3 * * *`` (daily at 03:00 UTC). Refused on backends whose protection is continuous
+    (object versions and soft delete keep every overwrite) and, on FSx, when it is not
+    daily."""
 
 
 SECTION_FIELDS = ("enabled", "retention_days", "schedule")
@@ -54,18 +55,22 @@ _TYPES: dict[str, tuple[type, str]] = {
     "retention_days": (int, "a whole number of days"),
     "schedule": (str, "a cron expression (five fields, UTC), e.g. '0 3 * * *'"),
 }
-# (name, lowest, highest) of each cron field, in order.
+# (name, lowest, highest) of each cron field, in order: the bounds of robfig/cron v3
+# (``spec.go``: minutes 0-59, hours 0-23, dom 1-31, months 1-12, dow 0-6; ``parser.go``
+# refuses a value or range end above the maximum), whose ``cron.ParseStandard`` is Velero's
+# schedule parser (vmware-tanzu/velero ``pkg/controller/schedule_controller.go``,
+# parseCronSchedule). Sunday is 0 only: 7 is refused, as Velero refuses it.
 _CRON_FIELDS = (
     ("minute", 0, 59),
     ("hour", 0, 23),
     ("day-of-month", 1, 31),
     ("month", 1, 12),
-    ("day-of-week", 0, 7),
+    ("day-of-week", 0, 6),
 )
 _CRON_ITEM = re.compile(r"^(\*|\d+(?:-\d+)?)(?:/(\d+))?$")
 CRON_ALLOWED = (
-    "a cron expression of five numeric fields (minute hour day-of-month month day-of-week, "
-    "UTC), e.g. '0 3 * * *'"
+    "a cron expression of five numeric fields (minute 0-59, hour 0-23, day-of-month 1-31, "
+    "month 1-12, day-of-week 0-6 with Sunday 0; UTC), e.g. '0 3 * * *'"
 )
 
 

@@ -41,8 +41,8 @@ def parsed(name: str, **args: Any) -> Backup:
 
 ON = {"enabled": True}
 CRON = (
-    "a cron expression of five numeric fields (minute hour day-of-month month day-of-week, "
-    "UTC), e.g. '0 3 * * *'"
+    "a cron expression of five numeric fields (minute 0-59, hour 0-23, day-of-month 1-31, "
+    "month 1-12, day-of-week 0-6 with Sunday 0; UTC), e.g. '0 3 * * *'"
 )
 EXISTING_BUCKET = (
     "false on this store: the store leaves an existing bucket's settings alone (bucket_name is "
@@ -65,6 +65,11 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
      f"llama: backup.schedule must be {CRON}, got '0 24 * * *'"),
     ("mountpoint-s3", {"backup": {"schedule": "0 3 * *"}},
      f"llama: backup.schedule must be {CRON}, got '0 3 * *'"),
+    # robfig/cron's day-of-week is 0-6 (Velero parses schedules with it): 7 is no Sunday.
+    ("fsx-lustre", {"backup": {**ON, "schedule": "0 3 * * 7"}},
+     f"llama: backup.schedule must be {CRON}, got '0 3 * * 7'"),
+    ("fsx-lustre", {"backup": {**ON, "schedule": "0 3 * * 5-7"}},
+     f"llama: backup.schedule must be {CRON}, got '0 3 * * 5-7'"),
     # FSx: the API's range, a daily start time, and where it takes no backups.
     ("fsx-lustre", {"backup": {**ON, "retention_days": 91}}, "llama: backup.retention_days must "
      "be 1 to 90 days (the range of FSx automatic backups), got 91"),
@@ -186,7 +191,9 @@ def test_camel_case_keys_from_stack_config_are_the_fields():
     ("cron", "problem"),
     [
         ("0 3 * * *", None),
-        ("*/15 1-5,7 1 1-12/2 0,7", None),
+        ("*/15 1-5,7 1 1-12/2 0,6", None),
+        # robfig/cron v3 (Velero's parser) bounds day-of-week at 6: 7 is no Sunday there.
+        ("0 3 * * 0,7", "day-of-week '7' outside 0-6"),
         ("0 3 * * * *", "6 fields"),
         ("60 3 * * *", "minute '60' outside 0-59"),
         ("0 5-2 * * *", "hour '5-2' outside 0-23"),

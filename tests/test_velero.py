@@ -377,6 +377,21 @@ def test_velero_disabled_makes_nothing(tmp_path):
 # ---- refusals ----------------------------------------------------------------------------------
 
 V = "modelstore:clusters.prod.velero"
+CRON_ALLOWED = (
+    "a cron expression of five numeric fields (minute 0-59, hour 0-23, day-of-month 1-31, "
+    "month 1-12, day-of-week 0-6 with Sunday 0; UTC), e.g. '0 3 * * *'"
+)
+S3_RULE = (
+    "a valid S3 bucket name (3-63 lowercase letters, digits, '.' and '-', starting and ending "
+    "with a letter or digit, no '..', not an IP address, not starting with xn--, sthree- or "
+    "amzn-s3-demo-, not ending with -s3alias, --ol-s3, .mrap, --x-s3 or --table-s3)"
+)
+GCS_RULE = (
+    "a valid Cloud Storage bucket name (3-63 lowercase letters, digits, '-', '_' and '.', "
+    "starting and ending with a letter or digit; up to 222 with dots, 63 between dots; not "
+    "starting with 'goog', without 'google' or a close misspelling such as 'g00gle', not an IP "
+    "address)"
+)
 REFUSALS: list[tuple[str, str, str, list[str]]] = [
     (
         "on a plain kubernetes cluster",
@@ -393,10 +408,38 @@ REFUSALS: list[tuple[str, str, str, list[str]]] = [
         "a schedule that is not cron",
         "",
         '    velero: {schedule: "daily"}',
-        [
-            f"{V}.schedule must be a cron expression of five numeric fields (minute hour "
-            "day-of-month month day-of-week, UTC), e.g. '0 3 * * *', got 'daily'"
-        ],
+        [f"{V}.schedule must be {CRON_ALLOWED}, got 'daily'"],
+    ),
+    (
+        # Velero parses a Schedule with robfig/cron's ParseStandard, whose day-of-week is 0-6.
+        "a day-of-week of 7",
+        "",
+        '    velero: {schedule: "0 3 * * 7"}',
+        [f"{V}.schedule must be {CRON_ALLOWED}, got '0 3 * * 7'"],
+    ),
+    (
+        "an S3 bucket name with S3's reserved prefix",
+        "",
+        "    velero: {bucket: sthree-backups}",
+        [f"{V}.bucket must be {S3_RULE}, got 'sthree-backups'"],
+    ),
+    (
+        "an S3 bucket name with the access point alias suffix",
+        "",
+        "    velero: {bucket: ml-backups-s3alias}",
+        [f"{V}.bucket must be {S3_RULE}, got 'ml-backups-s3alias'"],
+    ),
+    (
+        "a Cloud Storage bucket name starting with goog",
+        GKE.replace("acme-ml-velero", "goog-ml-velero"),
+        "",
+        [f"{V.replace('prod', 'ml')}.bucket must be {GCS_RULE}, got 'goog-ml-velero'"],
+    ),
+    (
+        "a Cloud Storage bucket name containing google",
+        GKE.replace("acme-ml-velero", "acme-google-velero"),
+        "",
+        [f"{V.replace('prod', 'ml')}.bucket must be {GCS_RULE}, got 'acme-google-velero'"],
     ),
     (
         "retention of zero days",

@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 
 from ..backup import CRON_ALLOWED, DEFAULT_SCHEDULE, cron_problem
 from ..errors import ModelStoreInputError
+from ..model import names
 from .drivers import CsiDriverChart, helm_release
 
 VELERO_CHART = CsiDriverChart(
@@ -58,10 +59,13 @@ class VeleroArgs(TypedDict, total=False):
     ``false`` keeps the entry and installs nothing. Refused on a plain kubernetes cluster."""
     bucket: str
     """The bucket (S3, Cloud Storage) or container (Azure Blob) Velero keeps backups in, made by
-    the library: 3 to 63 lowercase letters, digits and single hyphens. Default: named by Pulumi
-    from the cluster key (Azure: a container ``velero``)."""
+    the library: 3 to 63 lowercase letters, digits and single hyphens, and a name the cloud
+    takes (S3 refuses the prefixes ``xn--``, ``sthree-``, ``amzn-s3-demo-`` and suffixes such as
+    ``-s3alias``; Cloud Storage a name starting with ``goog`` or containing ``google``).
+    Default: named by Pulumi from the cluster key (Azure: a container ``velero``)."""
     schedule: str
-    """When each store's Schedule runs: a five-field cron expression in UTC. Default:
+    """When each store's Schedule runs: a five-field numeric cron expression in UTC, as
+    Velero's parser takes it (day-of-week 0-6, Sunday 0; 7 is refused). Default:
     ``0 3 * * *``."""
     retention_days: int
     """How long each backup is kept (the Schedule's ``ttl``), 1 to 106751 days. Default: ``30``
@@ -77,6 +81,14 @@ BUCKET_ALLOWED = (
     "3 to 63 lowercase letters, digits and single hyphens, starting and ending with a letter "
     "or digit (a name S3, GCS and Azure Blob containers all take)"
 )
+BUCKET_RULES: Mapping[str, tuple[Callable[[Any], bool], str]] = {
+    "eks": (names.is_s3_bucket_name, names.S3_BUCKET_RULE),
+    "gke": (names.is_gcs_bucket_name, names.GCS_BUCKET_RULE),
+    "aks": (names.is_azure_container_name, names.AZURE_CONTAINER_RULE),
+}
+"""Beyond :data:`BUCKET_ALLOWED`, the rule of the cloud whose bucket (or container) the library
+makes for Velero on a cluster of each kind (``model/names.py``: S3's reserved prefixes and
+suffixes, Cloud Storage's ``goog`` and ``google``)."""
 
 
 def kind_refusal(kind: str) -> str:
@@ -130,6 +142,8 @@ def parse_velero(
     bucket = raw.get("bucket")
     if bucket is not None and (not isinstance(bucket, str) or not _BUCKET.match(bucket)):
         errors.append(error("bucket", bucket, BUCKET_ALLOWED))
+    elif bucket is not None and kind in BUCKET_RULES and not BUCKET_RULES[kind][0](bucket):
+        errors.append(error("bucket", bucket, BUCKET_RULES[kind][1]))
     schedule = raw.get("schedule", DEFAULT_SCHEDULE)
     if not isinstance(schedule, str) or cron_problem(schedule) is not None:
         errors.append(error("schedule", schedule, CRON_ALLOWED))
