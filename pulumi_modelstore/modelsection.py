@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Required, TypedDict
 
+import pulumi
+
 from . import validation as v
 from .errors import ModelStoreInputError
 from .model.sources import INCLUDE_RULE, SourceError, can_match, check_revision, parse_source
@@ -35,6 +37,10 @@ MIN_KEEP_REVISIONS = 2
 # A Hugging Face user access token (huggingface_hub's docs: tokens start with "hf_"): refused
 # anywhere in a store's args, as is any key named like a token.
 HF_TOKEN = re.compile(r"hf_[A-Za-z0-9]{20,}")
+# What an error shows for a token's value.
+REDACTED = "<redacted>"
+# The field that takes a token (as a Pulumi secret): the one place a literal is not refused.
+TOKEN_FIELD = "model.token"
 TOKEN_KEYS = re.compile(r"(?i)^(hf_?)?token$|^api_?key$|^password$")
 SECTION = "model"
 
@@ -66,10 +72,17 @@ class ModelSection(TypedDict, total=False):
     ``revisions/<revision>/``, what readers mount."""
     include: Sequence[str]
     """fnmatch patterns of the files to take (``*`` crosses ``/``). Default: every file."""
+    token: pulumi.Input[str]
+    """The source's token as a Pulumi secret: an Output (``pulumi.Config().require_secret``,
+    another stack's secret output), or a string the store wraps as one. The store makes the
+    Secret ``<claim>-model-token`` (key ``token``) in the seed Job's namespace before the seed
+    Job, which mounts it as a file; plans and outputs show ``[secret]``. In stack config:
+    ``modelstore:tokens.<store>``, set with ``pulumi config set --secret``. Refused beside
+    ``token_secret``. Default: none."""
     token_secret: TokenSecret
     """The Secret key holding the source's token (``{name, key}``), in the seed Job's
-    namespace; mounted as a file, never put in the Job spec. Default: none (a public
-    model)."""
+    namespace, for a Secret that exists before the seed Job runs (``token`` makes one);
+    mounted as a file, never put in the Job spec. Default: none (a public model)."""
     keep_revisions: int
     """How many published revisions the seed keeps. Default: ``2``, the least allowed: the
     pinned revision and the previous one, which readers still mount during a rollout (a
@@ -179,6 +192,7 @@ class Model:
     revision: str
     include: tuple[str, ...]
     token_secret: tuple[str, str] | None
+    """An existing Secret's (name, key)."""
     keep_revisions: int
     namespace: str
     namespace_is_default: bool
@@ -186,6 +200,9 @@ class Model:
     image: str
     manifest_sha256: str | None
     source_resource_group: str | None = None
+    token: pulumi.Output[str] | None = None
+    """``model.token`` as a secret Output, which the store makes into the Secret
+    ``<claim>-model-token``."""
 
     @property
     def revision_path(self) -> str:
@@ -251,6 +268,9 @@ def parse_model(
     if len(errors) == before:
         check(_include, store, include)
     token = check(_token_secret, store, section.get("token_secret"))
+    given_token = check(
+        _token, store, section.get("token"), section.get("token_secret"), claim_name
+    )
     keep = section.get("keep_revisions", MIN_KEEP_REVISIONS)
     check(_keep_revisions, store, keep)
     given_ns = section.get("namespace")
@@ -299,6 +319,7 @@ def parse_model(
         image=image,
         manifest_sha256=digest,
         source_resource_group=source_group,
+        token=given_token,
     )
 
 
@@ -394,6 +415,30 @@ def _include(store: str, include: Sequence[str]) -> None:
             raise ModelStoreInputError(store, _field("include"), pattern, INCLUDE_RULE)
 
 
+def _token(store: str, value: Any, token_secret: Any, claim_name: str) -> pulumi.Output[str] | None:
+    """``model.token``: an Output or a non-empty string, made (or kept) secret; never echoed."""
+    if value is None:
+        return None
+    field = _field("token")
+    if token_secret is not None:
+        raise ModelStoreInputError(
+            store,
+            field,
+            REDACTED,
+            f"unset when model.token_secret is given (model.token makes the Secret "
+            f"{claim_name}-model-token, model.token_secret names one that exists)",
+        )
+    if not isinstance(value, pulumi.Output) and not (isinstance(value, str) and value):
+        raise ModelStoreInputError(
+            store,
+            field,
+            REDACTED,
+            "a Pulumi secret (an Output such as pulumi.Config().require_secret(...), or a "
+            "non-empty string the store keeps as one)",
+        )
+    return pulumi.Output.secret(value)
+
+
 def _keep_revisions(store: str, keep: Any) -> None:
     if isinstance(keep, bool) or not isinstance(keep, int) or keep < MIN_KEEP_REVISIONS:
         raise ModelStoreInputError(
@@ -414,20 +459,25 @@ def _image(store: str, image: Any) -> None:
 
 def literal_tokens(store: str, args: Any, path: str = "") -> list[ModelStoreInputError]:
     """Every literal token in a store's args (a string that looks like a Hugging Face token, or
-    a key named like a token), refused with the hint to use ``model.token_secret``. The value
-    is never echoed."""
+    a key named like a token) but ``model.token``, which takes one as a secret, refused with
+    the hint to use that or ``model.token_secret``. The value is never echoed."""
     found: list[ModelStoreInputError] = []
-    hint = "a reference to a Secret (model.token_secret: {name, key}), never a literal token"
+    hint = (
+        "model.token (a Pulumi secret) or a reference to a Secret (model.token_secret: "
+        "{name, key}), never a literal token"
+    )
     if isinstance(args, Mapping):
         for key, value in args.items():
             where = f"{path}.{key}" if path else str(key)
+            if where == TOKEN_FIELD:
+                continue  # _token checks it
             if isinstance(key, str) and TOKEN_KEYS.match(key) and value is not None:
-                found.append(ModelStoreInputError(store, where, "<redacted>", hint))
+                found.append(ModelStoreInputError(store, where, REDACTED, hint))
                 continue
             found += literal_tokens(store, value, where)
     elif isinstance(args, Sequence) and not isinstance(args, str | bytes):
         for i, item in enumerate(args):
             found += literal_tokens(store, item, f"{path}[{i}]")
     elif isinstance(args, str) and HF_TOKEN.search(args):
-        found.append(ModelStoreInputError(store, path, "<redacted>", hint))
+        found.append(ModelStoreInputError(store, path, REDACTED, hint))
     return found

@@ -11,6 +11,11 @@ It reads ``modelstore:stores``, a mapping of store name to its backend and field
 Field names are the backend's argument names (``storage_capacity_gib``); camelCase spellings
 (``storageCapacityGib``) are accepted too. Each store's outputs are exported under its name.
 
+A gated model's token goes in ``modelstore:tokens``, a mapping of store name to token set as a
+secret (``pulumi config set --secret --path 'modelstore:tokens.llama' <token>``): the program
+passes it to the store as ``model.token``, a secret Output. A token in ``modelstore:stores``
+(kept in the stack's file as written) or a ``modelstore:tokens`` that is not a secret is refused.
+
 A store may name its cluster from ``modelstore:clusters`` instead (``cluster: prod``; see
 ``config_clusters``): the program makes each cluster's scope (and its Kubernetes provider) once
 and passes it to the stores as ``cluster``. A store naming an unknown cluster, or a cluster of
@@ -38,6 +43,7 @@ from .errors import REFERENCE, ModelStoreInputError, one_of, suggestion
 from .extras import CLOUD_ROOMS, MissingExtraError, install_hint, room_of_backend, room_of_kind
 from .fields import camel_case, fields_of
 from .kube import velero as kv
+from .modelsection import REDACTED
 from .store import STORE_LABEL, ModelStore
 
 BACKEND_ROOMS: dict[str, str] = {
@@ -116,6 +122,62 @@ def store_args(
 
 
 STORES_ALLOWED = "a mapping of store names to their fields, with at least one store"
+TOKENS = "modelstore:tokens"
+SET_TOKEN = f"pulumi config set --secret --path '{TOKENS}.<store>' <token>"
+
+
+def _tokens(tokens: Any, stores: Any, secret: bool) -> tuple[dict[str, Any], list[Any]]:
+    """``modelstore:tokens`` checked (a secret config key, a mapping of the names of stores
+    with a model section to strings): (store -> token, the problems). No value is echoed."""
+    if tokens is None or tokens == {}:  # unset (Pulumi.yaml's default)
+        return {}, []
+    if not secret:
+        allowed = (
+            f"set as a secret ({SET_TOKEN}): a plain value is kept in the stack's file as written"
+        )
+        return {}, [ModelStoreInputError(None, TOKENS, REDACTED, allowed)]
+    if not isinstance(tokens, Mapping):
+        allowed = f"a mapping of store names to their tokens ({SET_TOKEN})"
+        return {}, [ModelStoreInputError(None, TOKENS, REDACTED, allowed)]
+    modelled = (
+        [
+            n
+            for n, f in stores.items()
+            if isinstance(f, Mapping) and isinstance(f.get("model"), Mapping)
+        ]
+        if isinstance(stores, Mapping)
+        else []
+    )
+    found: dict[str, Any] = {}
+    errors: list[Any] = []
+    for store, token in tokens.items():
+        if store not in modelled:
+            names = ", ".join(modelled) or "none"
+            allowed = f"a store of modelstore:stores with a model section ({names})"
+            errors.append(ModelStoreInputError(None, f"{TOKENS} key", store, allowed))
+        elif not isinstance(token, str) or not token:
+            errors.append(
+                ModelStoreInputError(None, f"{TOKENS}.{store}", REDACTED, "the token, a string")
+            )
+        else:
+            found[store] = token
+    return found, errors
+
+
+def _no_token_in_stores(name: str, fields: Mapping[Any, Any]) -> None:
+    """A ``model.token`` written in ``modelstore:stores`` is refused: that key is no secret."""
+    model = fields.get("model")
+    if not isinstance(model, Mapping):
+        return
+    token = model.get("token")
+    if token is not None and not isinstance(token, pulumi.Output):
+        allowed = (
+            f"unset in modelstore:stores, which is kept as written: a token goes in {TOKENS}, "
+            f"set as a secret ({SET_TOKEN})"
+        )
+        raise ModelStoreInputError(name, "model.token", REDACTED, allowed)
+
+
 FIELDS_ALLOWED = "a mapping of field names to values"  # the words the Parser uses for `args`
 
 
@@ -182,10 +244,14 @@ class _ClusterToCome:
 
 
 def build_stores(
-    stores: Mapping[str, Any], clusters: Mapping[str, Any] | None = None
+    stores: Mapping[str, Any],
+    clusters: Mapping[str, Any] | None = None,
+    tokens: Mapping[str, Any] | None = None,
 ) -> dict[str, ModelStore]:
     """Build every store in ``stores`` (the value of ``modelstore:stores``) on the clusters of
-    ``clusters`` (``modelstore:clusters``, optional) and export its outputs. Every store's input
+    ``clusters`` (``modelstore:clusters``, optional) with the tokens of ``tokens`` (the value
+    of ``modelstore:tokens``, which must be a secret config key; optional) and export its
+    outputs. Every store's input
     is checked before the first one registers anything (its name, backend and fields, the
     cluster it names, and the PV and claim names across the stores of each cluster), and every
     problem of every store is reported at once; checks that need a lookup (the cluster, a
@@ -194,6 +260,10 @@ def build_stores(
     if missing:
         raise ModelStoreInputError.combine(missing)
     entries, errors = cc.parse_clusters(clusters)
+    found_tokens, token_errors = _tokens(
+        tokens, stores, pulumi.runtime.config.is_config_secret(TOKENS)
+    )
+    errors += token_errors
     if not isinstance(stores, Mapping) or not stores:
         raise ModelStoreInputError.combine(
             [*errors, ModelStoreInputError(None, "modelstore:stores", stores, STORES_ALLOWED)]
@@ -212,7 +282,10 @@ def build_stores(
             if not isinstance(backend, str) or store_class is None:
                 allowed, hint = one_of(backend, installed_backends(), REFERENCE, "backends")
                 raise ModelStoreInputError(name, "backend", backend, allowed, hint=hint)
+            _no_token_in_stores(name, fields)
             args = store_args(name, store_class, fields)
+            if name in found_tokens:
+                args["model"] = {**args["model"], "token": pulumi.Output.secret(found_tokens[name])}
             cluster_key = _named_cluster(name, backend, args, entries, clusters)
             if cluster_key is not None:
                 args["cluster"] = _ClusterToCome()
@@ -353,13 +426,13 @@ def _config(key: str) -> Any:
 def main() -> dict[str, ModelStore]:
     """The program: ``modelstore:stores`` (on ``modelstore:clusters``) of the stack's config,
     built. Its errors name their key path (:func:`key_paths`)."""
-    stores, clusters = _config("stores"), _config("clusters")
+    stores, clusters, tokens = _config("stores"), _config("clusters"), _config("tokens")
     if stores is None:
         raise ModelStoreInputError(
             None, "modelstore:stores", None, f"set in the stack's config: {STORES_ALLOWED}"
         )
     try:
-        return build_stores(stores, clusters)
+        return build_stores(stores, clusters, tokens)
     except ModelStoreInputError as error:
         raise key_paths(error, stores, clusters) from None
 

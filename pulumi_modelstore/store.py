@@ -936,6 +936,21 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
                     depends_on=[self.namespaces[loader]] if loader in self.namespaces else [],
                 ),
             )
+        token_secret = m.token_secret
+        if m.token is not None:
+            secret, token_secret = model_jobs.model_token_secret(
+                f"{c.name}-model-token",
+                claim_name=c.claim_name,
+                namespace=loader,
+                labels=c.labels,
+                token=m.token,
+                # order: namespace-first
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=[self.namespaces[loader]] if loader in self.namespaces else [],
+                ),
+            )
+            seed_deps.append(secret)  # order: job-after-its-mount
         publish = type(self).model_fill[m.scheme].publish or type(self).model_publish
         self.seed_job = model_jobs.seed_job(
             f"{c.name}-seed-{model_jobs.slug(m.revision)}",
@@ -947,7 +962,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             publish=publish,
             # Imported files were laid out by the storage that made them.
             layout="none" if publish == "imported" else type(self).model_layout,
-            token_secret=m.token_secret,
+            token_secret=token_secret,
             patch=patch,
             record=f"{loader}/{record}" if record else None,
             opts=pulumi.ResourceOptions(parent=self, depends_on=seed_deps),

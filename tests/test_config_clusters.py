@@ -709,7 +709,7 @@ def test_pulumi_yaml_declares_every_key_the_program_reads_and_no_other():
 
     declared = load_project(ROOT).declared
     reads = _keys_the_program_reads()
-    assert reads == {"stores", "clusters"}
+    assert reads == {"stores", "clusters", "tokens"}
     assert {k.removeprefix("modelstore:") for k in declared} == reads
     for key, declaration in declared.items():
         assert isinstance(declaration, dict) and declaration.get("description"), key

@@ -162,19 +162,21 @@ def local(**model: Any) -> Any:
             ),
         ),
         (
-            lambda: build("local", model={**MODEL, "token": "x"}),
+            lambda: build("local", model={**MODEL, "hf_token": "x"}),
             (
-                "llama: model.token must be a reference to a Secret (model.token_secret: {name, "
-                "key}), never a literal token, got '<redacted>'\nllama: model field name must be "
-                "one of source, revision, include, token_secret, keep_revisions, namespace, "
-                "verify, image, manifest_sha256, source_resource_group, got 'token'"
+                "llama: model.hf_token must be model.token (a Pulumi secret) or a reference to a "
+                "Secret (model.token_secret: {name, key}), never a literal token, got "
+                "'<redacted>'\nllama: model field name must be one of source, revision, include, "
+                "token, token_secret, keep_revisions, namespace, verify, image, manifest_sha256, "
+                "source_resource_group, got 'hf_token'"
             ),
         ),
         (
             lambda: build("local", labels={"t": "hf_" + "a" * 34}, model=MODEL),
             (
-                "llama: labels.t must be a reference to a Secret (model.token_secret: {name, "
-                "key}), never a literal token, got '<redacted>'"
+                "llama: labels.t must be model.token (a Pulumi secret) or a reference to a "
+                "Secret (model.token_secret: {name, key}), never a literal token, got "
+                "'<redacted>'"
             ),
         ),
         (

@@ -146,6 +146,41 @@ def seed_service_account(claim_name: str) -> str:
     return f"{claim_name}-seed"
 
 
+TOKEN_KEY = "token"
+
+
+def token_secret_name(claim_name: str) -> str:
+    """The Secret a store makes of ``model.token`` (``<claim>-model-token``), one per store
+    whatever the revision, so a new token updates it in place."""
+    return f"{claim_name}-model-token"
+
+
+def model_token_secret(
+    resource_name: str,
+    *,
+    claim_name: str,
+    namespace: str,
+    labels: Mapping[str, str],
+    token: pulumi.Output[str],
+    opts: pulumi.ResourceOptions,
+) -> tuple[k8s.core.v1.Secret, tuple[str, str]]:
+    """The Secret holding ``model.token`` (a secret Output: ``modelsection._token`` made it
+    one) in the seed Job's ``namespace``, and its (name, key) for :func:`seed_job`.
+    ``stringData`` is the secret Output itself, so
+    the engine encrypts it in the state and a plan shows ``[secret]``; pulumi-kubernetes marks
+    the Secret's ``data`` and ``stringData`` outputs secret as well
+    (``sdk/python/pulumi_kubernetes/core/v1/Secret.py``: ``additional_secret_outputs``)."""
+    name = token_secret_name(claim_name)
+    secret = k8s.core.v1.Secret(
+        resource_name,
+        metadata={"name": name, "namespace": namespace, "labels": dict(labels)},
+        type="Opaque",
+        string_data={TOKEN_KEY: token},
+        opts=opts,
+    )
+    return secret, (name, TOKEN_KEY)
+
+
 def config_map_name(claim_name: str) -> str:
     """Named after the programs' digest: new programs are a new ConfigMap (and new Jobs)."""
     return f"{claim_name}-programs-{bundle_digest()[:10]}"

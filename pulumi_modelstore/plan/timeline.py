@@ -225,6 +225,7 @@ CREATE_TIMES: Mapping[str, Figure] = {
     "kubernetes:core/v1:ServiceAccount": _K8S_OBJECT,
     "kubernetes:core/v1:PersistentVolume": _K8S_OBJECT,
     "kubernetes:core/v1:ConfigMap": _K8S_OBJECT,
+    "kubernetes:core/v1:Secret": _K8S_OBJECT,
     "kubernetes:rbac.authorization.k8s.io/v1:Role": _K8S_OBJECT,
     "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding": _K8S_OBJECT,
     "kubernetes:velero.io/v1:Schedule": _K8S_OBJECT,
@@ -436,7 +437,14 @@ ORDERINGS: tuple[Ordering, ...] = (
     Ordering(
         "namespace-first",
         frozenset(
-            {_PV, PVC, "kubernetes:core/v1:ServiceAccount", "kubernetes:core/v1:ConfigMap", *_RBAC}
+            {
+                _PV,
+                PVC,
+                "kubernetes:core/v1:ServiceAccount",
+                "kubernetes:core/v1:ConfigMap",
+                "kubernetes:core/v1:Secret",
+                *_RBAC,
+            }
         ),
         frozenset({"kubernetes:core/v1:Namespace"}),
         "Namespaced objects need their namespace, and a destroy deletes them before it; the "
@@ -502,14 +510,17 @@ ORDERINGS: tuple[Ordering, ...] = (
             {
                 PVC,
                 "kubernetes:core/v1:ConfigMap",
+                "kubernetes:core/v1:Secret",
                 "kubernetes:core/v1:ServiceAccount",
                 "kubernetes:batch/v1:Job",
                 *_GRANTS,
             }
         ),
-        "A model Job's pod mounts the store's claim and the programs' ConfigMap and runs as the "
-        "consumer's service account (its grant): started before them it fails or runs without "
-        "its identity; each verification Job waits for the seed Job, which publishes what it "
+        "A model Job's pod mounts the store's claim, the programs' ConfigMap and (the seed, with "
+        "model.token) the token's Secret, and runs as the consumer's service account (its "
+        "grant): started before them it fails (a missing Secret volume holds the pod in "
+        "ContainerCreating) or runs without its identity; each verification Job waits for the "
+        "seed Job, which publishes what it "
         "checks. A Job that mounts no claim (Hyperdisk ML's manifest Job) waits for its "
         "account's grant itself.",
     ),

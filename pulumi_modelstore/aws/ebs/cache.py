@@ -806,6 +806,19 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
 
         job = model_jobs.ModelJob(claim_name, self._labels, m.image, m.revision, m.manifest_sha256)
         self._seed_job_name = model_jobs.job_name(claim_name, "seed", m.revision)
+        token_secret = m.token_secret
+        mounted: list[pulumi.Resource | None] = [self.seed_claim, config_map]
+        if m.token is not None:
+            secret, token_secret = model_jobs.model_token_secret(
+                f"{self._name}-model-token",
+                claim_name=claim_name,
+                namespace=ns,
+                labels=self._labels,
+                token=m.token,
+                # order: namespace-first
+                opts=pulumi.ResourceOptions(parent=self, depends_on=self._in_namespace),
+            )
+            mounted.append(secret)
         return model_jobs.seed_job(
             f"{self._name}-seed{self._suffix}",
             job,
@@ -815,10 +828,10 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
             # One revision per seed volume: nothing older to keep or collect.
             keep_revisions=m.keep_revisions,
             publish="rename",
-            token_secret=m.token_secret,
+            token_secret=token_secret,
             patch=patch,
             # order: job-after-its-mount
-            opts=self._child(self.seed_claim, config_map),
+            opts=self._child(*mounted),
         )
 
     def _model_verify_job(self, m: Model) -> "k8s.batch.v1.Job":
