@@ -139,7 +139,9 @@ class ModelStoreArgs(TypedDict, total=False):
     and throws away next to the model; keep models in the store itself. Offered where the
     storage allows it (EFS: an access point per claim; Azure Files NFS: a share per claim in
     the store's account; NFS: a subdirectory per claim), refused elsewhere with the reason.
-    Default: ``false``."""
+    Deleting a claim deletes its share or subdirectory, but EFS keeps a deleted claim's files
+    (its access point goes; the driver removes the directory only with its controller's
+    ``deleteAccessPointRootDir``, off by default). Default: ``false``."""
     cluster: Any
     """The cluster scope this store joins: an ``EksCluster`` for the AWS stores, a
     ``KubernetesCluster`` for the local and NFS stores. Default: the scope of the store's

@@ -12,12 +12,14 @@ import pulumi_kubernetes as k8s
 import pytest
 
 from pulumi_modelstore.aws import EfsModelStore, MountpointS3ModelStore
+from pulumi_modelstore.aws.efs import EfsModelStoreArgs
 from pulumi_modelstore.azure import AzureFilesNfsModelStore
+from pulumi_modelstore.fields import fields_of
 from pulumi_modelstore.local import LocalModelStore
 from pulumi_modelstore.nfs import NfsModelStore
 from pulumi_modelstore.nfs.store import HELM_VALUES, NFS_CSI
-from tests.conftest import CLUSTER, assert_refused, plan
-from tests.test_helm import Release, manifests, render
+from tests.conftest import CLUSTER, RELEASE, ROOT, assert_refused, plan
+from tests.test_helm import Release, manifests, release_of, render
 from tests.validators.kube_schema import KUBERNETES_MINORS, validator
 
 SC = "kubernetes:storage.k8s.io/v1:StorageClass"
@@ -38,6 +40,9 @@ BACKENDS: dict[str, tuple[Any, dict[str, Any], dict[str, Any]]] = {
             "subPathPattern": "${.PVC.namespace}/${.PVC.name}",
             "gidRangeStart": "50000",
             "gidRangeEnd": "7000000",
+            # A new claim of a deleted one's name gets a directory of its own, never the
+            # files the deleted one left (below).
+            "ensureUniqueDirectory": "true",
         },
     ),
     "azure-files-nfs": (
@@ -174,3 +179,29 @@ def test_the_nfs_chart_installs_the_controller_that_serves_the_class():
         if "csi-provisioner" in c["image"]
     ]
     assert provisioners, "no csi-provisioner in the rendered chart"
+
+
+def test_a_deleted_efs_claim_keeps_its_files_and_the_docs_say_so():
+    """The EFS driver's DeleteVolume deletes a claim's access point, and its directory only
+    when the controller runs with ``--delete-access-point-root-dir`` (kubernetes-sigs/
+    aws-efs-csi-driver ``pkg/driver/controller.go`` DeleteVolume, ``docs/parameters.md``): off
+    in the pinned chart (``controller.deleteAccessPointRootDir: false``) and left off by the
+    store's install. So a deleted claim's files stay on the file system, billed, and the docs
+    must say so where they offer ``dynamic_claims``, not that claims go with their data."""
+    p = plan(with_claim(EfsModelStore, {"cluster_name": CLUSTER}))
+    (state,) = p.by_type(RELEASE)
+    rendered = render(release_of(state))
+    assert rendered.ok, rendered.output
+    args = [
+        arg
+        for o in manifests(rendered)
+        if o.get("kind") == "Deployment"
+        for c in o["spec"]["template"]["spec"]["containers"]
+        for arg in c.get("args", [])
+    ]
+    assert "--delete-access-point-root-dir=false" in args
+    said = "On efs a deleted claim keeps its files"
+    for page in ("docs/configuration.md", "docs/backends/aws/efs.md"):
+        assert said in " ".join((ROOT / page).read_text().split()), page
+    doc = " ".join(fields_of(EfsModelStoreArgs)["dynamic_claims"].doc.split())
+    assert "EFS keeps a deleted claim's files" in doc

@@ -804,7 +804,18 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], DynamicClaims, backend="ef
         file system. The driver's controller calls CreateAccessPoint and DeleteAccessPoint:
         its service account needs the driver's IAM policy (aws-efs-csi-driver
         docs/iam-policy-example.json; the EKS add-on's AmazonEFSCSIDriverPolicy), which the
-        store does not make."""
+        store does not make.
+
+        A deleted claim keeps its files: the driver deletes its access point, and its
+        directory ``/dynamic/<namespace>/<claim>-<uuid>`` only when the controller runs with
+        ``--delete-access-point-root-dir`` (kubernetes-sigs/aws-efs-csi-driver
+        ``pkg/driver/controller.go`` DeleteVolume; the chart's
+        ``controller.deleteAccessPointRootDir``, false by default). The store leaves it off:
+        it is the cluster's driver install's, shared by every EFS class, and the controller
+        removes the directory by mounting the file system with its own role (``tls``,
+        ``iam``), which then needs ``ClientRootAccess`` to remove directories of mode 700
+        owned by each claim's uid; without it the removal fails and DeleteVolume returns
+        before it deletes the access point, so access points would pile up instead."""
         gid_start, gid_end = DYNAMIC_GID_RANGE
         return DynamicClass(
             provisioner=EFS_CSI.driver,
@@ -816,9 +827,13 @@ class EfsModelStore(AwsModelStore[EfsModelStoreArgs], DynamicClaims, backend="ef
                 "subPathPattern": "${.PVC.namespace}/${.PVC.name}",
                 "gidRangeStart": str(gid_start),
                 "gidRangeEnd": str(gid_end),
+                # The driver's default, pinned: the claim's directory is
+                # <namespace>/<claim>-<uuid>, so a new claim of a deleted one's name never gets
+                # the files that one left (pkg/driver/controller.go CreateVolume).
+                "ensureUniqueDirectory": "true",
             },
             # The claims are scratch: their access points go with them, or they would pile up
-            # towards the file system's access point quota.
+            # towards the file system's access point quota. Their files stay (see above).
             reclaim_policy="Delete",
             # EFS is regional (a mount target per zone): no topology to wait for.
             volume_binding_mode="Immediate",
