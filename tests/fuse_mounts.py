@@ -134,3 +134,20 @@ def pod_identity(pod_spec: Mapping[str, Any]) -> tuple[int, list[int], int | Non
     fs_group = pod.get("fsGroup")
     groups = [g for g in (gid, fs_group, *pod.get("supplementalGroups", ())) if g is not None]
     return uid, groups, fs_group
+
+
+def mountpoint_negative_ttl(pv_spec: Mapping[str, Any]) -> float:
+    """How many seconds a Mountpoint mount keeps a lookup's "not found" (``inf``: until it is
+    remounted), from its ``metadata-ttl`` and ``negative-metadata-ttl`` as Mountpoint 1.22.3
+    reads them (mountpoint-s3-fs/src/fs/config.rs, ``CacheConfig::new`` and
+    ``with_negative_metadata_ttl``: ``minimal`` caches no negative entry, ``indefinite``
+    caches it for ever, and the negative TTL follows ``metadata-ttl`` unless set; without
+    either option the default is ``minimal``, mountpoint-s3/src/cli.rs)."""
+    given = _options(pv_spec.get("mountOptions") or (), r"[ =]")
+
+    def seconds(value: str) -> float:
+        presets = {"minimal": 0.0, "indefinite": float("inf")}
+        return presets[value] if value in presets else float(value)
+
+    ttl = given.get("negative-metadata-ttl", given.get("metadata-ttl", "minimal"))
+    return seconds(ttl)

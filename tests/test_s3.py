@@ -23,7 +23,7 @@ from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
 from pulumi_modelstore.plan.placeholders import digest
 from tests.aws_replay import Replay
 from tests.conftest import CLUSTER, assert_refused, bad_inputs, by_namespace, plan
-from tests.fuse_mounts import mountpoint_view, pod_identity
+from tests.fuse_mounts import mountpoint_negative_ttl, mountpoint_view, pod_identity
 
 BUCKET = "aws:s3/bucket:Bucket"
 PUBLIC_ACCESS = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
@@ -750,6 +750,7 @@ def test_pvs_per_reader_and_writer():
         "region us-west-2",
         "prefix llama/",
         "metadata-ttl indefinite",
+        "negative-metadata-ttl 10",
         "allow-other",
         "uid=1000",
         "gid=1000",
@@ -855,6 +856,7 @@ def test_mount_option_fields():
     assert spec["mountOptions"] == [
         "region eu-west-1",
         "metadata-ttl 300",
+        "negative-metadata-ttl 10",
         "allow-other",
         "uid=1001",
         "gid=2000",
@@ -916,7 +918,7 @@ QUANTITY_RULE = "a Kubernetes quantity with a unit (Mi, Gi, Ti, M, G or T), e.g.
 MANAGED_RULE = (
     "a Mountpoint flag the store does not manage (not one of region, prefix, read-only, "
     "allow-delete, allow-overwrite, allow-other, allow-root, uid, gid, dir-mode, file-mode, "
-    "metadata-ttl, cache: use the store's fields)"
+    "metadata-ttl, negative-metadata-ttl, cache: use the store's fields)"
 )
 LOWERCASE_RULE = (
     "a Mountpoint flag with a lowercase name (the driver matches flag names case-sensitively)"
@@ -1054,6 +1056,13 @@ BAD_INPUTS = [
         {"gid": 0},
         "llama: gid must be a whole number from 1 to 4294967295 (a 32-bit Linux id; Mountpoint "
         "refuses 0), got 0",
+    ),
+    # negative-metadata-ttl needs Mountpoint 1.15.0, the driver's from 1.13.0.
+    (
+        {"driver_version": "1.12.0", "cache": "none"},
+        "llama: metadata_ttl must be minimal or at most 10 seconds with Mountpoint CSI driver "
+        "1.12.0 (a longer TTL keeps a missing file missing until the pod restarts unless "
+        "negative-metadata-ttl caps it, which needs driver 1.13.0 or newer), got 'indefinite'",
     ),
     (
         {"allow_other": False, "model": QWEN},
@@ -1356,3 +1365,22 @@ def test_the_seed_writes_the_store_root_and_every_reader_reads_it():
             for kind in ("dir", "file"):
                 assert view.may(reader_uid, reader_groups, "read", kind), (reader_uid, view)
             assert not view.may(reader_uid, reader_groups, "write", "dir")
+
+
+def test_a_reader_mounted_before_its_revision_is_published_sees_it_within_the_gates_poll():
+    # The gate polls for the manifest every GATE_POLL_SECONDS; with metadata-ttl indefinite
+    # Mountpoint cached its first "not found" for as long as the mount lived.
+    for ttl in ("indefinite", "3600"):
+        p = plan(s3(readers=["inference"], model=QWEN, metadata_ttl=ttl), fill=True)
+        for ns, pv in by_namespace(p, PV).items():
+            spec = pv["inputs"]["spec"]
+            assert mountpoint_negative_ttl(spec) <= model_jobs.GATE_POLL_SECONDS, (ns, spec)
+            assert f"metadata-ttl {ttl}" in spec["mountOptions"]  # positives stay cached
+
+
+def test_a_short_or_minimal_ttl_needs_no_negative_ttl_and_plans_on_an_old_driver():
+    for ttl in ("minimal", "10"):
+        spec = plan(s3(metadata_ttl=ttl, driver_version="1.12.0", cache="none")).by_type(PV)[0]
+        options = spec["inputs"]["spec"]["mountOptions"]
+        assert not [o for o in options if o.startswith("negative-metadata-ttl")], options
+        assert mountpoint_negative_ttl(spec["inputs"]["spec"]) <= model_jobs.GATE_POLL_SECONDS

@@ -41,7 +41,7 @@ from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser, describe, fields_of
 from ..kube.drivers import CsiDriverChart
-from ..kube.model_jobs import RUN_AS
+from ..kube.model_jobs import GATE_POLL_SECONDS, RUN_AS
 from ..store import STORE_NAME, Binding, Spec
 from . import identity as aws_identity
 from . import names
@@ -89,8 +89,20 @@ MANAGED_MOUNT_OPTIONS = (
     "dir-mode",
     "file-mode",
     "metadata-ttl",
+    "negative-metadata-ttl",
     "cache",
 )
+# How long a mount keeps a lookup's "not found" (Mountpoint --negative-metadata-ttl): as long
+# as the revision gate waits between two looks for a manifest, so a pod that mounted before its
+# revision was published sees it on the gate's next look. With metadata-ttl indefinite (or a
+# long TTL) Mountpoint otherwise caches "not found" for the TTL, for ever under indefinite
+# (awslabs/mountpoint-s3 mountpoint-s3-fs/src/fs/config.rs at mountpoint-s3-1.22.3,
+# CacheConfig::new, lines 173-193; with_negative_metadata_ttl, lines 195-213).
+NEGATIVE_METADATA_TTL_SECONDS = GATE_POLL_SECONDS
+# --negative-metadata-ttl first exists in Mountpoint 1.15.0 (its CHANGELOG.md, v1.15.0), which
+# the CSI driver ships from 1.13.0 (awslabs/mountpoint-s3-csi-driver CHANGELOG.md, v1.13.0);
+# an older Mountpoint refuses the unknown flag and fails every mount.
+NEGATIVE_TTL_MIN_DRIVER = (1, 13, 0)
 # Readers' modes, Mountpoint's defaults written out (see _mount_options).
 READER_DIR_MODE = "0755"
 READER_FILE_MODE = "0644"
@@ -169,10 +181,12 @@ class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     Default: ``false``."""
     metadata_ttl: str
     """How long Mountpoint trusts cached metadata: ``indefinite`` (model files are immutable;
-    publish a new version under a new prefix or path, and pods see objects added after their
-    mount once they remount), ``minimal``, or whole seconds written as a string (``"300"``). A
-    number (``300``) is still accepted for one release, with a deprecation warning.
-    Default: ``indefinite``."""
+    publish a new version under a new prefix or path), ``minimal``, or whole seconds written
+    as a string (``"300"``). A "not found" is kept at most 10 seconds whatever this says
+    (``negative-metadata-ttl 10``, so a pod that mounted before a revision was published sees
+    it; it needs driver 1.13.0 or newer, and an older driver takes only ``minimal`` or up to
+    10 seconds). A number (``300``) is still accepted for one release, with a deprecation
+    warning. Default: ``indefinite``."""
     allow_other: bool
     """Let non-root containers use the mount (Mountpoint ``allow-other``) with files owned by
     ``uid``/``gid``; readers see directories ``0755`` and files ``0644``, so any uid reads
@@ -306,6 +320,32 @@ def valid_metadata_ttl(store: str, field: str, value: Any) -> str:
         return str(int(value))
     raise ModelStoreInputError(
         store, field, value, "indefinite, minimal or a positive whole number of seconds"
+    )
+
+
+def caches_not_found_long(metadata_ttl: str) -> bool:
+    """Whether ``metadata_ttl`` (``valid_metadata_ttl``'s value) would keep a "not found"
+    longer than :data:`NEGATIVE_METADATA_TTL_SECONDS` (``minimal`` caches none)."""
+    if metadata_ttl == "minimal":
+        return False
+    return metadata_ttl == "indefinite" or int(metadata_ttl) > NEGATIVE_METADATA_TTL_SECONDS
+
+
+def driver_has_negative_ttl(store: str, version: str, metadata_ttl: str) -> None:
+    """The store adds ``negative-metadata-ttl`` to a mount whose ``metadata_ttl`` would
+    cache "not found" longer; a driver whose Mountpoint lacks the flag cannot take it."""
+    found = tuple(int(part) for part in version.split("."))
+    if found >= NEGATIVE_TTL_MIN_DRIVER or not caches_not_found_long(metadata_ttl):
+        return
+    minimum = ".".join(map(str, NEGATIVE_TTL_MIN_DRIVER))
+    raise ModelStoreInputError(
+        store,
+        "metadata_ttl",
+        metadata_ttl,
+        f"minimal or at most {NEGATIVE_METADATA_TTL_SECONDS} seconds with Mountpoint CSI "
+        f"driver {version} (a longer TTL keeps a missing file missing until the pod "
+        f"restarts unless negative-metadata-ttl caps it, which needs driver {minimum} or "
+        "newer)",
     )
 
 
@@ -786,6 +826,12 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
                 p.store, p.derived["driver_version"], p["identity"], makes_roles, p["cache"]
             )
         )
+        if p.ok("metadata_ttl"):
+            p.check(
+                lambda: driver_has_negative_ttl(
+                    p.store, p.derived["driver_version"], p["metadata_ttl"]
+                )
+            )
 
     # ---- 2. preflight: lookups only (and the cluster's stores agreeing), once per cluster ----
 
@@ -1120,6 +1166,8 @@ def _mount_options(
     if a["prefix"]:
         options.append(f"prefix {a['prefix']}")
     options.append(f"metadata-ttl {a['metadata_ttl']}")
+    if caches_not_found_long(a["metadata_ttl"]):
+        options.append(f"negative-metadata-ttl {NEGATIVE_METADATA_TTL_SECONDS}")
     if seed:
         options += ["allow-other", f"uid={RUN_AS}", f"gid={RUN_AS}"]
     elif a["allow_other"]:
