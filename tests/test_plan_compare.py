@@ -661,8 +661,8 @@ def test_a_local_store_on_another_node_replaces_its_volumes_and_claims(tmp_path)
         store_set("node_name", "node-b", "models"),
     )
     pvs, claims = by_type(cmp, PV), by_type(cmp, PVC)
-    # One per consumer: the reader, the writer and the model's loader namespace.
-    assert len(pvs) == len(claims) == 3
+    # One per consumer: the reader and the model's loader namespace.
+    assert len(pvs) == len(claims) == 2
     for pv in pvs:
         assert pv.op == "replace" and pv.paths == [NODE_AFFINITY_VALUE]
         assert pv.forcing == [f"{NODE_AFFINITY_VALUE} (replaceOnChanges)"]
