@@ -36,14 +36,6 @@ OPEN: dict[str, str] = {
     "examples/local-kind/dev": HOSTPATH,
     "examples/local-kind-seeded/dev": HOSTPATH,
 }
-# Jobs that mount a ServiceAccount token they never read (point 5), by program; where a Job
-# fails first (OPEN), no Job gets as far as showing it.
-UNUSED_TOKEN = "point 5: verify Jobs mount a ServiceAccount token they never read"
-TOKEN_OPEN = {
-    **{pid: UNUSED_TOKEN for pid in PROGRAMS if pid not in NO_MODEL_JOBS},
-    **OPEN,
-}
-
 _RUNS: dict[str, list[Run]] = {}
 
 
@@ -83,7 +75,7 @@ def test_seed_and_verify_jobs_run_as_a_kubelet_runs_them(filled_plans, pid, tmp_
     assert ("verify", "verify") in containers, runs
 
 
-@pytest.mark.parametrize("pid", marked(TOKEN_OPEN))
+@pytest.mark.parametrize("pid", marked(OPEN))
 def test_a_job_mounts_a_service_account_token_only_where_it_reads_it(
     filled_plans, pid, tmp_path_factory
 ):

@@ -314,8 +314,17 @@ def waited_job(
 
 
 def _base_pod(claim_name: str, containers: list[dict[str, Any]]) -> dict[str, Any]:
+    """A model Job's pod, without the ServiceAccount's API token: the programs call the
+    Kubernetes API only to record a digest (:func:`seed_job` turns it back on there), and no
+    mount or cloud identity needs it. The CSI drivers get a pod's token from the kubelet
+    (their CSIDriver's ``tokenRequests``); IRSA and EKS Pod Identity
+    (aws/amazon-eks-pod-identity-webhook ``pkg/handler/handler.go``:350-353) and Azure workload
+    identity (Azure/azure-workload-identity ``pkg/webhook/webhook.go``:486-498) inject a
+    projected token volume of their own; GKE's workload identity answers from the metadata
+    server."""
     return {
         "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
         "securityContext": pod_security_context(),
         "containers": containers,
         "volumes": [_programs_volume(claim_name), {"name": TMP_VOLUME, "emptyDir": {}}],
@@ -367,7 +376,7 @@ def seed_job(
     pod = _base_pod(job.claim_name, [_program_container("seed", job.image, "seed", args, mounts)])
     pod["securityContext"] = seed_pod_security_context()
     if record is not None:
-        # The API call needs the ServiceAccount's token, whatever the account says.
+        # The API call needs the ServiceAccount's token.
         pod["automountServiceAccountToken"] = True
     if token_secret is not None:
         secret, key = token_secret
