@@ -23,14 +23,11 @@ PROGRAMS = [pid for pid, _, _ in all_programs()]
 # model section.
 NO_MODEL_JOBS = {"stacks/aws-prod", "stacks/gke-hyperdisk", "examples/app-vllm/dev"}
 
-MOUNTPOINT = "fuse-identity: Mountpoint mounts as uid/gid 1000 with 0755 folders; the seed is 65532"
 HOSTPATH = "point 2: the hostPath root is root's 0755 (DirectoryOrCreate); the seed runs as 65532"
 FSX = "point 2: a Lustre root is root's 0755 and no fsGroup applies; the seed runs as 65532"
 # Defects still open (issue 24), by program: the harness fails them as a cluster would.
 OPEN: dict[str, str] = {
-    "stacks/aws-dev": MOUNTPOINT,
     "stacks/local": HOSTPATH,
-    "examples/aws-s3-vllm/dev": MOUNTPOINT,
     "examples/fsx-kserve/dev": FSX,
     "examples/fsx-vllm/dev": FSX,
     "examples/local-kind/dev": HOSTPATH,
