@@ -183,6 +183,11 @@ class ClusterScope(pulumi.ComponentResource, Generic[F, A]):
         self._shared: dict[Hashable, Any] = {}
         self._lookups: dict[Hashable, Any] = {}
         self._agreed: dict[Hashable, tuple[str, Any]] = {}
+        self.node_groups: tuple[pulumi.Resource, ...] = ()
+        """The node groups of a cluster made in this program (its ``from_cluster``): every
+        driver install, namespace and claim on the cluster waits for them. Empty for a cluster
+        that exists already."""
+        self._warned: set[Hashable] = set()
         type_token = f"modelstore:index:{cls.__name__}"
         self._registration: tuple[str, pulumi.ResourceOptions | None] | None = (type_token, opts)
         if store is None:
@@ -418,7 +423,34 @@ class ClusterScope(pulumi.ComponentResource, Generic[F, A]):
             if old_name is not None and old_parent is not None
             else None
         )
-        return pulumi.ResourceOptions(parent=self, aliases=aliases, **extra)
+        opts = pulumi.ResourceOptions(parent=self, aliases=aliases, **extra)
+        if self.node_groups:
+            nodes = pulumi.ResourceOptions(depends_on=list(self.node_groups))
+            opts = pulumi.ResourceOptions.merge(opts, nodes)
+        return opts
+
+    def store_options(self, opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOptions | None:
+        """A joining store's options: with the scope's Kubernetes provider (and its cloud
+        provider) where the store gives none for that package, so a store given ``cluster``
+        alone lands on the cluster the scope was made with (a cluster made in this program:
+        the provider from its kubeconfig)."""
+        add = [
+            provider
+            for package, provider in (
+                ("kubernetes", self._kubernetes),
+                (type(self).cloud_provider_package, self.cloud_provider),
+            )
+            if provider is not None and package and provider_of(opts, package) is None
+        ]
+        if not add:
+            return opts
+        return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(providers=add))
+
+    def warn_once(self, key: Hashable, message: str) -> None:
+        """Log ``message`` as a warning once per cluster: a check skipped before deploy."""
+        if key not in self._warned:
+            self._warned.add(key)
+            pulumi.log.warn(message, resource=None)
 
     def namespace(self, namespace: str, store: pulumi.Resource, store_name: str) -> Any:
         """The Namespace ``namespace``, created once by whichever store asks first and kept

@@ -683,6 +683,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         spec = type(self).parse(resource_name, args)
         self._common = spec.common
         cluster = self.join(spec, opts)
+        opts = cluster.store_options(opts)
         if self.cluster_needs:  # a scope without facts (Kubernetes only) is asked nothing
             cluster.facts(resource_name, *self.cluster_needs)
         facts = self.preflight(spec, cluster, opts)
@@ -779,7 +780,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             # storage-before-volume, driver-before-volume, grant-before-volume); the claim
             # waits for its PV, so the PV carries the namespace for both (order:
             # namespace-first).
-            deps = [*binding.ready, *granted]
+            deps = [*binding.ready, *granted, *cluster.node_groups]
             if c.creates_namespace(ns):
                 namespace = cluster.namespace(ns, self, c.name)
                 self.namespaces[ns] = namespace

@@ -8,13 +8,15 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pulumi_aws as aws
 import pytest
 
 from pulumi_modelstore import validate_all
+from pulumi_modelstore.aws import EfsModelStore, FsxLustreModelStore, MountpointS3ModelStore
 from pulumi_modelstore.local import LocalModelStore
-from pulumi_modelstore.plan.engine import plan_directory
+from pulumi_modelstore.plan.engine import PlanError, plan_directory
 from pulumi_modelstore.plan.project import ProjectError
-from tests.conftest import assert_refused
+from tests.conftest import assert_refused, plan
 
 PROGRAM = "from pulumi_modelstore.program import main\nmain()\n"
 PROJECT = "name: modelstore\nruntime: python\n"
@@ -170,3 +172,26 @@ def test_every_components_reference_section_exists():
     for component in components():
         anchor = reference(component.__name__).split("#", 1)[1]
         assert f"](#{anchor})" in text and f"## {component.__name__}\n" in text, component
+
+
+@pytest.mark.parametrize(
+    "store_class", [EfsModelStore, FsxLustreModelStore, MountpointS3ModelStore]
+)
+def test_a_cluster_made_in_the_program_given_by_its_name_names_from_cluster(store_class):
+    # The platform stack makes its cluster and passes its name (an Output) the way an existing
+    # cluster is named: refused with the way to do it, before the store registers anything.
+    def program() -> None:
+        cluster = aws.eks.Cluster(
+            "ml-eks", role_arn="arn:aws:iam::123456789012:role/eks", vpc_config={"subnet_ids": []}
+        )
+        store_class("llama", {"cluster_name": cluster.name, "readers": ["inference"]})
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == (
+        "llama: cluster_name must be the name of an existing EKS cluster, a plain string (it "
+        "is looked up before deploy); for a cluster this program makes, give cluster="
+        "EksCluster.from_cluster('<name>', <the cluster>, ...), got '<Output>'"
+    )
+    registered = [urn.split("::")[2].rsplit("$", 1)[-1] for urn in err.value.registered]
+    assert registered == ["pulumi:pulumi:Stack", "aws:eks/cluster:Cluster"]

@@ -4,20 +4,30 @@ Lookups are data-source calls (invokes) made before any resource registers, so a
 fails the preview with a message instead of failing a pod mount later."""
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_kubernetes as k8s
 
-from ..cluster import ClusterScope, DeclaredCluster, EntryRules, EntryValues, Opts
+from ..cluster import (
+    ClusterScope,
+    DeclaredCluster,
+    EntryRules,
+    EntryValues,
+    Opts,
+    provider_of,
+)
 from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..kube.velero import PREFLIGHT
 from ..validation import is_output, string_list
 from . import validation as aws_v
 from .facts import EksClusterFacts, invoke_options
-from .identity import resolve_identity
+from .identity import IDENTITIES, IdentityFacts, resolve_identity
 
 
 def resolve_cluster(
@@ -139,12 +149,15 @@ def cluster_named(
             "node_security_group_ids explicitly)",
         )
     if is_output(cluster_name):
-        raise ModelStoreInputError(
-            store,
-            "cluster_name",
-            "<Output>",
-            "a plain string so the cluster can be looked up before deploy",
-        )
+        raise ModelStoreInputError(store, "cluster_name", "<Output>", CREATED_CLUSTER_NAME)
+
+
+CREATED_CLUSTER_NAME = (
+    "the name of an existing EKS cluster, a plain string (it is looked up before deploy); for "
+    "a cluster this program makes, give cluster=EksCluster.from_cluster('<name>', <the "
+    "cluster>, ...)"
+)
+"""What ``cluster_name`` takes, said where an Output (a cluster this program makes) is given."""
 
 
 # ---- the EKS cluster scope -----------------------------------------------------------------------
@@ -212,11 +225,122 @@ class EksCluster(ClusterScope[EksClusterFacts, EksClusterArgs], kind="eks"):
         opts: pulumi.ResourceOptions | None = None,
         *,
         store: str | None = None,
+        facts: EksClusterFacts | None = None,
     ) -> None:
-        super().__init__(resource_name, args, opts, store=store)
+        super().__init__(resource_name, args, opts, store=store, facts=facts)
         self._listed: dict[str, str] = {}
         """Subnet id -> the field a store listed it in (``subnet_ids``), for the offline
         plan's answers (:meth:`declared`)."""
+        self.created: CreatedEks | None = None
+        """What :meth:`from_cluster` knows of a cluster this program makes (None: the cluster
+        exists and is looked up)."""
+        self.kubeconfig: pulumi.Output[str] | None = None
+        """The kubeconfig of a cluster this program makes, the one its Kubernetes provider
+        uses (None for a cluster that exists already)."""
+
+    @classmethod
+    def from_cluster(
+        cls,
+        resource_name: str,
+        cluster: aws.eks.Cluster | None = None,
+        *,
+        cluster_name: pulumi.Input[str] | None = None,
+        vpc_id: pulumi.Input[str] | None = None,
+        subnets_by_zone: Mapping[str, pulumi.Input[str]] | None = None,
+        node_security_group_ids: Sequence[pulumi.Input[str]] | None = None,
+        node_groups: Sequence[pulumi.Resource] = (),
+        oidc_provider: aws.iam.OpenIdConnectProvider | None = None,
+        oidc_provider_arn: pulumi.Input[str] | None = None,
+        oidc_provider_url: pulumi.Input[str] | None = None,
+        kubeconfig: pulumi.Input[str] | None = None,
+        region: pulumi.Input[str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> "EksCluster":
+        """The scope of an EKS cluster this program makes: its facts are the created
+        cluster's Outputs (nothing is looked up: the cluster does not exist before the first
+        ``pulumi up``), and its Kubernetes provider is made from the cluster's kubeconfig.
+
+        ``cluster``: the ``aws.eks.Cluster`` (its name, VPC, cluster security group and
+        endpoint are read from it); or, for a cluster made by a component such as pulumi-eks,
+        its Outputs: ``cluster_name``, ``vpc_id``, ``node_security_group_ids`` and
+        ``kubeconfig`` (each of them also overrides what ``cluster`` gives).
+        ``subnets_by_zone``: the subnets the nodes run in, one per availability zone
+        (``{"us-west-2a": subnet_id}``); EFS makes a mount target in each, FSx uses the first.
+        ``node_security_group_ids``: default, the cluster security group EKS attaches to
+        managed node groups' nodes. ``node_groups``: every driver install, namespace and claim
+        waits for them. ``oidc_provider`` (or ``oidc_provider_arn`` and
+        ``oidc_provider_url``): the cluster's IAM OIDC provider, which IRSA roles trust.
+        ``region``: default, the AWS provider's. ``opts``: the scope's options; an ``aws``
+        provider there is the stores' (a ``kubernetes`` one replaces the provider made from
+        the kubeconfig)."""
+        if cluster is not None and not isinstance(cluster, aws.eks.Cluster):
+            raise ModelStoreInputError(
+                resource_name,
+                "cluster",
+                cluster,
+                "an aws.eks.Cluster made in this program (a cluster made elsewhere: "
+                f"EksCluster({resource_name!r}, {{'cluster_name': ...}}))",
+            )
+        if oidc_provider is not None:
+            oidc_provider_arn = oidc_provider_arn or oidc_provider.arn
+            oidc_provider_url = oidc_provider_url or oidc_provider.url
+        name: pulumi.Input[str] | None = cluster_name
+        if name is None and cluster is not None:
+            name = cluster.name
+        for field, value in (("cluster_name", name), ("kubeconfig", kubeconfig or cluster)):
+            if value is None:
+                raise ModelStoreInputError(
+                    resource_name, field, None, "given when no aws.eks.Cluster is (from_cluster)"
+                )
+        assert name is not None
+        if (oidc_provider_arn is None) != (oidc_provider_url is None):
+            raise ModelStoreInputError(
+                resource_name,
+                "oidc_provider_url" if oidc_provider_url is None else "oidc_provider_arn",
+                None,
+                "given with the other (IRSA trust names the provider's ARN and its URL)",
+            )
+        invoke = pulumi.InvokeOptions(provider=provider_of(opts, "aws")) if opts else None
+        if region is None:
+            region = aws.get_region_output(opts=invoke).region
+        vpc = cluster.vpc_config if cluster is not None else None
+        if vpc_id is None and vpc is not None:
+            vpc_id = vpc.apply(lambda v: v.vpc_id or "")
+        if node_security_group_ids is None and vpc is not None:
+            # EKS attaches the cluster security group to managed node groups' nodes.
+            node_security_group_ids = [vpc.apply(lambda v: v.cluster_security_group_id or "")]
+        zones = dict(sorted((subnets_by_zone or {}).items()))
+        facts = EksClusterFacts(
+            name=name,
+            vpc_id=vpc_id if vpc_id is not None else "",
+            subnet_ids=tuple(zones.values()),
+            node_security_group_ids=tuple(node_security_group_ids or ()),
+            region=region,
+        )
+        if kubeconfig is None:
+            assert cluster is not None
+            kubeconfig = eks_kubeconfig(cluster, region)
+        kubernetes = provider_of(opts, "kubernetes")
+        parent = opts.parent if opts is not None else None
+        if kubernetes is None:
+            kubernetes = k8s.Provider(
+                f"{resource_name}-kubernetes",
+                kubeconfig=kubeconfig,
+                opts=pulumi.ResourceOptions(parent=parent, depends_on=list(node_groups)),
+            )
+        scope_opts = pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(providers=[kubernetes])
+        )
+        scope = cls(resource_name, {}, scope_opts, facts=facts)
+        scope.created = CreatedEks(
+            name=name,
+            zones=zones,
+            oidc_provider_arn=oidc_provider_arn,
+            oidc_provider_url=oidc_provider_url,
+        )
+        scope.kubeconfig = pulumi.Output.from_input(kubeconfig)
+        scope.node_groups = tuple(node_groups)
+        return scope
 
     @classmethod
     def rules(cls, p: Parser) -> None:
@@ -301,7 +425,10 @@ class EksCluster(ClusterScope[EksClusterFacts, EksClusterArgs], kind="eks"):
 
     @property
     def name(self) -> Any:
-        """The EKS cluster's name, or None when only its facts were given."""
+        """The EKS cluster's name (an Output for a cluster this program makes), or None when
+        only its facts were given."""
+        if self.created is not None:
+            return self.created.name
         return self._given.get("cluster_name")
 
     def _look_up(self, store: str) -> EksClusterFacts:
@@ -337,6 +464,9 @@ class EksCluster(ClusterScope[EksClusterFacts, EksClusterArgs], kind="eks"):
         None when the cluster's lookup found it. The error names what the user gave: the
         subnet's field, else ``vpc_id`` when that was given, else the cluster."""
         vpc_id = self.facts(store).vpc_id
+        if self.created is not None:
+            self.warn_skipped_subnets()
+            return
         if is_output(subnet_id) or is_output(vpc_id):
             return
         if field == "subnet_ids":
@@ -421,15 +551,105 @@ class EksCluster(ClusterScope[EksClusterFacts, EksClusterArgs], kind="eks"):
                 f"false unless the cluster serves IRSA, which Velero's server role uses ({check})",
             ) from exc
 
+    def warn_skipped_subnets(self) -> None:
+        """Say, once, what a cluster made in this program cannot have checked before deploy."""
+        self.warn_once(
+            "subnets",
+            f"cluster {self.scope_name!r} is made in this program: its subnets are not looked "
+            "up before deploy (that each is in the cluster's VPC, their zones); the stores use "
+            "them as from_cluster gives them",
+        )
+
     def identity(self, store: str, kind: str, field: str = "identity") -> Any:
         """The facts a role's trust needs for ``kind`` (irsa: the OIDC provider, looked up once
-        per cluster), checked before deploy. See ``identity.resolve_identity``."""
+        per cluster), checked before deploy. See ``identity.resolve_identity``. On a cluster
+        this program makes, the OIDC provider from_cluster was given (no lookup)."""
+        if self.created is not None:
+            created = self.created
+            return self.lookup(
+                ("identity", kind, field), lambda: created.identity(store, kind, field)
+            )
         facts = self.facts(store) if kind == "irsa" else None
         cluster = facts if facts is not None else _name_only(self.name)
         return self.lookup(
             ("identity", kind, field),
             lambda: resolve_identity(store, kind, cluster, None, field, self._invoke_opts),
         )
+
+
+@dataclass(frozen=True)
+class CreatedEks:
+    """What :meth:`EksCluster.from_cluster` knows of a cluster this program makes."""
+
+    name: pulumi.Input[str]
+    zones: Mapping[str, pulumi.Input[str]]
+    """Availability zone -> the subnet the nodes there run in (``subnets_by_zone``)."""
+    oidc_provider_arn: pulumi.Input[str] | None
+    oidc_provider_url: pulumi.Input[str] | None
+
+    def identity(self, store: str, kind: str, field: str) -> IdentityFacts:
+        """What a role's trust needs, from the created cluster's Outputs: the OIDC provider's
+        ARN and its URL without ``https://`` (the condition keys' prefix, as pulumi-eks users
+        write it from ``OpenIdConnectProvider.url``)."""
+        if kind not in IDENTITIES:
+            raise ModelStoreInputError(store, field, kind, f"one of {', '.join(IDENTITIES)}")
+        if kind == "pod-identity":
+            return IdentityFacts(kind=kind, cluster_name=self.name)
+        if self.oidc_provider_arn is None or self.oidc_provider_url is None:
+            raise ModelStoreInputError(
+                store,
+                field,
+                kind,
+                "pod-identity, or irsa on a cluster made in this program with its IAM OIDC "
+                "provider given (EksCluster.from_cluster(..., oidc_provider=...))",
+            )
+        host = pulumi.Output.from_input(self.oidc_provider_url).apply(
+            lambda url: url.removeprefix("https://")
+        )
+        return IdentityFacts(
+            kind=kind,
+            cluster_name=self.name,
+            oidc_provider_arn=self.oidc_provider_arn,  # type: ignore[arg-type]
+            issuer_host_path=host,  # type: ignore[arg-type]
+        )
+
+
+def eks_kubeconfig(cluster: aws.eks.Cluster, region: pulumi.Input[str]) -> pulumi.Output[str]:
+    """A kubeconfig for ``cluster`` whose user gets a token from ``aws eks get-token`` (AWS
+    CLI), the exec credential EKS documents for kubectl."""
+    return pulumi.Output.all(
+        cluster.name, cluster.endpoint, cluster.certificate_authority, region
+    ).apply(lambda v: _kubeconfig(v[0], v[1], _certificate(v[2]), v[3]))
+
+
+def _certificate(authority: Any) -> str:
+    """The cluster's CA certificate (base64) from its ``certificate_authority`` Output."""
+    return str(authority["data"] if isinstance(authority, Mapping) else authority.data)
+
+
+def _kubeconfig(name: str, endpoint: str, certificate: str, region: str) -> str:
+    user = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": "aws",
+            "args": ["eks", "get-token", "--cluster-name", name, "--region", region],
+        }
+    }
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [
+                {
+                    "name": name,
+                    "cluster": {"server": endpoint, "certificate-authority-data": certificate},
+                }
+            ],
+            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+            "current-context": name,
+            "users": [{"name": name, "user": user}],
+        }
+    )
 
 
 def _name_only(name: Any) -> EksClusterFacts:

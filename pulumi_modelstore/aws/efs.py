@@ -435,7 +435,7 @@ class _Facts:
     """What preflight found: the cluster's facts, one subnet per zone, the node identity."""
 
     cluster: EksClusterFacts
-    zones: list[tuple[str, str]]
+    zones: list[tuple[str, Any]]
     identity: IdentityFacts | None
 
 
@@ -468,7 +468,7 @@ def _shown(account: tuple[str, str]) -> str:
 
 def mount_target_subnets(
     store: str, cluster: EksCluster, facts: EksClusterFacts, subnet_ids: Sequence[str] | None
-) -> list[tuple[str, str]]:
+) -> list[tuple[str, Any]]:
     """Preflight: (availability zone, subnet) for one subnet per zone, sorted by zone.
 
     Every subnet must be in the cluster's VPC; the scope looks each up once per cluster, and
@@ -477,6 +477,19 @@ def mount_target_subnets(
     does not move when subnets are listed in another order. Without ``subnet_ids``, the node
     groups' subnets only add zones the cluster's subnets do not cover, so a new node group
     never moves (replaces) an existing mount target."""
+    if cluster.created is not None and subnet_ids is None:
+        # A cluster this program makes: its subnets by zone as from_cluster was given them.
+        if not cluster.created.zones:
+            raise ModelStoreInputError(
+                store,
+                "subnet_ids",
+                None,
+                "the subnets of a cluster made in this program, one per zone "
+                "(EksCluster.from_cluster(..., subnets_by_zone={zone: subnet id})): EFS makes "
+                "a mount target in each",
+            )
+        cluster.warn_skipped_subnets()
+        return sorted(cluster.created.zones.items())
     given: list[Any] = list(subnet_ids if subnet_ids is not None else facts.subnet_ids)
     # Where the subnets come from, for an error to name what the user gave (None: a lookup).
     field = "subnet_ids" if subnet_ids is not None else cluster.subnets_field()

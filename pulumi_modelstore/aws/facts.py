@@ -10,7 +10,9 @@ import pulumi
 
 @dataclass(frozen=True)
 class EksClusterFacts:
-    name: str | None
+    name: pulumi.Input[str] | None
+    """The cluster's name (an Output for a cluster the program makes); None when only its
+    network facts were given."""
     vpc_id: pulumi.Input[str]
     subnet_ids: tuple[pulumi.Input[str], ...]
     node_security_group_ids: tuple[pulumi.Input[str], ...]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pulumi
@@ -18,6 +18,7 @@ import pulumi_aws as aws
 
 from ..access import Consumer, Grant
 from ..errors import ModelStoreInputError
+from ..validation import is_output
 from .facts import EksClusterFacts, invoke_options
 from .names import POLICY_NAME_MAX, ROLE_DESCRIPTION_MAX, ROLE_NAME_MAX, physical_name, shortened
 
@@ -113,6 +114,25 @@ def trust_policy_for(
     }
 
 
+def trust_document(
+    facts: IdentityFacts, service_accounts: Sequence[tuple[str, str]]
+) -> pulumi.Input[str]:
+    """:func:`trust_policy_for` as the JSON a role takes. On a cluster the program makes, the
+    OIDC provider's ARN and URL are Outputs: the document is built once they are known
+    (``Output.all``), its condition keys named from the URL."""
+    arn, host = facts.oidc_provider_arn, facts.issuer_host_path
+    if not (is_output(arn) or is_output(host)):
+        return json.dumps(trust_policy_for(facts, service_accounts))
+    return pulumi.Output.all(arn, host).apply(
+        lambda known: json.dumps(
+            trust_policy_for(
+                replace(facts, oidc_provider_arn=known[0], issuer_host_path=known[1]),
+                service_accounts,
+            )
+        )
+    )
+
+
 def _trust_one(facts: IdentityFacts, namespace: str, service_account: str) -> dict[str, Any]:
     if facts.kind == "pod-identity":
         statement: dict[str, Any] = {
@@ -203,7 +223,7 @@ def service_account_role(
     role = aws.iam.Role(
         f"{resource_name}-role",
         name=physical_name(f"{resource_name}-role", ROLE_NAME_MAX),
-        assume_role_policy=json.dumps(trust_policy_for(facts, accounts)),
+        assume_role_policy=trust_document(facts, accounts),
         description=shortened(description, ROLE_DESCRIPTION_MAX),
         tags=dict(tags),
         opts=opts("role"),

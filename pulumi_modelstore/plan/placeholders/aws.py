@@ -382,3 +382,63 @@ def _eks_node_group(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[
 
 INVOKES["aws:eks/getNodeGroups:getNodeGroups"] = _eks_node_groups
 INVOKES["aws:eks/getNodeGroup:getNodeGroup"] = _eks_node_group
+
+
+# ---- a cluster the program makes (EksCluster.from_cluster) --------------------------------------
+
+ID_MAKERS["aws:eks/cluster:Cluster"] = lambda r: r.autoname(r.inputs.get("name"))
+ID_MAKERS["aws:eks/nodeGroup:NodeGroup"] = lambda r: (
+    f"{r.inputs.get('clusterName')}:{r.autoname(r.inputs.get('nodeGroupName'))}"
+)
+
+
+@outputs_of("aws:eks/cluster:Cluster")
+def _created_eks_cluster(r: Created) -> dict[str, Any]:
+    """What EKS reports of a cluster it made: the endpoint, CA, OIDC issuer and the VPC of
+    its subnets and the cluster security group (the answer a lookup of it gives,
+    :func:`_eks_cluster`, for its name)."""
+    name = r.id
+    region = _in(r)
+    oidc = digest("oidc", name, length=32).upper()
+    vpc = dict(r.inputs.get("vpcConfig") or {})
+    return {
+        "name": name,
+        "arn": _arn(r, "eks") + f"cluster/{name}",
+        "endpoint": f"https://{oidc}.gr7.{region}.eks.amazonaws.com",
+        "status": "ACTIVE",
+        "platformVersion": "eks.1",
+        "certificateAuthority": {"data": "cGxhbi1wbGFjZWhvbGRlcg=="},
+        "identities": [
+            {"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{oidc}"}]}
+        ],
+        "vpcConfig": {
+            **vpc,
+            "vpcId": plan_vpc_id(r.config),
+            "clusterSecurityGroupId": f"sg-{digest('cluster-sg', name)}",
+        },
+    }
+
+
+@outputs_of("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+def _created_oidc_provider(r: Created) -> dict[str, Any]:
+    """IAM keeps a provider's URL without ``https://``; its ARN names that URL."""
+    url = str(r.inputs.get("url") or "").removeprefix("https://")
+    arn = f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{url}"
+    return {"arn": arn, "url": url}
+
+
+ID_MAKERS["aws:iam/openIdConnectProvider:OpenIdConnectProvider"] = lambda r: (
+    f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/"
+    + str(r.inputs.get("url") or "").removeprefix("https://")
+)
+
+
+@outputs_of("aws:eks/nodeGroup:NodeGroup")
+def _created_node_group(r: Created) -> dict[str, Any]:
+    cluster = r.inputs.get("clusterName")
+    group = r.id.split(":", 1)[-1]
+    return {
+        "nodeGroupName": group,
+        "arn": _arn(r, "eks") + f"nodegroup/{cluster}/{group}/{r.hexid('nodegroup', 8)}",
+        "status": "ACTIVE",
+    }
