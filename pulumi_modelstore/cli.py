@@ -220,7 +220,7 @@ def _run(argv: list[str] | None) -> int:
             )
             return 1
         try:
-            base = comparing.load_base(Path(args.compare).read_text())
+            base = comparing.load_base(Path(args.compare).read_bytes())
         except OSError as exc:
             print(f"error: cannot read {args.compare}: {exc.strerror or exc}", file=sys.stderr)
             return 1
@@ -275,6 +275,16 @@ def _run(argv: list[str] | None) -> int:
             result = comparing.compare(base, json.loads(to_json(plan)))
         except comparing.CompareError as exc:
             print(f"error: {args.compare}: {exc}", file=sys.stderr)
+            return 1
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            # load_base checks what every step must hold; a value deeper in BASE of another
+            # shape still ends in one line (the traceback with --verbose).
+            if args.verbose:
+                traceback.print_exception(exc, file=sys.stderr)
+            print(
+                f"error: {args.compare}: {comparing.NOT_A_PLAN} ({type(exc).__name__}: {exc})",
+                file=sys.stderr,
+            )
             return 1
         text = comparing.COMPARE_FORMATS[args.format](result, Path(args.compare).name)
         code = result.exit_code

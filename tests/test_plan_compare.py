@@ -1092,6 +1092,40 @@ def test_cli_refuses_a_base_of_another_stack_or_not_a_plan(tmp_path, capsys):
     assert main(["plan", "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "markdown"]) == 1
 
 
+NOT_A_PLAN = "not a `modelstore plan --format json` plan"
+_STEP = {"op": "create", "urn": "urn:pulumi:local::modelstore::a:b:C::x", "newState": {"type": "a"}}
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\xff\xfe{}", "not a JSON plan (not UTF-8: byte 0xff at offset 0)"),
+        ("{\"steps\": [\"caf\u00e9\"]}".encode("latin-1"),
+         "not a JSON plan (not UTF-8: byte 0xe9 at offset 15)"),
+        (b'{"steps": [1, 2]}',
+         f"{NOT_A_PLAN}: steps[0] is not a step (a mapping with op, urn and newState)"),
+        (json.dumps({"steps": [{"op": "create", "urn": 7}]}).encode(),
+         f"{NOT_A_PLAN}: steps[0] has no urn string"),
+        (json.dumps({"steps": [{**_STEP, "urn": "llama"}]}).encode(),
+         f"{NOT_A_PLAN}: steps[0] has a urn that is not a Pulumi URN: 'llama'"),
+        (json.dumps({"steps": [_STEP, {**_STEP, "newState": {}}]}).encode(),
+         f"{NOT_A_PLAN}: steps[1] has no newState with a type string"),
+        (json.dumps({"steps": [{**_STEP, "newState": {"type": "a", "inputs": []}}]}).encode(),
+         f"{NOT_A_PLAN}: steps[0] has a newState.inputs that is not a mapping"),
+        (json.dumps({"steps": [{**_STEP, "newState": {"type": "a", "aliases": 3}}]}).encode(),
+         f"{NOT_A_PLAN}: steps[0] has a newState.aliases that is not a list"),
+        (b"[" * 100_000, "not a JSON plan (nested too deeply)"),
+    ],
+)  # fmt: skip
+def test_a_base_that_is_not_a_plan_is_one_error_line_and_exit_1(tmp_path, capsys, content, message):
+    """Issue 26: a BASE that is not UTF-8, or whose steps are not plan steps, is refused in one
+    line with the documented exit code (1, as every error), never a traceback."""
+    base = tmp_path / "base.json"
+    base.write_bytes(content)
+    code = main(["plan", "--cwd", str(ROOT), "--stack", "local", "--compare", str(base)])
+    assert (code, capsys.readouterr().err) == (1, f"error: {base}: {message}\n")
+
+
 def test_help_documents_the_exit_codes(capsys):
     with pytest.raises(SystemExit):
         main(["plan", "--help"])

@@ -205,6 +205,30 @@ def test_stack_sizes_the_declared_stores():
             (*README_EXAMPLE, "--nfs-mibps", "nan"),
             "error: --nfs-mibps must be a number greater than 0, got 'nan'",
         ),
+        # Issue 26: huge and tiny numbers, each refused in one line by the flag's bounds.
+        (
+            ("--model-gib", "1e308", "--replicas", "8", "--cold-start-seconds", "60"),
+            "error: --model-gib must be a number of GiB from 2^-30 (one byte) to 8589934591 "
+            "(Kubernetes caps a quantity at 2^63-1 bytes), got '1e308'",
+        ),
+        (
+            ("--model-gib", "16", "--replicas", "8", "--cold-start-seconds", "1e-320"),
+            "error: --cold-start-seconds must be a number of seconds from 0.001 to 1000000000 "
+            "(a millisecond to about 31 years), got '1e-320'",
+        ),
+        (
+            ("--model-gib", "16", "--replicas", "9" * 400, "--cold-start-seconds", "60"),
+            "error: --replicas must be a whole number from 1 to 2147483647 (a Deployment's "
+            "replicas is an int32), got '9999999999999999999...999999999' (400 characters)",
+        ),
+        (
+            (*README_EXAMPLE, "--node-gbps", "1e308"),
+            "error: --node-gbps must be a number of Gbps from 0.001 to 1000000, got '1e308'",
+        ),
+        (
+            (*README_EXAMPLE, "--nfs-mibps", "1e-320"),
+            "error: --nfs-mibps must be a number of MiB/s from 0.001 to 1000000000, got '1e-320'",
+        ),
         (
             (*README_EXAMPLE, "--backend", "gluster"),
             "error: --backend must be one of azure-blob, azure-files-nfs, ebs-snapshot, efs, "

@@ -205,14 +205,54 @@ class Comparison:
         return {op: out[op] for op in ORDER if op in out}
 
 
-def load_base(text: str) -> dict[str, Any]:
+NOT_A_PLAN = "not a `modelstore plan --format json` plan"
+
+
+def load_base(data: bytes | str) -> dict[str, Any]:
+    """BASE's plan, read from its bytes (UTF-8 JSON, as ``modelstore plan --format json``
+    writes it), or :class:`CompareError` saying in one line why it is not one: every step is
+    checked for what the comparison reads (``op``, ``urn``, ``newState`` with its ``type`` and
+    ``inputs``), so a file of other steps is refused here instead of failing halfway."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise CompareError(
+            f"not a JSON plan (not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from exc
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise CompareError(f"not a JSON plan ({exc.msg}, line {exc.lineno})") from exc
+    except RecursionError as exc:
+        raise CompareError("not a JSON plan (nested too deeply)") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list):
-        raise CompareError("not a `modelstore plan --format json` plan: no steps")
+        raise CompareError(f"{NOT_A_PLAN}: no steps")
+    for i, step in enumerate(doc["steps"]):
+        problem = _step_problem(step)
+        if problem is not None:
+            raise CompareError(f"{NOT_A_PLAN}: steps[{i}] {problem}")
     return doc
+
+
+def _step_problem(step: Any) -> str | None:
+    """What a plan step lacks of what the comparison reads; None for a plan step."""
+    if not isinstance(step, dict):
+        return "is not a step (a mapping with op, urn and newState)"
+    for key in ("op", "urn"):
+        if not isinstance(step.get(key), str):
+            return f"has no {key} string"
+    if not step["urn"].startswith("urn:pulumi:") or step["urn"].count("::") < 3:
+        return f"has a urn that is not a Pulumi URN: {step['urn'][:80]!r}"
+    state = step.get("newState")
+    if not isinstance(state, dict) or not isinstance(state.get("type"), str):
+        return "has no newState with a type string"
+    for key, kind in (("inputs", dict), ("outputs", dict), ("parent", str), ("aliases", list)):
+        if state.get(key) is not None and not isinstance(state[key], kind):
+            return f"has a newState.{key} that is not a {_KINDS[kind]}"
+    return None
+
+
+_KINDS = {dict: "mapping", str: "string", list: "list"}
 
 
 def filled_outputs(doc: Mapping[str, Any]) -> bool:

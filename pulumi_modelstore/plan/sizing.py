@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..validation import MAX_GIB
+
 MIB = 2**20
 MB = 10**6
 SEEN = "2026-12-01"
@@ -850,16 +852,55 @@ def backend_names() -> list[str]:
     return sorted(set(installed_backends()) & set(SIZERS))
 
 
+# The bounds of each flag, so every figure the report computes from them is a finite number
+# (a huge or tiny number overflowed the arithmetic): flag -> (lowest, highest, the allowed
+# values in words).
+FLAG_BOUNDS: Mapping[str, tuple[float, float, str]] = {
+    # One byte, and the largest Kubernetes quantity (2^63-1 bytes: no claim holds more).
+    "--model-gib": (
+        2**-30,
+        MAX_GIB,
+        f"a number of GiB from 2^-30 (one byte) to {MAX_GIB} (Kubernetes caps a quantity at "
+        "2^63-1 bytes)",
+    ),
+    # A Deployment's or StatefulSet's spec.replicas is an int32 (k8s.io/api apps/v1 types.go).
+    "--replicas": (
+        1,
+        2**31 - 1,
+        "a whole number from 1 to 2147483647 (a Deployment's replicas is an int32)",
+    ),
+    "--cold-start-seconds": (
+        0.001,
+        10**9,
+        "a number of seconds from 0.001 to 1000000000 (a millisecond to about 31 years)",
+    ),
+    "--node-gbps": (0.001, 10**6, "a number of Gbps from 0.001 to 1000000"),
+    "--nfs-mibps": (0.001, 10**9, "a number of MiB/s from 0.001 to 1000000000"),
+}
+
+
 def positive(flag: str, text: str | None, *, whole: bool = False) -> float:
-    """``text`` as a number greater than 0 (a whole number with ``whole``)."""
+    """``text`` as a number greater than 0 (a whole number with ``whole``), within the flag's
+    :data:`FLAG_BOUNDS`."""
     allowed = "a whole number greater than 0" if whole else "a number greater than 0"
     try:
         value = int(text) if whole else float(text)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         value = -1
-    if not value > 0 or not math.isfinite(value):
-        raise SizingInputError(f"{flag} must be {allowed}, got {text!r}")
+    if not value > 0 or (not whole and not math.isfinite(value)):
+        raise SizingInputError(f"{flag} must be {allowed}, got {_shown(text)}")
+    low, high, words = FLAG_BOUNDS.get(flag, (0, math.inf, allowed))
+    if not low <= value <= high:
+        raise SizingInputError(f"{flag} must be {words}, got {_shown(text)}")
     return value
+
+
+def _shown(text: str | None) -> str:
+    """The value as given, cut to 40 characters (a 400-digit number stays one short line)."""
+    shown = repr(text)
+    if len(shown) <= 40:
+        return shown
+    return f"{shown[:20]}...{shown[-10:]} ({len(text or '')} characters)"
 
 
 def size_backends(need: Need, backend: str | None) -> list[Sizing]:
