@@ -101,7 +101,9 @@ class ModelSection(TypedDict, total=False):
     manifest_sha256: str
     """The published manifest's digest (``sha256:<hex>``, what the seed's termination message
     and the store's ``model_manifest_sha256`` output show). Default: none. Pin it after the
-    first seed: the seed and verification Jobs then refuse any other manifest."""
+    first seed: the seed and verification Jobs then refuse any other manifest, and a seed
+    anew (a store rebuilt) publishes only files that give it (the digest leaves out the
+    publish time)."""
     source_resource_group: str
     """For an ``az://<account>/<container>/<prefix>`` source only: the resource group of the
     source storage account, in the cluster's subscription. The seed Job's identity gets

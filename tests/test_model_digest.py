@@ -229,9 +229,10 @@ def test_a_rerun_finds_the_same_digest_and_a_new_publish_updates_it(bundle_root,
     again, store = seed_recording(bundle_root, tmp_path, api)
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip().endswith(f"unchanged ConfigMap {NAMESPACE}/{RECORD}")
-    # The revision published anew (its manifest removed, so the seed writes another, with
-    # another publish time): the ConfigMap is updated at the resourceVersion it read.
+    # The revision published anew from other files (its manifest removed, so the seed writes
+    # another, with another digest): the ConfigMap is updated at the resourceVersion it read.
     (store / ".modelstore" / "v1" / "manifest.json").unlink()
+    (tmp_path / "src" / "tokenizer.json").write_text("{}")
     ApiStub.requests.clear()
     anew, _ = seed_recording(bundle_root, tmp_path, api)
     assert anew.returncode == 0, anew.stderr

@@ -6,9 +6,13 @@ Under the store's root::
     .modelstore/<revision>/manifest.json     written last: its presence publishes the revision
     .modelstore/partial/<revision>/...       a download in progress, never read by readers
 
-The manifest holds the source, the revision, every file's path, size and sha256, and
-``digest``: the sha256 of the manifest's canonical JSON without that key (sorted keys, no
-spaces), so a consumer can pin the exact manifest and a reader can tell a torn one.
+The manifest holds the source, the revision, every file's path, size and sha256, when it was
+published, and ``digest``: the sha256 of the manifest's canonical JSON (sorted keys, no spaces)
+without that key and, from format 2 on, without ``published_at``, so a consumer can pin the
+exact manifest, a reader can tell a torn one, and the same files seeded again (a store
+rebuilt, a revision collected and seeded anew) give the same digest: a pinned
+``manifest_sha256`` can be seeded again. Format 1 manifests (the digest over ``published_at``
+too) are still read.
 """
 
 from __future__ import annotations
@@ -23,7 +27,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1
+FORMAT = 2
+# What the digest is not taken over: the digest itself and, from format 2 on, the publish time
+# (when a revision was published says nothing of its content).
+UNDIGESTED = ("digest", "published_at")
+UNDIGESTED_FORMAT_1 = ("digest",)
 STATE = ".modelstore"
 REVISIONS = "revisions"
 
@@ -55,8 +63,10 @@ def canonical(body: dict[str, Any]) -> bytes:
 
 
 def manifest_digest(manifest: dict[str, Any]) -> str:
-    """``sha256:<hex>`` of the manifest without its ``digest`` key."""
-    body = {k: v for k, v in manifest.items() if k != "digest"}
+    """``sha256:<hex>`` of the manifest without its ``digest`` key and, from format 2 on, its
+    ``published_at`` (module docstring)."""
+    skipped = UNDIGESTED_FORMAT_1 if manifest.get("format") == 1 else UNDIGESTED
+    body = {k: v for k, v in manifest.items() if k not in skipped}
     return "sha256:" + hashlib.sha256(canonical(body)).hexdigest()
 
 

@@ -125,10 +125,10 @@ def seed(
     ``publish``: ``rename`` (default; file systems) or ``manifest-last`` (object-store
     mounts). ``read_layout``: ``none`` (default) or ``lustre``, the read layout set on the
     directory the files are written into (:mod:`.lustre`). ``manifest_sha256``: the manifest
-    digest pinned (default: none); the revision
-    must then be published with exactly that manifest, and nothing is seeded (a new manifest
-    has a new digest: its publish time is in it). Raises :class:`SeedError` or
-    :class:`SourceError` with a one-line message."""
+    digest pinned (default: none); a revision published with another manifest is refused, and
+    one seeded anew is published only when its manifest has exactly that digest (the digest
+    leaves out the publish time: the same files give the same digest). Raises
+    :class:`SeedError` or :class:`SourceError` with a one-line message."""
     if keep_revisions < 1:
         raise SeedError(f"keep_revisions must be 1 or more, got {keep_revisions}")
     # `imported` opens no source: publish_imported() is that mode.
@@ -172,6 +172,8 @@ def seed(
         partial.mkdir(parents=True)
         _set_layout(partial, read_layout)
         entries = transfer.download(source, wanted, partial, safe_relative)
+        manifest = make_manifest(source.uri, revision, entries, datetime.now(UTC).isoformat())
+        check_new(manifest, manifest_sha256)
         fsync_dir(partial)
         target.parent.mkdir(parents=True, exist_ok=True)
         partial.rename(target)
@@ -180,7 +182,8 @@ def seed(
         target.mkdir(parents=True)
         _set_layout(target, read_layout)
         entries = transfer.download(source, wanted, target, safe_relative)
-    manifest = make_manifest(source.uri, revision, entries, datetime.now(UTC).isoformat())
+        manifest = make_manifest(source.uri, revision, entries, datetime.now(UTC).isoformat())
+        check_new(manifest, manifest_sha256)
     data = json.dumps(manifest, indent=1).encode()
     if publish == "rename":
         write_atomically(layout.manifest(revision), data)
@@ -246,6 +249,7 @@ def publish_imported(
                 size += len(chunk)
         entries.append({"path": rel, "size": size, "sha256": digest.hexdigest()})
     manifest = make_manifest(uri, revision, entries, datetime.now(UTC).isoformat())
+    check_new(manifest, manifest_sha256)
     write_atomically(layout.manifest(revision), json.dumps(manifest, indent=1).encode())
     removed = collect(layout, keep_revisions, {revision, *in_use})
     return SeedResult(
@@ -275,15 +279,27 @@ def check_pinned(
     existing: dict[str, Any] | None, revision: str, manifest_sha256: str | None, verb: str
 ) -> None:
     """Refuse a pinned ``manifest_sha256`` that is not the ``existing`` complete manifest's
-    digest (none there counts as a mismatch), naming how to ``verb`` the revision anew.
-    Unpinned (None): nothing to check."""
-    if manifest_sha256 is None:
+    digest, naming how to ``verb`` the revision anew. Unpinned (None), or no complete
+    manifest there (the revision is then made anew and :func:`check_new` checks the result):
+    nothing to check."""
+    if manifest_sha256 is None or existing is None:
         return
-    found = existing["digest"] if existing is not None else "no complete manifest"
-    if found != manifest_sha256:
+    if existing["digest"] != manifest_sha256:
         raise SeedError(
             f"revision {revision} must be published with the pinned manifest "
-            f"{manifest_sha256}, found {found} (unpin manifest_sha256 to {verb} it anew)"
+            f"{manifest_sha256}, found {existing['digest']} (unpin manifest_sha256 to {verb} "
+            f"it anew)"
+        )
+
+
+def check_new(manifest: dict[str, Any], manifest_sha256: str | None) -> None:
+    """Refuse a manifest just made whose digest is not the pinned ``manifest_sha256`` (the
+    files are not the ones pinned), before it publishes anything. Unpinned: nothing to check."""
+    if manifest_sha256 is not None and manifest["digest"] != manifest_sha256:
+        raise SeedError(
+            f"revision {manifest['revision']} must be published with the pinned manifest "
+            f"{manifest_sha256}, the files seeded give {manifest['digest']}: nothing "
+            f"published (unpin manifest_sha256 to publish these files)"
         )
 
 
@@ -298,8 +314,9 @@ def already_published(
 ) -> SeedResult | None:
     """The result of a rerun when ``revision`` is already published from ``uri`` with a
     complete manifest (old revisions collected, nothing written), else None. A pinned
-    ``manifest_sha256`` must be the published one's: any other (or none) is refused, naming
-    how to ``verb`` the revision anew."""
+    ``manifest_sha256`` must be the published one's: any other is refused, naming how to
+    ``verb`` the revision anew (none there: the caller makes it and :func:`check_new` checks
+    it)."""
     existing = complete_manifest(layout, uri, revision)
     check_pinned(existing, revision, manifest_sha256, verb)
     if existing is None:

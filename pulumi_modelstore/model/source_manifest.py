@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .layout import STATE, make_manifest, manifest_digest, report_one_line
-from .seed import SeedError, SeedResult, check_pinned, fetch
+from .seed import SeedError, SeedResult, check_new, check_pinned, fetch
 from .sources import GcsSource, SourceError, SourceFile, open_source
 
 
@@ -67,6 +67,7 @@ def publish_to_source(source: GcsSource, *, manifest_sha256: str | None = None) 
         return SeedResult(False, revision, len(files), existing["total_bytes"], existing["digest"])
     entries = [fetch(source, f) for f in files]
     manifest = make_manifest(source.uri, revision, entries, datetime.now(UTC).isoformat())
+    check_new(manifest, manifest_sha256)
     key = manifest_key(source.prefix, revision)
     source.client.put(source.bucket, key, json.dumps(manifest, indent=1).encode())
     return SeedResult(True, revision, len(entries), manifest["total_bytes"], manifest["digest"])
