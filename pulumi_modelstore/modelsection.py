@@ -71,7 +71,9 @@ class ModelSection(TypedDict, total=False):
     and is refused); for an object store a version label, one path segment. It names
     ``revisions/<revision>/``, what readers mount."""
     include: Sequence[str]
-    """fnmatch patterns of the files to take (``*`` crosses ``/``). Default: every file."""
+    """fnmatch patterns of the files to take (``*`` crosses ``/``). Refused where the storage
+    imports the source itself (FSx for Lustre's ``s3://``, Hyperdisk ML): readers see every
+    file there. Default: every file."""
     token: pulumi.Input[str]
     """The source's token as a Pulumi secret: an Output (``pulumi.Config().require_secret``,
     another stack's secret output), or a string the store wraps as one. The store makes the
@@ -269,6 +271,17 @@ def parse_model(
     check(v.string_list, store, _field("include"), list(include) if include else [])
     if len(errors) == before:
         check(_include, store, include)
+    if include and parsed is not None and fills[parsed].publish == "imported":
+        errors.append(
+            ModelStoreInputError(
+                store,
+                _field("include"),
+                list(include),
+                f"unset for a {parsed}:// source this store imports itself (the storage "
+                f"imports every file under the source and readers see them all: publish only "
+                f"the files to serve there)",
+            )
+        )
     token = check(_token_secret, store, section.get("token_secret"))
     given_token = check(
         _token, store, section.get("token"), section.get("token_secret"), claim_name

@@ -712,6 +712,15 @@ def azurite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]
                     put(f"models/{quoted}", data, **{"x-ms-blob-type": "BlockBlob"})
             lie = base64.b64encode(hashlib.md5(b"other").digest()).decode()
             put(f"models/tampered/{SHARD}?comp=properties", **{"x-ms-blob-content-md5": lie})
+            # ``hns/``: MODEL as an account with a hierarchical namespace lists it through the
+            # Blob API, each directory a zero-length blob with metadata hdi_isfolder=true.
+            for name, data in MODEL.items():
+                quoted = urllib.parse.quote(f"hns/{name}", safe="/")
+                put(f"models/{quoted}", data, **{"x-ms-blob-type": "BlockBlob"})
+            for folder in ("hns", "hns/sub dir"):
+                quoted = urllib.parse.quote(folder, safe="/")
+                stub = {"x-ms-blob-type": "BlockBlob", "x-ms-meta-hdi_isfolder": "true"}
+                put(f"models/{quoted}", b"", **stub)
             token_file = where / "azure-identity-token"
             token_file.write_text("projected-service-account-token\n")
             yield {
@@ -760,6 +769,16 @@ def test_az_lists_content_md5_page_by_page(azurite: dict[str, str]) -> None:
     source.client.page_size = 1
     listed = {f.path: f.md5 for f in source.files()}
     assert listed == {name: hashlib.md5(data).hexdigest() for name, data in MODEL.items()}
+
+
+def test_az_hierarchical_namespace_directories_are_not_files(
+    azurite: dict[str, str], tmp_path: Path
+) -> None:
+    """Issue 24, point 15: "sub dir" listed as a zero-length blob beside "sub dir/..." would
+    be written as a file, and its files could then not be written under it."""
+    listed = sorted(f.path for f in blob_source(azurite, "hns").files())
+    assert listed == sorted(MODEL)
+    seeded_by_the_bundle(tmp_path, "az://devstoreaccount1/models/hns", azurite)
 
 
 def test_az_a_wrong_content_md5_is_refused(azurite: dict[str, str], tmp_path: Path) -> None:

@@ -347,24 +347,31 @@ def test_imported_publish_hashes_what_the_storage_put_there_and_opens_no_source(
     store = tmp_path / "store"
     make_model(store / "revisions" / "v1")
     uri = "s3://no-such-bucket-here/llama"
-    args = ("--publish", "imported", *JSON_AND_SHARDS)
+    args = ("--publish", "imported")
     log = tmp_path / "log"
     done = seed(uri, "v1", store, *args, log=str(log))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("ok: seeded v1: 5 files, ")
+    assert done.stdout.startswith("ok: seeded v1: 6 files, ")
     manifest = json.loads((store / ".modelstore/v1/manifest.json").read_text())
     assert manifest["source"] == uri
-    assert {f["path"] for f in manifest["files"]} == set(MODEL) - {"README.md"}
+    # Every file imported: readers see them all, so the manifest lists them all.
+    assert {f["path"] for f in manifest["files"]} == set(MODEL)
     assert verify_seeded(store, "--all").returncode == 0
     again = seed(uri, "v1", store, *args)
-    assert again.stdout.startswith("ok: already seeded, nothing to do: v1: 5 files")
+    assert again.stdout.startswith("ok: already seeded, nothing to do: v1: 6 files")
     empty = seed(uri, "v2", store, *args, log=str(log))
     assert empty.returncode == 1
     line = (
-        "FAILED: revisions/v2 holds no file matching the include patterns *.safetensors, "
-        "*.json: has the storage imported s3://no-such-bucket-here/llama there?"
+        "FAILED: revisions/v2 holds no file: has the storage imported "
+        "s3://no-such-bucket-here/llama there?"
     )
     assert empty.stderr.strip() == line == log.read_text().strip()
+    narrowed = seed(uri, "v1", store, *args, *JSON_AND_SHARDS)
+    assert narrowed.stderr == (
+        "FAILED: include patterns (*.safetensors, *.json) do not apply to --publish imported: "
+        "the storage imported every file under s3://no-such-bucket-here/llama, and readers see "
+        "them all; publish only the files to serve there\n"
+    )
     with pytest.raises(seed_mod.SeedError) as caught:
         seed_mod.seed(open_source(f"file://{store}", "v1"), store, publish="imported")
     assert str(caught.value) == "publish must be one of rename, manifest-last, got 'imported'"

@@ -9,10 +9,12 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from pulumi_modelstore.model import seed as seed_mod
 from pulumi_modelstore.model.layout import canonical, manifest_digest
 from pulumi_modelstore.model.sources import open_source
-from pulumi_modelstore.model.verify import verify
+from pulumi_modelstore.model.verify import Failure, VerifyError, verify
 from tests.test_model_programs import (
     INCLUDE,
     JSON_AND_SHARDS,
@@ -92,3 +94,77 @@ def test_a_format_1_manifest_is_still_read(tmp_path: Path) -> None:
     assert verify(store, "v1", sample=0).hashed == 5
     again = seed_mod.seed(open_source(f"file://{src}", "v1"), store, include=INCLUDE)
     assert (again.seeded, again.digest) == (False, old["digest"])
+
+
+# --- 15: verify fails on a file the manifest does not list --------------------------------
+
+
+def test_verify_fails_on_a_file_the_manifest_does_not_list(tmp_path: Path) -> None:
+    src = make_model(tmp_path / "src")
+    store = tmp_path / "store"
+    store.mkdir()
+    seed_local(src, store)
+    assert verify_seeded(store).returncode == 0
+    (store / "revisions/v1/sub/extra.safetensors").write_bytes(b"not seeded")
+    out = verify_seeded(store, "--label", "llama/inference")
+    assert (out.returncode, out.stderr) == (
+        7,
+        "FAILED: llama/inference: sub/extra.safetensors is in the revision but not in its "
+        "manifest (written after the seed, or left by one that did not finish): readers would "
+        "load it unchecked\n",
+    )
+    (store / "revisions/v1/sub/extra.safetensors").unlink()
+    (store / "revisions/v1/linked").symlink_to(src / "sub")
+    assert "linked is in the revision but not in its manifest" in verify_seeded(store).stderr
+
+
+def test_the_stores_own_folder_beside_a_revision_at_the_volume_root_is_not_extra(tmp_path):
+    """Hyperdisk ML: the disk's root is the revision, its manifest in .modelstore/ beside the
+    files, as the verification Job mounts it."""
+    src = make_model(tmp_path / "src")
+    store = tmp_path / "store"
+    store.mkdir()
+    seed_local(src, store)
+    disk = tmp_path / "disk"
+    (store / "revisions/v1").rename(disk)
+    (store / ".modelstore").rename(disk / ".modelstore")
+    manifest = disk / ".modelstore/v1/manifest.json"
+    assert verify(None, "v1", files_dir=disk, manifest_path=manifest).files == 5
+    (disk / "stray.bin").write_bytes(b"x")
+    with pytest.raises(VerifyError) as caught:
+        verify(None, "v1", files_dir=disk, manifest_path=manifest)
+    assert caught.value.cause == Failure.EXTRA
+
+
+# --- 15: a file:// source stays in its folder ---------------------------------------------
+
+
+def test_a_file_source_refuses_a_link_out_of_its_folder(tmp_path: Path) -> None:
+    src = make_model(tmp_path / "src")
+    secret = tmp_path / "elsewhere" / "secret.json"
+    secret.parent.mkdir()
+    secret.write_text('{"not": "the model"}')
+    (src / "sub" / "leak.json").symlink_to(secret)
+    store = tmp_path / "store"
+    store.mkdir()
+    out = seed(f"file://{src}", "v1", store, *JSON_AND_SHARDS)
+    assert (out.returncode, out.stderr) == (
+        1,
+        f"FAILED: source file://{src}: sub/leak.json is a symbolic link to {secret}, outside "
+        f"the source's folder {src}: copy the file into the folder (a Hugging Face cache "
+        f"snapshot links into its blobs/: use hf download --local-dir)\n",
+    )
+    assert not (store / ".modelstore/v1/manifest.json").exists()
+    (src / "sub" / "leak.json").unlink()
+    (src / "outside").symlink_to(secret.parent, target_is_directory=True)
+    out = seed(f"file://{src}", "v1", store, *JSON_AND_SHARDS)
+    assert "outside is a symbolic link to " in out.stderr
+
+
+def test_a_file_source_follows_links_inside_its_folder_and_walks_a_loop_once(tmp_path: Path):
+    src = make_model(tmp_path / "src")
+    (src / "alias.json").symlink_to(src / "config.json")
+    (src / "sub" / "up").symlink_to(src, target_is_directory=True)  # a loop back to the top
+    files = [f.path for f in open_source(f"file://{src}", "v1").files()]
+    assert "alias.json" in files and "sub/tokenizer_config.json" in files
+    assert not any(p.startswith("sub/up/") for p in files)

@@ -201,6 +201,19 @@ def local(**model: Any) -> Any:
                 "Google Cloud storage: copy the model to a s3:// bucket first, got 'gs://b/llama'"
             ),
         ),
+        (
+            # Issue 24, point 15: readers see every file the association imports, so a
+            # manifest of fewer would fail verification.
+            lambda: build(
+                "fsx-lustre",
+                model={"source": "s3://acme-models/llama", "revision": "v1", "include": ["*.json"]},
+            ),
+            (
+                "llama: model.include must be unset for a s3:// source this store imports "
+                "itself (the storage imports every file under the source and readers see them "
+                "all: publish only the files to serve there), got ['*.json']"
+            ),
+        ),
     ],
 )
 def test_bad_model_sections_are_refused_before_anything_registers(program: Any, message: str):

@@ -5,7 +5,12 @@ pod's AKS workload identity.
   continued with ``marker=<NextMarker>`` until ``NextMarker`` is empty ("List Blobs" and
   "Listing Blob storage resources", learn.microsoft.com/rest/api/storageservices/list-blobs
   and .../enumerating-blob-resources). Each ``Blob`` has ``Name`` and ``Properties`` with
-  ``Content-Length`` and, when set, ``Content-MD5`` (base64).
+  ``Content-Length`` and, when set, ``Content-MD5`` (base64); ``include=metadata`` adds its
+  ``Metadata``. In an account with a hierarchical namespace (Data Lake Storage) the Blob API
+  lists each directory too, as a zero-length blob whose metadata has ``hdi_isfolder=true``;
+  such a blob is a directory, not a file (blobfuse2 reads it so:
+  Azure/azure-storage-fuse ``component/azstorage/utils.go``, ``parseMetadata``), and is not
+  listed.
 - Download: ``GET <endpoint>/<container>/<blob>`` ("Get Blob").
 - Checks: ``Content-MD5`` when the blob has one (Put Blob stores the MD5 of what it received;
   a blob committed from blocks has one only when its writer set it): the one whole-blob
@@ -141,11 +146,13 @@ class BlobClient:
         }
 
     def list(self, container: str, prefix: str) -> Iterator[tuple[str, int, str | None]]:
-        """Every blob under ``prefix`` as (name, size, Content-MD5 or None), page after page."""
+        """Every blob under ``prefix`` as (name, size, Content-MD5 or None), page after page,
+        less directories (``hdi_isfolder``, module docstring)."""
         base = f"{self.endpoint}/{urllib.parse.quote(container, safe='')}"
         marker = ""
         while True:
             query = {"restype": "container", "comp": "list", "prefix": prefix}
+            query["include"] = "metadata"
             if marker:
                 query["marker"] = marker
             if self.page_size:
@@ -154,6 +161,8 @@ class BlobClient:
                 root = ElementTree.fromstring(response.read())
             for blob in root.iter():
                 if local(blob.tag) != "Blob":
+                    continue
+                if _is_directory(blob):
                     continue
                 props = next((p for p in blob if local(p.tag) == "Properties"), None)
                 size = child_text(props, "Content-Length") if props is not None else None
@@ -184,3 +193,14 @@ class BlobClient:
             if status == 403
             else ""
         )
+
+
+def _is_directory(blob: ElementTree.Element) -> bool:
+    """Whether a listed blob is a directory of a hierarchical namespace (module docstring)."""
+    metadata = next((m for m in blob if local(m.tag) == "Metadata"), None)
+    if metadata is None:
+        return False
+    return any(
+        local(m.tag).lower() == "hdi_isfolder" and (m.text or "").strip().lower() == "true"
+        for m in metadata
+    )

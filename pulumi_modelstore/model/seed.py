@@ -24,9 +24,10 @@ What it does, in order:
    straight into ``revisions/<revision>/`` and the manifest, written last, is what publishes.
    With ``--publish imported`` (a store that fills itself: FSx for Lustre's data repository
    association imports the source into ``revisions/<revision>/``) nothing is downloaded and the
-   source is not opened: the files already there (matching ``--include``) are read whole, each
-   hashed, and the manifest written last publishes them. Reading them also loads every file
-   an association imported lazily, so readers never wait on S3 and the association can go.
+   source is not opened: every file already there is read whole, each hashed, and the
+   manifest written last publishes them (``--include`` is refused: readers see them all).
+   Reading them also loads every file an association imported lazily, so readers never wait
+   on S3 and the association can go.
 4. Removes published revisions beyond ``--keep-revisions`` (the oldest first, by publish time),
    never the one just seeded and never one named by ``--in-use`` (what readers mount).
 5. With ``--record-configmap <namespace>/<name>``, records the published manifest's digest in
@@ -217,9 +218,17 @@ def publish_imported(
     """Publish the files the storage itself put under ``revisions/<revision>/`` (``--publish
     imported``, module docstring): hash each, write the manifest last. A complete manifest
     already there is kept (a rerun does nothing); ``manifest_sha256`` as for :func:`seed`.
-    Raises :class:`SeedError` when no file matching ``include`` is there."""
+    ``include`` is refused: readers see every file the storage imported, so the manifest
+    lists them all (a file left out would fail verification). Raises :class:`SeedError` when
+    no file is there."""
     if keep_revisions < 1:
         raise SeedError(f"keep_revisions must be 1 or more, got {keep_revisions}")
+    if include:
+        raise SeedError(
+            f"include patterns ({', '.join(include)}) do not apply to --publish imported: the "
+            f"storage imported every file under {uri}, and readers see them all; publish only "
+            f"the files to serve there"
+        )
     layout = Layout(dest)
     done = already_published(
         layout, uri, revision, manifest_sha256, keep_revisions, in_use, "publish"
@@ -232,12 +241,10 @@ def publish_imported(
         if target.is_dir()
         else []
     )
-    wanted = [f for f in found_files if included(f, include)]
+    wanted = found_files
     if not wanted:
-        patterns = ", ".join(include) or "(none)"
         raise SeedError(
-            f"revisions/{revision} holds no file matching the include patterns {patterns}: "
-            f"has the storage imported {uri} there?"
+            f"revisions/{revision} holds no file: has the storage imported {uri} there?"
         )
     entries = []
     for rel in wanted:

@@ -221,8 +221,12 @@ def open_source(
 
 
 class LocalSource:
-    """A local directory: every regular file under it (symlinks followed), no published
-    digests."""
+    """A local directory: every regular file under it, no published digests. A symbolic link
+    is followed only where it resolves inside the directory (a folder linked twice is walked
+    once); one that leads out of it, or to something that is not a regular file or folder,
+    is refused, naming it: a source serves the files of its folder and nothing else on the
+    machine. A Hugging Face cache's ``snapshots/<commit>/`` links every file into the cache's
+    ``blobs/``, outside it: ``hf download --local-dir`` writes the files themselves."""
 
     def __init__(self, uri: str, revision: str, root: Path) -> None:
         self.uri = uri
@@ -232,16 +236,47 @@ class LocalSource:
     def files(self) -> list[SourceFile]:
         if not self.root.is_dir():
             raise SourceError(f"source {self.uri}: {self.root} is not a directory")
+        # Paths are taken relative to the folder as named; links are judged by where they
+        # resolve, against the folder's own resolved path.
+        real_root = Path(os.path.realpath(self.root))
+        seen = {real_root}
         found = []
-        for dirpath, _dirs, names in os.walk(self.root, followlinks=True):
+        for dirpath, dirs, names in os.walk(self.root, followlinks=True):
+            kept = []
+            for name in sorted(dirs):
+                real = self._inside(Path(dirpath, name), real_root)
+                if real not in seen:
+                    seen.add(real)
+                    kept.append(name)
+            dirs[:] = kept
             for name in names:
                 full = Path(dirpath, name)
+                self._inside(full, real_root)
                 rel = full.relative_to(self.root).as_posix()
+                if not full.is_file():
+                    raise SourceError(
+                        f"source {self.uri}: {rel} is not a regular file (a device, pipe or "
+                        f"socket, or a broken link): a source holds files and folders only"
+                    )
                 found.append(SourceFile(rel, full.stat().st_size))
         return sorted(found, key=lambda f: f.path)
 
+    def _inside(self, path: Path, real_root: Path) -> Path:
+        """Where ``path`` resolves, refused when that is outside the source's folder."""
+        real = Path(os.path.realpath(path))
+        if real != real_root and not real.is_relative_to(real_root):
+            rel = path.relative_to(self.root).as_posix()
+            raise SourceError(
+                f"source {self.uri}: {rel} is a symbolic link to {real}, outside the source's "
+                f"folder {real_root}: copy the file into the folder (a Hugging Face cache "
+                f"snapshot links into its blobs/: use hf download --local-dir)"
+            )
+        return real
+
     def open(self, file: SourceFile) -> Any:
-        return (self.root / file.path).open("rb")
+        path = self.root / file.path
+        self._inside(path, Path(os.path.realpath(self.root)))
+        return path.open("rb")
 
 
 class HuggingFaceSource:

@@ -13,7 +13,10 @@ Reads only (readers' mounts are read-only). In order:
 1. Reads ``.modelstore/<revision>/manifest.json`` and checks it is whole (its digest) and for
    this revision.
 2. Checks every file it lists is under ``revisions/<revision>/`` with its size, and can be
-   opened for reading.
+   opened for reading, and that the revision holds nothing else: a file (or a symbolic link)
+   the manifest does not list fails it (a file written after the seed, or left by one that
+   did not finish, is served to readers unchecked). Where the revision is the volume's root
+   (Hyperdisk ML), the store's own ``.modelstore/`` beside the files is not the model's.
 3. Measures sequential read throughput on the largest files (before any hashing, so the page
    cache does not flatter it), up to ``--read-bytes`` (default 2 GiB).
 4. Checks sha256: of every file with ``--all``; of N files chosen at random with
@@ -24,7 +27,7 @@ It writes one line to the termination message file (``--termination-log``, defau
 ``/dev/termination-log``) and stdout, ``ok: 12 files, 15.2 GiB, sha256 all, read 812 MB/s``,
 or ``FAILED: <label>: <cause>`` (stderr) with an exit status per cause
 (:class:`Failure`): permission denied, a missing file, a size mismatch, a sha256 mismatch, a
-missing or torn manifest.
+missing or torn manifest, a file the manifest does not list.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import random
 import sys
 import time
@@ -41,7 +45,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
-from .layout import Layout, manifest_digest, write_termination
+from .layout import STATE, Layout, manifest_digest, write_termination
 
 GIB = 1 << 30
 CHUNK = 16 << 20  # 16 MiB reads: big sequential requests, as a model loader makes
@@ -65,6 +69,7 @@ class Failure(IntEnum):
     MISSING = 4
     SIZE = 5
     SHA256 = 6
+    EXTRA = 7
 
 
 class VerifyError(Exception):
@@ -133,6 +138,25 @@ def check_present(base: Path, entries: list[dict[str, Any]]) -> None:
                 f"size mismatch in {entry['path']}: the manifest says {entry['size']} bytes, "
                 f"found {size}",
             )
+
+
+def check_nothing_else(base: Path, entries: list[dict[str, Any]]) -> None:
+    """No file (nor symbolic link) under ``base`` but those ``entries`` list; ``.modelstore/``
+    at the top is the store's own (a revision at the volume's root, module docstring)."""
+    listed = {entry["path"] for entry in entries}
+    for dirpath, dirnames, filenames in os.walk(base):
+        where = Path(dirpath).relative_to(base)
+        if where == Path("."):
+            dirnames[:] = [d for d in dirnames if d != STATE]
+        links = [d for d in dirnames if (Path(dirpath) / d).is_symlink()]
+        for name in sorted(filenames + links):
+            rel = (where / name).as_posix()
+            if rel not in listed:
+                raise VerifyError(
+                    Failure.EXTRA,
+                    f"{rel} is in the revision but not in its manifest (written after the "
+                    f"seed, or left by one that did not finish): readers would load it unchecked",
+                )
 
 
 def read_throughput(base: Path, entries: list[dict[str, Any]], budget: int) -> float:
@@ -207,6 +231,7 @@ def verify(
     entries: list[dict[str, Any]] = manifest["files"]
     base = files_dir or layout.revision_dir(revision)
     check_present(base, entries)
+    check_nothing_else(base, entries)
     mb_s = read_throughput(base, entries, read_bytes)
     hashed = choose(entries, sample)
     check_sha256(base, hashed)
