@@ -71,9 +71,12 @@ class ModelSection(TypedDict, total=False):
     and is refused); for an object store a version label, one path segment. It names
     ``revisions/<revision>/``, what readers mount."""
     include: Sequence[str]
-    """fnmatch patterns of the files to take (``*`` crosses ``/``). Refused where the storage
-    imports the source itself (FSx for Lustre's ``s3://``, Hyperdisk ML): readers see every
-    file there. Default: every file."""
+    """fnmatch patterns of the files to take, matched as huggingface_hub matches
+    ``allow_patterns`` (``*`` crosses ``/``; a pattern ending in ``/``, such as ``onnx/``,
+    takes everything under that folder); a list, never one string. The manifest records
+    them: a changed list seeds the revision anew, or is refused while readers mount it.
+    Refused where the storage imports the source itself (FSx for Lustre's ``s3://``,
+    Hyperdisk ML): readers see every file there. Default: every file."""
     token: pulumi.Input[str]
     """The source's token as a Pulumi secret: an Output (``pulumi.Config().require_secret``,
     another stack's secret output), or a string the store wraps as one. The store makes the
@@ -268,7 +271,7 @@ def parse_model(
         check(_revision, store, None, revision)
     include = section.get("include") or ()
     before = len(errors)
-    check(v.string_list, store, _field("include"), list(include) if include else [])
+    check(_include_list, store, include)
     if len(errors) == before:
         check(_include, store, include)
     if include and parsed is not None and fills[parsed].publish == "imported":
@@ -393,6 +396,20 @@ def _revision(store: str, scheme: str | None, revision: Any) -> None:
         check_revision(scheme, revision)
     except SourceError as error:
         _from_source_error(store, "revision", revision, error)
+
+
+def _include_list(store: str, include: Any) -> None:
+    """A list of patterns; a string is refused (the seed would read it one character at a
+    time, ``*`` among them perhaps: every file)."""
+    if isinstance(include, str):
+        raise ModelStoreInputError(
+            store,
+            _field("include"),
+            include,
+            f"a list of fnmatch patterns, such as [{include!r}] (a string would be read one "
+            f"character at a time)",
+        )
+    v.string_list(store, _field("include"), include)
 
 
 def _token_secret(store: str, value: Any) -> tuple[str, str] | None:

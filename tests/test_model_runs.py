@@ -168,3 +168,80 @@ def test_a_file_source_follows_links_inside_its_folder_and_walks_a_loop_once(tmp
     files = [f.path for f in open_source(f"file://{src}", "v1").files()]
     assert "alias.json" in files and "sub/tokenizer_config.json" in files
     assert not any(p.startswith("sub/up/") for p in files)
+
+
+# --- 13: include is a list, recorded, matched as huggingface_hub matches it ---------------
+
+
+@pytest.mark.parametrize(
+    ("path", "patterns", "taken"),
+    [
+        # huggingface_hub's filter_repo_objects: fnmatch over the whole path ("*" crosses
+        # "/"), and _add_wildcard_to_directories: a pattern ending in "/" takes the folder.
+        ("onnx/model.onnx", ["onnx/"], True),
+        ("onnx/sub/weights.bin", ["onnx/"], True),
+        ("onnx.json", ["onnx/"], False),
+        ("other/onnx/model.onnx", ["onnx/"], False),
+        ("sub/config.json", ["*.json"], True),
+        ("Model.SAFETENSORS", ["*.safetensors"], False),
+        ("anything", [], True),
+    ],
+)
+def test_include_matches_as_huggingface_hub_does(path: str, patterns: list[str], taken: bool):
+    from pulumi_modelstore.model.sources import included
+
+    assert included(path, patterns) is taken
+
+
+def test_an_include_folder_pattern_seeds_the_folder(tmp_path: Path) -> None:
+    src = make_model(tmp_path / "src")
+    (src / "onnx" / "deep").mkdir(parents=True)
+    (src / "onnx" / "model.onnx").write_bytes(b"onnx")
+    (src / "onnx" / "deep" / "data.bin").write_bytes(b"data")
+    result = seed_mod.seed(
+        open_source(f"file://{src}", "v1"), tmp_path / "store", include=["onnx/"]
+    )
+    assert result.files == 2
+    assert manifest_of(tmp_path / "store")["include"] == ["onnx/"]
+
+
+def test_include_given_as_one_string_is_refused(tmp_path: Path) -> None:
+    from pulumi_modelstore.model.sources import SourceError
+
+    src = make_model(tmp_path / "src")
+    with pytest.raises(SourceError) as caught:
+        seed_mod.seed(open_source(f"file://{src}", "v1"), tmp_path / "store", include="*.json")
+    assert str(caught.value) == (
+        "include must be a list of fnmatch patterns such as ['*.safetensors', 'onnx/'] (a "
+        "string would be read one character at a time), got '*.json'"
+    )
+    assert not (tmp_path / "store").exists()
+
+
+def test_the_manifest_records_include_and_a_changed_one_reseeds_or_is_refused(tmp_path):
+    src = make_model(tmp_path / "src")
+    store = tmp_path / "store"
+    store.mkdir()
+    source = open_source(f"file://{src}", "v1")
+    first = seed_mod.seed(source, store, include=["*.safetensors", "*.json", "*.json"])
+    assert manifest_of(store)["include"] == ["*.json", "*.safetensors"]
+    # The same patterns in another order: the same selection, nothing to do.
+    again = seed_mod.seed(source, store, include=["*.json", "*.safetensors"])
+    assert (again.seeded, again.digest) == (False, first.digest)
+    # Readers mount it: its files are not replaced under them; the reason is given.
+    with pytest.raises(seed_mod.SeedError) as caught:
+        seed_mod.seed(source, store, include=["*.safetensors"], in_use=["v1"])
+    assert str(caught.value) == (
+        "revision v1 is published with include ['*.json', '*.safetensors'] and readers mount "
+        "it; include is now ['*.safetensors']: a published revision's files are not replaced "
+        "under its readers (set include back, or seed the new selection as another revision)"
+    )
+    assert manifest_of(store)["digest"] == first.digest
+    # No reader mounts it: seeded anew with the new selection.
+    anew = seed_mod.seed(source, store, include=["*.safetensors"])
+    assert anew.seeded and anew.files == 2
+    assert sorted(p.name for p in (store / "revisions/v1").iterdir()) == [
+        "model-00001-of-00002.safetensors",
+        "model-00002-of-00002.safetensors",
+    ]
+    assert verify(store, "v1", sample=0).hashed == 2

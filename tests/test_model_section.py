@@ -202,6 +202,15 @@ def local(**model: Any) -> Any:
             ),
         ),
         (
+            # Issue 24, point 13: the seed would read a string one character at a time.
+            local(include="*.safetensors"),
+            (
+                "llama: model.include must be a list of fnmatch patterns, such as "
+                "['*.safetensors'] (a string would be read one character at a time), got "
+                "'*.safetensors'"
+            ),
+        ),
+        (
             # Issue 24, point 15: readers see every file the association imports, so a
             # manifest of fewer would fail verification.
             lambda: build(
@@ -304,7 +313,8 @@ HF_RULE = (
 )
 INCLUDE_RULE = (
     "fnmatch patterns of paths inside the revision: relative, without '.', '..' or empty "
-    "segments (a file's path never has them, so such a pattern matches nothing)"
+    "segments (a file's path never has them, so such a pattern matches nothing; one "
+    "trailing '/' takes a folder)"
 )
 
 

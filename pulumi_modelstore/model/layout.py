@@ -6,13 +6,14 @@ Under the store's root::
     .modelstore/<revision>/manifest.json     written last: its presence publishes the revision
     .modelstore/partial/<revision>/...       a download in progress, never read by readers
 
-The manifest holds the source, the revision, every file's path, size and sha256, when it was
-published, and ``digest``: the sha256 of the manifest's canonical JSON (sorted keys, no spaces)
-without that key and, from format 2 on, without ``published_at``, so a consumer can pin the
-exact manifest, a reader can tell a torn one, and the same files seeded again (a store
-rebuilt, a revision collected and seeded anew) give the same digest: a pinned
+The manifest holds the source, the revision, the include patterns that selected the files
+(from format 2 on: sorted, each once; empty for every file), every file's path, size and
+sha256, when it was published, and ``digest``: the sha256 of the manifest's canonical JSON
+(sorted keys, no spaces) without that key and, from format 2 on, without ``published_at``, so
+a consumer can pin the exact manifest, a reader can tell a torn one, and the same files seeded
+again (a store rebuilt, a revision collected and seeded anew) give the same digest: a pinned
 ``manifest_sha256`` can be seeded again. Format 1 manifests (the digest over ``published_at``
-too) are still read.
+too, no include patterns) are still read.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import hashlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,14 +71,26 @@ def manifest_digest(manifest: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical(body)).hexdigest()
 
 
+def include_key(include: Sequence[str]) -> list[str]:
+    """The include patterns as a manifest records them: sorted, each once (the files they
+    select do not depend on their order)."""
+    return sorted(set(include))
+
+
 def make_manifest(
-    source: str, revision: str, files: list[dict[str, Any]], published_at: str
+    source: str,
+    revision: str,
+    files: list[dict[str, Any]],
+    published_at: str,
+    include: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """A manifest for ``files`` (each ``{"path", "size", "sha256"}``), its digest included."""
+    """A manifest for ``files`` (each ``{"path", "size", "sha256"}``) selected by ``include``
+    (default: none, every file), its digest included."""
     body: dict[str, Any] = {
         "format": FORMAT,
         "source": source,
         "revision": revision,
+        "include": include_key(include),
         "published_at": published_at,
         "total_bytes": sum(f["size"] for f in files),
         "files": sorted(files, key=lambda f: f["path"]),

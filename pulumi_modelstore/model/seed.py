@@ -8,9 +8,13 @@
 What it does, in order:
 
 1. If ``.modelstore/<revision>/manifest.json`` exists, is whole (its digest matches), names the
-   same source and revision, and every file it lists is under ``revisions/<revision>/`` with
-   its size, it does nothing and says so (exit 0): a rerun of the Job is free.
-2. Lists the source's files at the revision (keeping those matching ``--include``), and streams
+   same source, revision and include patterns, and every file it lists is under
+   ``revisions/<revision>/`` with its size, it does nothing and says so (exit 0): a rerun of
+   the Job is free. Published from another source or with other include patterns, the
+   revision is seeded anew, unless readers mount it (``--in-use``): then it is refused, with
+   the reason.
+2. Lists the source's files at the revision (keeping those matching ``--include``, matched as
+   huggingface_hub matches ``allow_patterns``: :func:`.sources.included`), and streams
    each into ``.modelstore/partial/<revision>/`` (a leftover partial directory is removed
    first), taking its size and sha256 on the way and checking them against what the source
    publishes (Hugging Face: the LFS sha256, or the Git blob id for a small file; S3: a
@@ -56,6 +60,7 @@ from . import transfer
 from .layout import (
     Layout,
     fsync_dir,
+    include_key,
     make_manifest,
     manifest_digest,
     report_one_line,
@@ -68,6 +73,7 @@ from .sources import (
     Source,
     SourceError,
     SourceFile,
+    check_include,
     check_revision,
     included,
     open_source,
@@ -137,10 +143,11 @@ def seed(
         raise SeedError(f"publish must be one of {', '.join(PUBLISH[:2])}, got {publish!r}")
     if read_layout not in LAYOUTS:
         raise SeedError(f"layout must be one of {', '.join(LAYOUTS)}, got {read_layout!r}")
+    include = check_include(include)
     layout = Layout(dest)
     revision = source.revision
     done = already_published(
-        layout, source.uri, revision, manifest_sha256, keep_revisions, in_use, "seed"
+        layout, source.uri, revision, manifest_sha256, keep_revisions, in_use, "seed", include
     )
     if done is not None:
         return done
@@ -149,6 +156,13 @@ def seed(
         raise SeedError(
             f"revision {revision} is published from {other.get('source')} and readers mount "
             f"it; seed {source.uri} as a new revision instead of replacing it under them"
+        )
+    if other is not None and not same_include(other, include) and revision in in_use:
+        raise SeedError(
+            f"revision {revision} is published with include {other['include']} and readers "
+            f"mount it; include is now {include_key(include)}: a published revision's files "
+            f"are not replaced under its readers (set include back, or seed the new selection "
+            f"as another revision)"
         )
     wanted = [f for f in source.files() if included(f.path, include)]
     if not wanted:
@@ -173,7 +187,9 @@ def seed(
         partial.mkdir(parents=True)
         _set_layout(partial, read_layout)
         entries = transfer.download(source, wanted, partial, safe_relative)
-        manifest = make_manifest(source.uri, revision, entries, datetime.now(UTC).isoformat())
+        manifest = make_manifest(
+            source.uri, revision, entries, datetime.now(UTC).isoformat(), include
+        )
         check_new(manifest, manifest_sha256)
         fsync_dir(partial)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -183,7 +199,9 @@ def seed(
         target.mkdir(parents=True)
         _set_layout(target, read_layout)
         entries = transfer.download(source, wanted, target, safe_relative)
-        manifest = make_manifest(source.uri, revision, entries, datetime.now(UTC).isoformat())
+        manifest = make_manifest(
+            source.uri, revision, entries, datetime.now(UTC).isoformat(), include
+        )
         check_new(manifest, manifest_sha256)
     data = json.dumps(manifest, indent=1).encode()
     if publish == "rename":
@@ -231,7 +249,7 @@ def publish_imported(
         )
     layout = Layout(dest)
     done = already_published(
-        layout, uri, revision, manifest_sha256, keep_revisions, in_use, "publish"
+        layout, uri, revision, manifest_sha256, keep_revisions, in_use, "publish", ()
     )
     if done is not None:
         return done
@@ -318,13 +336,15 @@ def already_published(
     keep_revisions: int,
     in_use: Sequence[str],
     verb: str,
+    include: Sequence[str],
 ) -> SeedResult | None:
-    """The result of a rerun when ``revision`` is already published from ``uri`` with a
-    complete manifest (old revisions collected, nothing written), else None. A pinned
+    """The result of a rerun when ``revision`` is already published from ``uri`` with
+    ``include`` and a complete manifest (old revisions collected, nothing written), else
+    None. A pinned
     ``manifest_sha256`` must be the published one's: any other is refused, naming how to
     ``verb`` the revision anew (none there: the caller makes it and :func:`check_new` checks
     it)."""
-    existing = complete_manifest(layout, uri, revision)
+    existing = complete_manifest(layout, uri, revision, include)
     check_pinned(existing, revision, manifest_sha256, verb)
     if existing is None:
         return None
@@ -351,11 +371,21 @@ def read_manifest(layout: Layout, revision: str) -> dict[str, Any] | None:
     return manifest
 
 
-def complete_manifest(layout: Layout, uri: str, revision: str) -> dict[str, Any] | None:
-    """The manifest when the revision is published from this source with every file at its
-    size (a full re-hash is the verification Job's part), else None."""
+def same_include(manifest: dict[str, Any], include: Sequence[str]) -> bool:
+    """Whether ``manifest`` was made with ``include`` (a format 1 manifest recorded none, and
+    is taken as made with it)."""
+    return "include" not in manifest or manifest["include"] == include_key(include)
+
+
+def complete_manifest(
+    layout: Layout, uri: str, revision: str, include: Sequence[str] = ()
+) -> dict[str, Any] | None:
+    """The manifest when the revision is published from this source with ``include`` and
+    every file at its size (a full re-hash is the verification Job's part), else None."""
     manifest = read_manifest(layout, revision)
     if manifest is None or manifest.get("source") != uri or manifest.get("revision") != revision:
+        return None
+    if not same_include(manifest, include):
         return None
     base = layout.revision_dir(revision)
     for entry in manifest["files"]:

@@ -159,22 +159,41 @@ def check_revision(scheme: str, revision: str) -> str:
 
 INCLUDE_RULE = (
     "fnmatch patterns of paths inside the revision: relative, without '.', '..' or empty "
-    "segments (a file's path never has them, so such a pattern matches nothing)"
+    "segments (a file's path never has them, so such a pattern matches nothing; one "
+    "trailing '/' takes a folder)"
 )
 
 
 def can_match(pattern: str) -> bool:
     """Whether an include pattern can match a file's path at all: a path is relative and has
     no ``.``, ``..`` or empty segment (:func:`safe_relative`), so a pattern starting with
-    ``/`` or holding such a segment never matches and the seed would find no file."""
-    parts = pattern.split("/")
+    ``/`` or holding such a segment never matches and the seed would find no file. One
+    trailing ``/`` is a folder pattern (:func:`included`), not an empty segment."""
+    parts = (pattern[:-1] if pattern.endswith("/") else pattern).split("/")
     return bool(pattern) and not any(p in ("", ".", "..") for p in parts)
 
 
+def check_include(include: Sequence[str]) -> tuple[str, ...]:
+    """The include patterns, refused when given as one string (iterated, it would be one
+    pattern per character, ``*`` among them perhaps: every file) or holding a non-string."""
+    if isinstance(include, str) or not all(isinstance(p, str) and p for p in include):
+        raise SourceError(
+            "include must be a list of fnmatch patterns such as ['*.safetensors', 'onnx/'] (a "
+            f"string would be read one character at a time), got {include!r}"
+        )
+    return tuple(include)
+
+
 def included(path: str, include: Sequence[str]) -> bool:
-    """Whether a relative path matches one of the include patterns (fnmatch on the whole
-    relative path, so ``*`` also crosses ``/``); no patterns include every file."""
-    return not include or any(fnmatch.fnmatchcase(path, pattern) for pattern in include)
+    """Whether a relative path matches one of the include patterns, as huggingface_hub's
+    ``snapshot_download(allow_patterns=...)`` matches them (``filter_repo_objects`` and
+    ``_add_wildcard_to_directories`` in ``src/huggingface_hub/utils/_paths.py``): fnmatch on
+    the whole relative path, so ``*`` also crosses ``/``, and a pattern ending in ``/`` (a
+    folder, ``onnx/``) matches everything under it; no patterns include every file."""
+    return not include or any(
+        fnmatch.fnmatchcase(path, f"{pattern}*" if pattern.endswith("/") else pattern)
+        for pattern in include
+    )
 
 
 def safe_relative(path: str, uri: str) -> str:
