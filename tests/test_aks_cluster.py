@@ -51,6 +51,20 @@ def test_facts_are_looked_up_once():
     assert facts.version_at_least(1, 34) and not facts.version_at_least(1, 35)
 
 
+def test_the_control_plane_identity_is_the_system_assigned_one_or_the_one_user_assigned():
+    """What AKS's managed CSI controllers act as (``ManagedCluster.identity``): the
+    system-assigned identity's principal, else the one user-assigned identity's; none for a
+    service principal cluster."""
+    facts, _, _ = facts_of()
+    assert az_v.is_guid(facts.control_plane_principal_id)
+    user = {"principalId": "00000000-0000-0000-0000-00000000c0de", "clientId": "c"}
+    answer = {"type": "UserAssigned", "userAssignedIdentities": {"/subscriptions/x/id": user}}
+    facts, _, _ = facts_of(cluster_answer(identity=answer))
+    assert facts.control_plane_principal_id == user["principalId"]
+    facts, _, _ = facts_of(cluster_answer(identity=None))
+    assert facts.control_plane_principal_id == ""
+
+
 def test_absent_sub_objects_mean_the_aks_defaults():
     # A cluster made before these profiles existed reports none of them: blob off (AKS's
     # default), file driver and snapshot controller on, no issuer, no workload identity.

@@ -282,6 +282,88 @@ def test_no_identity_or_role_assignment():
     assert not [s for s in p.by_type("kubernetes:core/v1:ServiceAccount")]
 
 
+ROLE_ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+SC = "kubernetes:storage.k8s.io/v1:StorageClass"
+STORAGE_ACCOUNT_CONTRIBUTOR = "17d1049b-9a84-46fb-8f53-869881c3d3ab"
+
+
+def control_plane_principal() -> str:
+    """The control plane identity's principal the plan's cluster lookup answers."""
+    answer = INVOKES[GET_CLUSTER]({"resourceName": CLUSTER, "resourceGroupName": GROUP}, {})
+    return str(answer["identity"]["principalId"])
+
+
+@pytest.mark.parametrize(
+    ("args", "account"),
+    [
+        ({}, ACCOUNT_NAME),
+        ({"create_storage_account": False, "storage_account_name": "acmemodels"}, "acmemodels"),
+    ],
+    ids=["new-account", "existing-account"],
+)
+def test_dynamic_claims_grant_the_drivers_controller_rights_on_the_account(args, account):
+    """The Azure Files CSI driver's controller creates each dynamic claim's share in the
+    store's account, which needs Storage Account Contributor there (azurefile-csi-driver
+    ``docs/driver-parameters.md``, "required permissions for CSI driver controller"); on AKS
+    the managed driver's controller acts as the cluster's control plane identity (same page,
+    "For AKS-managed CSI driver, use the AKS control plane identity"). Without the grant every
+    claim on the class stays Pending."""
+    _, p = run(dynamic_claims=True, **args)
+    (assignment,) = p.by_type(ROLE_ASSIGNMENT)
+    inputs = assignment["inputs"]
+    scope = (
+        f"/subscriptions/{SUB}/resourceGroups/{GROUP}/providers/Microsoft.Storage/"
+        f"storageAccounts/{account}"
+    )
+    assert inputs["scope"] == scope
+    assert inputs["roleDefinitionId"] == (
+        f"/subscriptions/{SUB}/providers/Microsoft.Authorization/roleDefinitions/"
+        f"{STORAGE_ACCOUNT_CONTRIBUTOR}"
+    )
+    assert inputs["principalId"] == control_plane_principal()
+    assert inputs["principalType"] == "ServicePrincipal"
+    # The class waits for the grant (a claim made at once would fail first), the grant for a
+    # new account.
+    (sc,) = p.by_type(SC)
+    assert assignment["urn"] in sc["dependencies"]
+    accounts = p.by_type(ACCOUNT)
+    assert [a["urn"] for a in accounts] == [
+        u for u in assignment["dependencies"] if u.endswith("-account")
+    ]
+    # Only for dynamic claims: the store's own NFS mounts need no Entra ID role.
+    _, without = run(**args)
+    assert not without.by_type(ROLE_ASSIGNMENT)
+
+
+def test_a_user_assigned_control_plane_identity_is_granted():
+    principal = "00000000-0000-0000-0000-00000000c0de"
+    identity = {
+        "type": "UserAssigned",
+        "userAssignedIdentities": {
+            f"/subscriptions/{SUB}/resourceGroups/{GROUP}/providers/"
+            "Microsoft.ManagedIdentity/userAssignedIdentities/ml-control-plane": {
+                "principalId": principal,
+                "clientId": "00000000-0000-0000-0000-00000000c1d0",
+            }
+        },
+    }
+    _, p = run(cluster_answer(identity=identity), dynamic_claims=True)
+    (assignment,) = p.by_type(ROLE_ASSIGNMENT)
+    assert assignment["inputs"]["principalId"] == principal
+
+
+def test_dynamic_claims_on_a_cluster_without_a_managed_identity_are_refused():
+    assert_refused(
+        nfs(dynamic_claims=True),
+        "llama: dynamic_claims must be false on cluster ml, whose control plane has no "
+        "managed identity the store can grant Storage Account Contributor on its storage "
+        "account (the AKS Azure Files CSI driver's controller creates each claim's share as "
+        "that identity): use a cluster with a system- or user-assigned identity, or give the "
+        "cluster's control_plane_principal_id, got true",
+        invokes=cluster_answer(identity=None),
+    )
+
+
 # -- the share ------------------------------------------------------------------------------
 
 

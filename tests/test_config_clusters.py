@@ -330,6 +330,7 @@ ROWS: list[tuple[str, str, list[str]]] = [
               node_subnet_ids: [aks-nodes]
               node_resource_group: MC_ml-rg_prod-aks_eastus.
               kubernetes_version: v1.34.2
+              control_plane_principal_id: ml-aks-identity
         modelstore:stores:
           llama: {backend: azure-blob, cluster: prod, readers: [a]}
         """,
@@ -353,6 +354,9 @@ ROWS: list[tuple[str, str, list[str]]] = [
             "'MC_ml-rg_prod-aks_eastus.'",
             "modelstore:clusters.prod.attributes.kubernetes_version must be a Kubernetes version "
             "as AKS reports it (1.34 or 1.34.2), got 'v1.34.2'",
+            "modelstore:clusters.prod.attributes.control_plane_principal_id must be the "
+            "principal id of the cluster's control plane identity, a GUID "
+            "(xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx), got 'ml-aks-identity'",
         ],
     ),
     (

@@ -29,6 +29,7 @@ from ..cluster import (
     named_plainly,
     require_feature,
 )
+from ..errors import ModelStoreInputError
 from ..fields import Parser
 from . import validation as az_v
 
@@ -70,6 +71,11 @@ class AksClusterFacts:
     kubernetes_version: str = ""
     """The control plane's Kubernetes version (``1.34.2``), which fixes the managed CSI driver
     versions AKS runs; empty when unknown."""
+    control_plane_principal_id: str = ""
+    """The principal (object) id of the cluster's control plane identity (``identity``:
+    system-assigned ``principalId``, or the one user-assigned identity's), as which AKS's
+    managed CSI drivers' controllers act on Azure; empty when the cluster has none (a service
+    principal cluster) or it is unknown."""
 
     def node_resource_group_name(self) -> str:
         """The node resource group: ``nodeResourceGroup``, else AKS's default
@@ -206,7 +212,23 @@ class AksCluster(ClusterScope[AksClusterFacts, AksClusterArgs], kind="aks"):
                 or _get(cluster, "kubernetes_version", "kubernetesVersion")
                 or ""
             ),
+            control_plane_principal_id=_control_plane_principal(_get(cluster, "identity")),
         )
+
+
+def _control_plane_principal(identity: Any) -> str:
+    """The control plane identity's principal id: the system-assigned one's, else the one
+    user-assigned identity's (AKS takes one: ``ManagedClusterIdentity.userAssignedIdentities``);
+    empty without a managed identity."""
+    principal = _get(identity, "principal_id", "principalId")
+    if not principal:
+        users = _get(identity, "user_assigned_identities", "userAssignedIdentities")
+        found = [
+            _get(user, "principal_id", "principalId")
+            for user in (users.values() if isinstance(users, Mapping) else ())
+        ]
+        principal = found[0] if len(found) == 1 else None
+    return str(principal or "")
 
 
 # ---- facts given as values (config attributes, a platform stack's outputs) ------------------
@@ -228,6 +250,10 @@ _FACT_RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "kubernetes_version": (
         lambda v: v == "" or (isinstance(v, str) and _KUBERNETES_VERSION.fullmatch(v) is not None),
         "a Kubernetes version as AKS reports it (1.34 or 1.34.2)",
+    ),
+    "control_plane_principal_id": (
+        lambda v: v == "" or az_v.is_guid(v),
+        f"the principal id of the cluster's control plane identity, {az_v.GUID_RULE}",
     ),
 }
 
@@ -305,6 +331,23 @@ def require_file_csi_driver(store: str, facts: AksClusterFacts) -> None:
         "a cluster with the Azure Files CSI driver on (storageProfile.fileCSIDriver.enabled; "
         "see azure.cluster_settings)",
     )
+
+
+def require_control_plane_identity_for_dynamic_claims(store: str, facts: AksClusterFacts) -> None:
+    """AKS's managed Azure Files CSI driver creates a dynamic claim's share as the cluster's
+    control plane identity, which the store grants on its account: a cluster without one
+    (a service principal cluster), or whose facts do not name it, cannot be granted."""
+    if not facts.control_plane_principal_id:
+        raise ModelStoreInputError(
+            store,
+            "dynamic_claims",
+            True,
+            f"false on cluster {facts.name}, whose control plane has no managed identity the "
+            "store can grant Storage Account Contributor on its storage account (the AKS "
+            "Azure Files CSI driver's controller creates each claim's share as that "
+            "identity): use a cluster with a system- or user-assigned identity, or give the "
+            "cluster's control_plane_principal_id",
+        )
 
 
 def cluster_settings() -> dict[str, Any]:

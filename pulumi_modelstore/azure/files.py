@@ -42,9 +42,14 @@ from ..errors import ModelStoreInputError
 from ..fields import Parser
 from ..kube.volumes import DynamicClass
 from ..store import Binding, DynamicClaims, Spec
+from . import identity as ident
 from . import network as net
 from . import validation as az_v
-from .cluster import AksCluster, require_file_csi_driver
+from .cluster import (
+    AksCluster,
+    require_control_plane_identity_for_dynamic_claims,
+    require_file_csi_driver,
+)
 from .storage import account_baseline, account_rules, metadata_marks
 from .store import AzureModelStore, AzureModelStoreArgs, Placement
 
@@ -237,11 +242,14 @@ class AzureFilesNfsModelStore(
     ``actimeo=30``) bound to its claim: ReadOnlyMany with ``csi.readOnly`` and
     ``mountPermissions: "0"`` for readers, ReadWriteMany for writers.
 
-    No identities and no role assignments: an NFS mount presents no key and no token, and
-    Azure Files authorises NFS by network rules alone (Entra ID roles and account keys apply to
-    SMB and the REST API, which NFS shares do not serve). Whoever reaches the share from an
-    admitted subnet can mount it; what keeps a reader from writing is its read-only mount
-    (ReadOnlyMany and ``readOnly``), and ``root_squash`` limits what root may do.
+    No identities and no role assignments for the mounts: an NFS mount presents no key and no
+    token, and Azure Files authorises NFS by network rules alone (Entra ID roles and account
+    keys apply to SMB and the REST API, which NFS shares do not serve). Whoever reaches the
+    share from an admitted subnet can mount it; what keeps a reader from writing is its
+    read-only mount (ReadOnlyMany and ``readOnly``), and ``root_squash`` limits what root may
+    do. With ``dynamic_claims`` one role assignment: Storage Account Contributor on the account
+    for the cluster's control plane identity, as which the driver's controller creates each
+    claim's share (refused before deploy on a cluster without a managed identity).
 
     The account and the share are protected and retained on delete unless ``protect`` is
     ``false``.
@@ -299,6 +307,10 @@ class AzureFilesNfsModelStore(
     def preflight(
         self, spec: Spec[AzureFilesNfsModelStoreArgs], cluster: AksCluster, opts: Opts
     ) -> Placement:
+        """The placement; with ``dynamic_claims``, the control plane identity the driver's
+        controller acts as (:meth:`_controller_grant`)."""
+        if spec.args["dynamic_claims"]:
+            cluster.facts(spec.common.name, require_control_plane_identity_for_dynamic_claims)
         return self.place(spec, cluster, opts, net.FILE)
 
     # ---- 3. provision ---------------------------------------------------------------------------
@@ -335,6 +347,33 @@ class AzureFilesNfsModelStore(
             dynamic_class=self._dynamic_class(spec, facts) if a["dynamic_claims"] else None,
         )
 
+    def _controller_grant(
+        self, spec: Spec[AzureFilesNfsModelStoreArgs], facts: Placement
+    ) -> "azure_native.authorization.RoleAssignment":
+        """Storage Account Contributor on the store's account for the cluster's control plane
+        identity: the AKS-managed Azure Files CSI driver's controller creates, resizes and
+        deletes each dynamic claim's share in the account as that identity, and needs the
+        role there (kubernetes-sigs/azurefile-csi-driver docs/driver-parameters.md: "required
+        permissions for CSI driver controller", Storage Account Contributor; "For AKS-managed
+        CSI driver, use the AKS control plane identity"). Scoped to the account alone, after
+        it exists."""
+        f = facts.facts
+        scope = (
+            f"/subscriptions/{f.subscription_id}/resourceGroups/{facts.resource_group}/"
+            f"providers/Microsoft.Storage/storageAccounts/{facts.account_name}"
+        )
+        return ident.role_assignment(
+            f"{spec.common.name}-dynamic-controller",
+            principal_id=f.control_plane_principal_id,
+            role=ident.STORAGE_ACCOUNT_CONTRIBUTOR,
+            scope=scope,
+            subscription_id=f.subscription_id,
+            name_parts=(spec.common.name, "dynamic-controller"),
+            parent=self,
+            # The scope exists first (order: scope-first).
+            depends_on=[self.account] if self.account is not None else [],
+        )
+
     def _dynamic_class(
         self, spec: Spec[AzureFilesNfsModelStoreArgs], facts: Placement
     ) -> DynamicClass:
@@ -343,10 +382,11 @@ class AzureFilesNfsModelStore(
         options (kubernetes-sigs/azurefile-csi-driver docs/driver-parameters.md: ``protocol``,
         ``storageAccount``, ``resourceGroup``, ``skuName``, ``rootSquashType``). The driver
         applies the pod's fsGroup (its default ``fsGroupChangePolicy``), so non-root pods can
-        write their scratch share. Its controller creates the shares with the cluster's
-        identity, which needs a role that writes shares on the account (Storage Account
-        Contributor) where the account is not in the node resource group."""
+        write their scratch share. Its controller creates the shares as the cluster's control
+        plane identity, granted Storage Account Contributor on the account
+        (:meth:`_controller_grant`), which the class waits for."""
         a = spec.args
+        self.dynamic_controller_grant = self._controller_grant(spec, facts)
         return DynamicClass(
             provisioner=DRIVER,
             parameters={
@@ -362,6 +402,9 @@ class AzureFilesNfsModelStore(
             volume_binding_mode="Immediate",
             mount_options=mount_options(a.get("extra_mount_options") or ()),
             allow_volume_expansion=True,
+            # A claim made before the grant would fail its first CreateVolume
+            # (order: grant-before-volume).
+            ready=[self.dynamic_controller_grant],
         )
 
     def _share(

@@ -144,6 +144,9 @@ class DynamicClass:
     makes one does not wait for a pod)."""
     mount_options: Sequence[str] = ()
     allow_volume_expansion: bool = False
+    ready: Sequence[pulumi.Resource] = ()
+    """What the driver's controller needs before it can provision a claim on the class (a
+    grant on the storage), besides what the store's PVs wait for. Default: nothing more."""
 
 
 def dynamic_storage_class(
@@ -155,7 +158,7 @@ def dynamic_storage_class(
     depends_on: Sequence[pulumi.Resource],
 ) -> k8s.storage.v1.StorageClass:
     """The StorageClass ``<store>-dynamic``, after what the store's PVs wait for (the driver,
-    the network): a claim on it is provisioned at once."""
+    the network) and the class's own ``ready``: a claim on it is provisioned at once."""
     name = f"{store}{DYNAMIC_SUFFIX}"
     return k8s.storage.v1.StorageClass(
         name,
@@ -166,5 +169,5 @@ def dynamic_storage_class(
         volume_binding_mode=dynamic.volume_binding_mode,
         allow_volume_expansion=dynamic.allow_volume_expansion,
         mount_options=list(dynamic.mount_options) or None,
-        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(depends_on)),
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[*depends_on, *dynamic.ready]),
     )

@@ -429,10 +429,19 @@ ORDERINGS: tuple[Ordering, ...] = (
     ),
     Ordering(
         "grant-before-volume",
-        frozenset({_PV, PVC, "kubernetes:datalayer.gke.io/v1:GCPDataSource"}),
+        frozenset(
+            {
+                _PV,
+                PVC,
+                "kubernetes:datalayer.gke.io/v1:GCPDataSource",
+                "kubernetes:storage.k8s.io/v1:StorageClass",
+            }
+        ),
         _GRANTS,
         "A mount (or a populator's transfer) made before its identity may read the storage "
-        "fails: the volume waits for the consumers' grants (the access layer's Grant.ready).",
+        "fails: the volume waits for the consumers' grants (the access layer's Grant.ready); "
+        "a class for claims made on demand waits for the grant its driver's controller "
+        "provisions them with (Azure Files NFS).",
     ),
     Ordering(
         "namespace-first",

@@ -1,5 +1,6 @@
 """Azure placeholders: data source answers (an AKS cluster with the OIDC issuer, workload
-identity and both storage CSI drivers on, its nodes in one subnet; the client's subscription
+identity and both storage CSI drivers on, a system-assigned control plane identity, its nodes
+in one subnet; the client's subscription
 and tenant) and the outputs of created Azure resources. Tests answer otherwise through
 overrides."""
 
@@ -50,6 +51,12 @@ def _managed_cluster(args: Mapping[str, Any], config: Mapping[str, str]) -> dict
         "kubernetesVersion": "1.34",
         "currentKubernetesVersion": "1.34.2",
         "nodeResourceGroup": f"MC_{group}_{name}_{location}",
+        # The control plane's system-assigned identity (AKS's default).
+        "identity": {
+            "type": "SystemAssigned",
+            "principalId": _guid("control-plane", group, name),
+            "tenantId": tenant_id(config),
+        },
         "oidcIssuerProfile": {"enabled": True, "issuerURL": issuer},
         "securityProfile": {"workloadIdentity": {"enabled": True}},
         "storageProfile": {
