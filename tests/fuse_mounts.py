@@ -26,9 +26,12 @@ Sources (facts only, cited where used):
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 MOUNTPOINT_PROCESS_UID = 1000
@@ -151,3 +154,107 @@ def mountpoint_negative_ttl(pv_spec: Mapping[str, Any]) -> float:
 
     ttl = given.get("negative-metadata-ttl", given.get("metadata-ttl", "minimal"))
     return seconds(ttl)
+
+
+class MountpointFs:
+    """A directory that behaves, for the seed program's operations, as a Mountpoint for S3
+    mount of it does (awslabs/mountpoint-s3 doc/SEMANTICS.md, "Deletes", "Directory
+    operations" and "File and directory rename", at mountpoint-s3-1.22.3):
+
+    - ``unlink`` fails with EPERM unless the mount has ``allow-delete``;
+    - a directory is "remote" once a file below it is written (as is every directory there at
+      mount time): ``rmdir`` of it fails with EPERM (superblock.rs ``rmdir``:
+      ``CannotRemoveRemoteDirectory``, fs/error.rs maps it to EPERM); once no file is left
+      below it, it is gone (S3 has no directories: it existed only as its files' prefix);
+    - ``rmdir`` of an empty directory made by ``mkdir`` with no file written below it works;
+    - ``rename`` of anything fails (ENOSYS: general purpose buckets, ``RenameNotSupported``).
+
+    Used as a context manager: ``os.unlink``, ``os.rmdir``, ``os.rename`` and ``os.replace``
+    (what pathlib and shutil call, ``dir_fd`` forms included) follow these rules for paths
+    under ``root`` and are put back after."""
+
+    def __init__(self, root: Path, *, allow_delete: bool, vanish: bool = True) -> None:
+        """``vanish``: a directory left without files is gone at once (default); else it
+        stays visible, empty and refusing ``rmdir``, as a mount serving lookups from its
+        metadata cache (``metadata-ttl indefinite``) may show it for a while."""
+        self.root = root.resolve()
+        self.allow_delete = allow_delete
+        self.vanish = vanish
+        self.remote: set[Path] = set()
+        self.refused: list[str] = []
+        self._real: dict[str, Any] = {}
+
+    # -- the state: which directories S3 knows (through their files) ----------------------
+
+    def _sync(self) -> None:
+        """Mark every directory with a file below it remote; a remote directory with nothing
+        left below it is gone."""
+        for path in self.root.rglob("*"):
+            if not path.is_dir() or path.is_symlink():
+                for parent in path.parents:
+                    if parent == self.root:
+                        break
+                    self.remote.add(parent)
+        if not self.vanish:
+            return
+        for directory in sorted(self.remote, key=lambda p: len(p.parts), reverse=True):
+            if directory.is_dir() and not any(directory.iterdir()):
+                self._real["rmdir"](directory)
+                self.remote.discard(directory)
+
+    def _path(self, path: Any, dir_fd: int | None) -> Path:
+        if dir_fd is not None:
+            path = os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), os.fsdecode(path))
+        return Path(os.path.abspath(os.fsdecode(path)))
+
+    def _mine(self, path: Path) -> bool:
+        return path == self.root or self.root in path.parents
+
+    def _refuse(self, err: int, what: str, path: Path) -> OSError:
+        self.refused.append(f"{what} {path.relative_to(self.root)}")
+        return OSError(err, os.strerror(err), str(path))
+
+    # -- the operations ---------------------------------------------------------------------
+
+    def unlink(self, path: Any, *, dir_fd: int | None = None) -> None:
+        where = self._path(path, dir_fd)
+        if not self._mine(where):
+            return self._real["unlink"](path, dir_fd=dir_fd)
+        self._sync()
+        if not where.exists() and not where.is_symlink():
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(where))
+        if not self.allow_delete:
+            raise self._refuse(errno.EPERM, "unlink", where)
+        self._real["unlink"](where)
+        self._sync()
+
+    def rmdir(self, path: Any, *, dir_fd: int | None = None) -> None:
+        where = self._path(path, dir_fd)
+        if not self._mine(where):
+            return self._real["rmdir"](path, dir_fd=dir_fd)
+        self._sync()
+        if where.is_dir() and where in self.remote:
+            raise self._refuse(errno.EPERM, "rmdir", where)
+        self._real["rmdir"](where)
+
+    def rename(self, src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+        where = self._path(src, kwargs.get("src_dir_fd"))
+        if not self._mine(where):
+            return self._real["rename"](src, dst, *args, **kwargs)
+        raise self._refuse(errno.ENOSYS, "rename", where)
+
+    def __enter__(self) -> MountpointFs:
+        for name in ("unlink", "rmdir", "rename", "replace"):
+            self._real[name] = getattr(os, name)
+        self._real["remove"] = os.remove
+        os.unlink = self.unlink  # type: ignore[assignment]
+        os.remove = self.unlink  # type: ignore[assignment]
+        os.rmdir = self.rmdir  # type: ignore[assignment]
+        os.rename = self.rename  # type: ignore[assignment]
+        os.replace = self.rename  # type: ignore[assignment]
+        self._sync()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for name in ("unlink", "rmdir", "rename", "replace", "remove"):
+            setattr(os, name, self._real[name])

@@ -19,11 +19,19 @@ from pulumi_modelstore.aws import (
 from pulumi_modelstore.aws import validation as aws_v
 from pulumi_modelstore.errors import ModelStoreInputError
 from pulumi_modelstore.kube import model_jobs
+from pulumi_modelstore.model import seed as seed_mod
+from pulumi_modelstore.model.layout import Layout, remove_tree
+from pulumi_modelstore.model.sources import open_source
 from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
 from pulumi_modelstore.plan.placeholders import digest
 from tests.aws_replay import Replay
 from tests.conftest import CLUSTER, assert_refused, bad_inputs, by_namespace, plan
-from tests.fuse_mounts import mountpoint_negative_ttl, mountpoint_view, pod_identity
+from tests.fuse_mounts import (
+    MountpointFs,
+    mountpoint_negative_ttl,
+    mountpoint_view,
+    pod_identity,
+)
 
 BUCKET = "aws:s3/bucket:Bucket"
 PUBLIC_ACCESS = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
@@ -1384,3 +1392,70 @@ def test_a_short_or_minimal_ttl_needs_no_negative_ttl_and_plans_on_an_old_driver
         options = spec["inputs"]["spec"]["mountOptions"]
         assert not [o for o in options if o.startswith("negative-metadata-ttl")], options
         assert mountpoint_negative_ttl(spec["inputs"]["spec"]) <= model_jobs.GATE_POLL_SECONDS
+
+
+def test_the_seed_keeps_revisions_and_retries_on_mountpoint_as_its_pv_mounts_it(tmp_path):
+    # Three revisions in a row: the third one's clean-up removes the first. Mountpoint cannot
+    # delete a file without allow-delete, and never removes a directory S3 knows: it goes
+    # with its last file (tests/fuse_mounts.py, MountpointFs).
+    p = plan(s3(readers=["inference"], model=QWEN), fill=True)
+    loader = by_namespace(p, PV)["llama-loader"]["inputs"]["spec"]
+    args = _seed_pod(p)["containers"][0]["args"]
+    publish = args[args.index("--publish") + 1]
+    keep = int(args[args.index("--keep-revisions") + 1])
+    src = tmp_path / "src"
+    for name, data in {"config.json": b"{}", "onnx/model.onnx": b"o" * 100}.items():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_bytes(data)
+    store = tmp_path / "store"
+    store.mkdir()
+    allow_delete = "allow-delete" in loader["mountOptions"]
+    with MountpointFs(store, allow_delete=allow_delete) as fs:
+        for revision in ("r1", "r2", "r3"):
+            source = open_source(f"file://{src}", revision)
+            result = seed_mod.seed(source, store, keep_revisions=keep, publish=publish)
+        assert result.removed == ("r1",), fs.refused
+        # A run of r4 that died while writing left a file behind: the retry starts afresh.
+        (store / "revisions/r4/onnx").mkdir(parents=True)
+        (store / "revisions/r4/onnx/model.onnx").write_bytes(b"cut")
+        source = open_source(f"file://{src}", "r4")
+        result = seed_mod.seed(source, store, keep_revisions=keep, publish=publish)
+    assert result.removed == ("r2",) and fs.refused == []
+    assert Layout(store).published() == ["r3", "r4"]
+    assert sorted(p.name for p in (store / "revisions").iterdir()) == ["r3", "r4"]
+    assert (store / "revisions/r4/onnx/model.onnx").read_bytes() == b"o" * 100
+    roles = {r["urn"].rsplit("::", 1)[-1]: r for r in p.by_type(ROLE)}
+    assert "s3:DeleteObject" in all_actions(policy_of(p, roles["llama-pod-llama-loader-role"]))
+    assert not all_actions(policy_of(p, roles["llama-pod-inference-role"])) & WRITE_ACTIONS
+
+
+@pytest.mark.parametrize("vanish", [True, False], ids=["vanished", "cached"])
+def test_remove_tree_takes_mountpoints_directories_as_removed_once_empty(tmp_path, vanish):
+    store = tmp_path / "store"
+    (store / "revisions/r1/onnx").mkdir(parents=True)
+    (store / "revisions/r1/onnx/model.onnx").write_bytes(b"o")
+    (store / "revisions/r1/config.json").write_bytes(b"{}")
+    (store / "revisions/r2").mkdir()
+    (store / "revisions/r2/config.json").write_bytes(b"{}")
+    with MountpointFs(store, allow_delete=True, vanish=vanish) as fs:
+        remove_tree(store / "revisions/r1")
+        remove_tree(store / "revisions/r1")  # gone already: nothing to do
+        (store / "local").mkdir()  # made here, no file below: rmdir works
+        remove_tree(store / "local")
+    assert not (store / "local").exists()
+    assert (store / "revisions/r2/config.json").exists()
+    left = [p for p in (store / "revisions").rglob("*") if p.is_file()]
+    assert left == [store / "revisions/r2/config.json"]
+    if vanish:
+        assert not (store / "revisions/r1").exists() and fs.refused == []
+    else:  # listed empty, refusing rmdir: removed as far as S3 is concerned
+        assert fs.refused == ["rmdir revisions/r1/onnx", "rmdir revisions/r1"] * 2
+
+
+def test_remove_tree_still_fails_where_mountpoint_cannot_delete(tmp_path):
+    store = tmp_path / "store"
+    (store / "revisions/r1").mkdir(parents=True)
+    (store / "revisions/r1/config.json").write_bytes(b"{}")
+    with MountpointFs(store, allow_delete=False), pytest.raises(PermissionError):
+        remove_tree(store / "revisions/r1")
+    assert (store / "revisions/r1/config.json").exists()

@@ -175,7 +175,9 @@ class MountpointS3ModelStoreArgs(AwsModelStoreArgs, total=False):
     consumer namespace for the workloads to run as. Default: named ``<claim_name>-s3``."""
     allow_delete: bool
     """Writers may delete objects (Mountpoint ``allow-delete``; their role gets
-    ``s3:DeleteObject``). Needs writers. Default: ``false``."""
+    ``s3:DeleteObject``). Needs writers. The seed Job's mount and role always delete (a retry
+    clears a failed run's files, ``keep_revisions`` removes old revisions). Default:
+    ``false``."""
     allow_overwrite: bool
     """Writers may replace existing objects (Mountpoint ``allow-overwrite``). Needs writers.
     Default: ``false``."""
@@ -670,7 +672,8 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
 
     Every role gets ``s3:ListBucket`` on the bucket (with an ``s3:prefix`` condition under
     ``prefix``) and ``s3:GetObject`` under the prefix; writers add ``s3:PutObject`` and
-    ``s3:AbortMultipartUpload``.
+    ``s3:AbortMultipartUpload``, and ``s3:DeleteObject`` with ``allow_delete`` (the seed Job's
+    role always: it deletes as its mount does).
     """
 
     args_type = MountpointS3ModelStoreArgs
@@ -935,7 +938,7 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
                 f"{name}-pod-{ns}",
                 facts=identity,
                 consumers=consumers,
-                policy=self._policy(spec, read_only=read_only),
+                policy=self._policy(spec, read_only=read_only, seed=ns == spec.common.loader),
                 description=(
                     f"Mountpoint S3 {'reader' if read_only else 'writer'} in {ns} for model "
                     f"store {name}"
@@ -947,15 +950,16 @@ class MountpointS3ModelStore(AwsModelStore[MountpointS3ModelStoreArgs], backend=
         return ConsumerAccess(service_account=a["service_account_name"], grant=grant)
 
     def _policy(
-        self, spec: Spec[MountpointS3ModelStoreArgs], *, read_only: bool
+        self, spec: Spec[MountpointS3ModelStoreArgs], *, read_only: bool, seed: bool = False
     ) -> pulumi.Output[Any]:
-        """What readers (or writers) of this store may do in its bucket."""
+        """What readers (or writers) of this store may do in its bucket; ``seed``: the loader
+        namespace's role, which deletes as its mount does (``allow-delete``)."""
         a = spec.args
         return bucket_access_policy(
             self.bucket_arn,
             a["prefix"],
             write=not read_only,
-            delete=not read_only and a["allow_delete"],
+            delete=not read_only and (a["allow_delete"] or seed),
             kms_key_arn=a.get("kms_key_arn"),
         )
 
@@ -1177,7 +1181,9 @@ def _mount_options(
     if read_only:
         options.append("read-only")
     else:
-        if a["allow_delete"]:
+        # The seed deletes: a failed run's files before its retry, and the revisions beyond
+        # keep_revisions (Mountpoint refuses unlink without it: doc/SEMANTICS.md, "Deletes").
+        if a["allow_delete"] or seed:
             options.append("allow-delete")
         if a["allow_overwrite"]:
             options.append("allow-overwrite")

@@ -122,6 +122,39 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def remove_tree(path: Path) -> None:
+    """Remove ``path`` and everything below it, as ``shutil.rmtree`` does, on every mount the
+    store uses, Mountpoint for S3's included. Mountpoint deletes files (with
+    ``allow-delete``) but never removes a directory that S3 knows through its files: ``rmdir``
+    of one fails with EPERM, and it is gone once its last file is (awslabs/mountpoint-s3
+    doc/SEMANTICS.md, "Directory operations", at mountpoint-s3-1.22.3; superblock.rs
+    ``rmdir``, ``CannotRemoveRemoteDirectory``). So a directory that vanished (ENOENT), or
+    that refuses ``rmdir`` with EPERM while no file is left below it, counts as removed; a
+    path that is already gone too. Anything else (a file that cannot be deleted, a directory
+    still holding a file) raises as ``rmtree`` would."""
+    try:
+        entries = list(os.scandir(path))
+    except FileNotFoundError:
+        return
+    except NotADirectoryError:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            remove_tree(Path(entry.path))
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry.path)
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        return
+    except PermissionError:
+        if any(files for _, _, files in os.walk(path)):
+            raise
+
+
 def report_one_line(
     termination_log: str | None,
     run: Callable[[], str],

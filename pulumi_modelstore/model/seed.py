@@ -48,7 +48,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -63,6 +62,7 @@ from .layout import (
     include_key,
     make_manifest,
     manifest_digest,
+    remove_tree,
     report_one_line,
     write_atomically,
 )
@@ -179,11 +179,11 @@ def seed(
     # A revision directory without a complete manifest was never published: a run that died
     # after the rename (or, on object stores, while writing); start it again.
     if target.exists():
-        shutil.rmtree(target)
+        remove_tree(target)
     if publish == "rename":
         partial = layout.partial(revision)
         if partial.exists():
-            shutil.rmtree(partial)  # a crashed run's leftovers: start clean
+            remove_tree(partial)  # a crashed run's leftovers: start clean
         partial.mkdir(parents=True)
         _set_layout(partial, read_layout)
         entries = transfer.download(source, wanted, partial, safe_relative)
@@ -414,8 +414,9 @@ def collect(layout: Layout, keep: int, protected: set[str]) -> tuple[str, ...]:
             kept.append(revision)
             continue
         layout.manifest(revision).unlink()
-        shutil.rmtree(layout.manifest(revision).parent)
-        shutil.rmtree(layout.revision_dir(revision))
+        # On Mountpoint the manifest's folder went with the manifest: remove_tree says how.
+        remove_tree(layout.manifest(revision).parent)
+        remove_tree(layout.revision_dir(revision))
         removed.append(revision)
     return tuple(removed)
 
