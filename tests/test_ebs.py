@@ -40,6 +40,7 @@ from pulumi_modelstore.kube import (
 )
 from pulumi_modelstore.kube.snapshots import storage_bytes
 from pulumi_modelstore.kube.volumes import SKIP_AWAIT
+from pulumi_modelstore.kube.workload import WorkloadMount
 from pulumi_modelstore.plan.engine import PlanError
 from pulumi_modelstore.plan.placeholders import digest
 from pulumi_modelstore.plan.placeholders.aws import ACCOUNT_ID
@@ -771,6 +772,25 @@ def test_replicas_restore_the_snapshot_through_an_ephemeral_volume_of_their_own(
     assert {"name": "HF_HUB_OFFLINE", "value": "1"} in container["env"]
     # The ephemeral volume controller names a pod's claim <pod>-<volume>.
     assert found["claim"] == "vllm-2-llama"
+
+
+def test_a_mount_output_from_before_the_ephemeral_volume_still_gives_each_pod_its_volume():
+    """A platform stack's ``mounts`` output written when the claim template went into
+    ``volumeClaimTemplates`` names the volume alone; an application rebuilding the mount from
+    it gets the same ephemeral volume a mount made now has, not a volume without a source."""
+    found: dict[str, Any] = {}
+
+    def program():
+        c = EbsModelCache(
+            "llama", {"readers": ["inference"], "volume_size": "100Gi", "loader": LOADER}
+        )
+        pulumi.export("mount", c.mount_for("inference").to_output())
+
+    found["now"] = plan(program).outputs["mount"]
+    before = {**found["now"], "volume": {"name": found["now"]["volume"]["name"]}}
+    rebuilt = WorkloadMount.from_output(before)
+    assert rebuilt.volumes[0] == found["now"]["volume"]
+    assert "ephemeral" in rebuilt.patch_pod_spec({"containers": []})["volumes"][0]
 
 
 def test_replicas_mount_the_cache_as_a_stores_readers_do():

@@ -69,8 +69,13 @@ class WorkloadMount:
     @property
     def volumes(self) -> list[dict[str, Any]]:
         """All pod volumes: the model volume first, then helpers such as the HF_HOME
-        emptyDir."""
-        return [self.volume, *self.extra_volumes]
+        emptyDir. A mount from an output written when a claim template went into a
+        StatefulSet's ``volumeClaimTemplates`` has a volume with a name alone: it gets the
+        ephemeral volume of its :attr:`claim_template`, as a mount made now has."""
+        volume = self.volume
+        if self.claim_template is not None and set(volume) == {"name"}:
+            volume = ephemeral_volume(volume["name"], self.claim_template)
+        return [volume, *self.extra_volumes]
 
     @property
     def volume_mounts(self) -> list[dict[str, Any]]:
