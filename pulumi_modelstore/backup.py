@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from .errors import ModelStoreInputError
-from .fields import Parser, camel_case
+from .fields import Parser, camel_case, deprecated
 
 DEFAULT_RETENTION_DAYS = 7
 DEFAULT_SCHEDULE = "0 3 * * *"
@@ -164,6 +164,7 @@ def _section(store: str, given: Mapping[str, Any]) -> tuple[dict[str, Any], set[
         )
     names = {**{camel_case(n): n for n in SECTION_FIELDS}, **{n: n for n in SECTION_FIELDS}}
     values: dict[str, Any] = {}
+    spelled: dict[str, Any] = {}
     errors: list[ModelStoreInputError] = []
     for key, value in raw.items():
         name = names.get(key) if isinstance(key, str) else None
@@ -174,6 +175,23 @@ def _section(store: str, given: Mapping[str, Any]) -> tuple[dict[str, Any], set[
                 )
             )
             continue
+        if name in spelled:
+            errors.append(
+                ModelStoreInputError(
+                    store,
+                    f"backup.{key}",
+                    value,
+                    f"unset when backup.{spelled[name]} is given (the same field, spelled "
+                    "differently)",
+                )
+            )
+            continue
+        spelled[name] = key
+        if key != name:
+            # A stack's config reaches here with Python names (program.store_args maps the
+            # camelCase keys of every section); Python args take Python names, as the model
+            # section does. The camelCase spelling in Python args goes in 0.2.0.
+            deprecated(store, f"backup.{key}", f"backup.{name}", stacklevel=4)
         kind, words = _TYPES[name]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             errors.append(ModelStoreInputError(store, f"backup.{name}", value, words))

@@ -487,6 +487,50 @@ def camel_names(args_type: type) -> dict[str, str]:
     return {f.camel: name for name, f in fields_of(args_type).items()}
 
 
+def python_keys(annotation: Any, value: Any, path: str) -> tuple[Any, list[tuple[str, Any, str]]]:
+    """``value`` (a field's value as a stack's config gives it, at ``path``) with the keys of
+    every mapping whose annotation is a TypedDict, at any depth, spelled as their Python names:
+    the component schema's camelCase spelling (``keepRevisions``) maps to its field
+    (``keep_revisions``), as the component package's provider maps a multi-language program's
+    inputs. Returns the value and the problems, each (path, key, what is allowed): a field
+    given in both spellings. Keys that are no field's spelling are left for the parser to
+    refuse, naming the fields. Python args never come through here: they take Python names."""
+    annotation = _unwrap(annotation)
+    problems: list[tuple[str, Any, str]] = []
+    if typing.is_typeddict(annotation) and isinstance(value, Mapping):
+        fields = fields_of(annotation)
+        names = {**{f.camel: n for n, f in fields.items()}, **{n: n for n in fields}}
+        out: dict[Any, Any] = {}
+        spelled: dict[Any, Any] = {}
+        for key, item in value.items():
+            name = names.get(key, key) if isinstance(key, str) else key
+            if name in out:
+                problems.append(
+                    (
+                        f"{path}.{key}",
+                        item,
+                        f"unset when {path}.{spelled[name]} is given (the same field, spelled "
+                        "differently)",
+                    )
+                )
+                continue
+            inner = fields[name].annotation if name in fields else Any
+            out[name], more = python_keys(inner, item, f"{path}.{name}")
+            spelled[name] = key
+            problems += more
+        return out, problems
+    origin = typing.get_origin(annotation)
+    if origin in (list, Sequence, typing.Sequence) and isinstance(value, list):
+        (item_type,) = typing.get_args(annotation) or (Any,)
+        items = []
+        for i, item in enumerate(value):
+            converted, more = python_keys(item_type, item, f"{path}[{i}]")
+            items.append(converted)
+            problems += more
+        return items, problems
+    return value, problems
+
+
 def renamed(
     store: str,
     args: Any,

@@ -41,7 +41,7 @@ from .backup import Backup
 from .cluster import NameBook
 from .errors import REFERENCE, ModelStoreInputError, one_of, suggestion
 from .extras import CLOUD_ROOMS, MissingExtraError, install_hint, room_of_backend, room_of_kind
-from .fields import camel_case, fields_of
+from .fields import camel_case, fields_of, python_keys
 from .kube import velero as kv
 from .modelsection import REDACTED
 from .store import STORE_LABEL, ModelStore
@@ -104,8 +104,10 @@ def store_args(
     they spell; one field given in both spellings is refused. ``backend`` is the config
     program's own key."""
     names = spellings(store_class)
+    declared = fields_of(store_class.args_type)
     args: dict[Any, Any] = {}
     spelled: dict[Any, Any] = {}
+    problems: list[ModelStoreInputError] = []
     for key, value in fields.items():
         if key == "backend":
             continue
@@ -117,7 +119,13 @@ def store_args(
                 value,
                 f"unset when {spelled[field]} is given (the same field, spelled differently)",
             )
+        if field in declared:
+            # The sections' keys too, at any depth: one camelCase rule for the whole config.
+            value, nested = python_keys(declared[field].annotation, value, field)
+            problems += [ModelStoreInputError(name, *problem) for problem in nested]
         args[field], spelled[field] = value, key
+    if problems:
+        raise ModelStoreInputError.combine(problems)
     return args
 
 

@@ -182,8 +182,11 @@ def test_a_pinned_model_source_turns_the_default_off(model: Any, enabled: bool) 
     assert settled is not None and settled.enabled is enabled
 
 
-def test_camel_case_keys_from_stack_config_are_the_fields():
-    got = parsed("fsx-lustre", backup={"enabled": True, "retentionDays": 14})
+def test_camel_case_keys_in_python_args_are_the_fields_until_0_2_0():
+    """A stack's config reaches the section with Python names (``program.store_args``); in
+    Python args the camelCase spelling still works in 0.1.0, with a deprecation warning."""
+    with pytest.warns(DeprecationWarning, match=r"backup\.retentionDays is deprecated"):
+        got = parsed("fsx-lustre", backup={"enabled": True, "retentionDays": 14})
     assert got == Backup(enabled=True, retention_days=14, schedule="0 3 * * *")
 
 

@@ -577,3 +577,106 @@ def test_the_config_program_and_a_python_caller_say_the_same_of_args_not_a_mappi
         plan(lambda: EksCluster("s", "prod-eks"))  # type: ignore[arg-type]
     assert str(config.value) == f"s: fields must be {FIELDS}, got 'prod-eks'"
     assert str(python.value) == f"s: args must be {FIELDS}, got 'prod-eks'"
+
+
+# ---- camelCase: one rule for every section (issue 26) -----------------------------------------
+
+SHA = "0e9e39f249a16976918f6564b8830bc894c89659"
+SNAKE_MODEL = {
+    "source": "hf://meta-llama/Llama-3.1-8B-Instruct",
+    "revision": SHA,
+    "keep_revisions": 3,
+    "token_secret": {"name": "hf", "key": "token"},
+    "manifest_sha256": "sha256:" + "a" * 64,
+}
+CAMEL_MODEL = {
+    "source": "hf://meta-llama/Llama-3.1-8B-Instruct",
+    "revision": SHA,
+    "keepRevisions": 3,
+    "tokenSecret": {"name": "hf", "key": "token"},
+    "manifestSha256": "sha256:" + "a" * 64,
+}
+WRITER = {
+    "backend": "efs",
+    **BACKEND_CLASSES["efs"].example_args,
+    "readers": ["serving"],
+    "writers": ["loader"],
+}
+
+
+def _states(stores_value: dict[str, Any]) -> list[tuple[str, Any]]:
+    from pulumi_modelstore.program import build_stores
+
+    return [(s["urn"], s["inputs"]) for s in plan(lambda: build_stores(stores_value)).states()]
+
+
+def test_stack_config_takes_the_schemas_camel_case_keys_in_every_section():
+    """The schema declares ``keepRevisions``, ``tokenSecret`` and ``retentionDays``: a stack's
+    config may spell every section's keys so, at any depth, and plans as the Python names do
+    (before, ``model`` refused ``keepRevisions`` while ``backup`` took ``retentionDays``)."""
+    fsx = {
+        "backend": "fsx-lustre",
+        **BACKEND_CLASSES["fsx-lustre"].example_args,
+        "readers": ["serving"],
+        "writers": ["loader"],
+    }
+    camel = {
+        "llama": {**WRITER, "model": CAMEL_MODEL},
+        "t5": {**fsx, "backup": {"enabled": True, "retentionDays": 14}},
+    }
+    snake = {
+        "llama": {**WRITER, "model": SNAKE_MODEL},
+        "t5": {**fsx, "backup": {"enabled": True, "retention_days": 14}},
+    }
+    assert _states(camel) == _states(snake)
+
+
+@pytest.mark.parametrize(
+    ("section", "message"),
+    [
+        (
+            {"model": {**SNAKE_MODEL, "keepRevisions": 4}},
+            "llama: model.keepRevisions must be unset when model.keep_revisions is given (the "
+            "same field, spelled differently), got 4",
+        ),
+        (
+            {"model": {**SNAKE_MODEL, "tokenSecret": {"name": "hf", "key": "t"}}},
+            "llama: model.tokenSecret must be unset when model.token_secret is given (the same "
+            "field, spelled differently), got {'name': 'hf', 'key': 't'}",
+        ),
+        (
+            {"backup": {"retention_days": 7, "retentionDays": 14}},
+            "llama: backup.retentionDays must be unset when backup.retention_days is given (the "
+            "same field, spelled differently), got 14",
+        ),
+    ],
+)
+def test_one_field_in_both_spellings_is_refused_in_any_section(section, message):
+    from pulumi_modelstore.program import build_stores
+
+    assert_refused(lambda: build_stores({"llama": {**WRITER, **section}}), message)
+
+
+def test_python_args_take_python_names_and_the_backup_camel_case_spelling_warns():
+    """Python args take the Python names only: ``model`` refuses ``keepRevisions``, and
+    ``backup``'s camelCase keys (taken before) warn until 0.2.0 removes them."""
+    import warnings
+
+    from tests.test_backend_contract import build
+
+    assert_refused(
+        lambda: build("efs", model={**SNAKE_MODEL, "keepRevisions": 3}),
+        "llama: model field name must be one of source, revision, include, token, token_secret, "
+        "keep_revisions, namespace, verify, image, manifest_sha256, source_resource_group, got "
+        "'keepRevisions'",
+    )
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        camel = plan(lambda: build("fsx-lustre", backup={"enabled": True, "retentionDays": 14}))
+    assert [str(w.message) for w in warned if str(w.message).startswith("llama:")] == [
+        "llama: backup.retentionDays is deprecated, use backup.retention_days"
+    ]
+    snake = plan(lambda: build("fsx-lustre", backup={"enabled": True, "retention_days": 14}))
+    assert [(s["urn"], s["inputs"]) for s in camel.states()] == [
+        (s["urn"], s["inputs"]) for s in snake.states()
+    ]
