@@ -188,6 +188,11 @@ class ClusterScope(pulumi.ComponentResource, Generic[F, A]):
         driver install, namespace and claim on the cluster waits for them. Empty for a cluster
         that exists already."""
         self._warned: set[Hashable] = set()
+        self.created: Any = None
+        """What the cloud's ``from_cluster`` knows of a cluster this program makes (None: the
+        cluster exists, and is looked up or described)."""
+        self._checked: set[Hashable] = set()
+        """The preflight checks already set up on a cluster this program makes."""
         type_token = f"modelstore:index:{cls.__name__}"
         self._registration: tuple[str, pulumi.ResourceOptions | None] | None = (type_token, opts)
         if store is None:

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pulumi_aws as aws
+import pulumi_gcp as gcp
 import pytest
 
 from pulumi_modelstore import validate_all
@@ -195,3 +196,24 @@ def test_a_cluster_made_in_the_program_given_by_its_name_names_from_cluster(stor
     )
     registered = [urn.split("::")[2].rsplit("$", 1)[-1] for urn in err.value.registered]
     assert registered == ["pulumi:pulumi:Stack", "aws:eks/cluster:Cluster"]
+
+
+def test_a_gke_cluster_made_in_the_program_given_by_its_name_names_from_cluster():
+    from pulumi_modelstore.gcp import GcsFuseModelStore
+
+    def program() -> None:
+        cluster = gcp.container.Cluster("ml-gke", location="us-central1")
+        GcsFuseModelStore(
+            "llama",
+            {"cluster_name": cluster.name, "location": "us-central1", "readers": ["inference"]},
+        )
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == (
+        "llama: cluster_name must be the name of an existing GKE cluster, a plain string (it "
+        "is looked up before deploy); for a cluster this program makes, give cluster="
+        "GkeCluster.from_cluster('<name>', <the cluster>, location=...), got '<Output>'"
+    )
+    registered = [urn.split("::")[2].rsplit("$", 1)[-1] for urn in err.value.registered]
+    assert registered == ["pulumi:pulumi:Stack", "gcp:container/cluster:Cluster"]

@@ -16,7 +16,7 @@ import pulumi_aws as aws
 import pytest
 
 from pulumi_modelstore.aws import EfsModelStore, EksCluster, MountpointS3ModelStore
-from pulumi_modelstore.plan.engine import Plan, plan_directory
+from pulumi_modelstore.plan.engine import Plan, PlanError, plan_directory
 from tests.conftest import plan
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -205,3 +205,112 @@ def test_a_cluster_made_by_a_component_is_given_by_its_outputs():
         "oidc.eks.us-west-2.amazonaws.com/id/ABC:aud" in s["Condition"]["StringEquals"]
         for s in statements
     )
+
+
+# ---- GKE ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gke_plan() -> Plan:
+    return plan_directory(EXAMPLES / "gke-cluster-and-stores", "dev", fill_outputs=True)
+
+
+def test_a_gke_cluster_made_in_the_program_is_never_looked_up(gke_plan):
+    assert "gcp:container/getCluster:getCluster" not in {c["token"] for c in gke_plan.invokes}
+    assert not [d for d in gke_plan.diagnostics if d["severity"] == "warning"]
+
+
+def test_gke_objects_go_to_the_provider_from_the_created_clusters_kubeconfig(gke_plan):
+    (provider,) = gke_plan.by_type("pulumi:providers:kubernetes")
+    kubeconfig = json.loads(provider["inputs"]["kubeconfig"])
+    cluster = _one(gke_plan, "gcp:container/cluster:Cluster")["outputs"]
+    assert kubeconfig["clusters"][0]["cluster"] == {
+        "server": f"https://{cluster['endpoint']}",
+        "certificate-authority-data": cluster["masterAuth"]["clusterCaCertificate"],
+    }
+    assert kubeconfig["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
+    kube = [s for s in gke_plan.states() if s["custom"] and s["type"].startswith("kubernetes:")]
+    assert kube and all(s["provider"].startswith(provider["urn"] + "::") for s in kube)
+
+
+def test_gke_claims_wait_for_the_node_pool(gke_plan):
+    pool = _one(gke_plan, "gcp:container/nodePool:NodePool")["urn"]
+    claims = gke_plan.by_type("kubernetes:core/v1:PersistentVolumeClaim")
+    assert len(claims) == 5 and all(pool in _waits_for(gke_plan, s) for s in claims)
+
+
+def _gke_program(cluster_args: dict[str, Any], node_config: dict[str, Any]) -> Any:
+    from pulumi_modelstore.gcp import GcsFuseModelStore, GkeCluster
+
+    def program() -> None:
+        import pulumi_gcp as gcp
+
+        cluster = gcp.container.Cluster("ml-gke", location="us-central1", **cluster_args)
+        pool = gcp.container.NodePool(
+            "gpu", cluster=cluster.name, location="us-central1", node_config=node_config
+        )
+        gke = GkeCluster.from_cluster(
+            "ml-gke",
+            cluster,
+            location="us-central1",
+            node_pools=[pool],
+            master_version="1.34.1-gke.1829001",
+        )
+        GcsFuseModelStore("llama", {"cluster": gke, "readers": ["inference"]})
+
+    return program
+
+
+WORKLOAD_IDENTITY = {"workload_identity_config": {"workload_pool": "acme-ml.svc.id.goog"}}
+GKE_METADATA = {"workload_metadata_config": {"mode": "GKE_METADATA"}}
+
+
+@pytest.mark.parametrize(
+    ("cluster_args", "node_config", "message"),
+    [
+        (
+            {
+                **WORKLOAD_IDENTITY,
+                "addons_config": {"gcs_fuse_csi_driver_config": {"enabled": False}},
+            },
+            GKE_METADATA,
+            "llama: cluster must be a cluster with the GCS FUSE CSI driver add-on enabled "
+            "(addons_config.gcs_fuse_csi_driver_config.enabled; see gcp.cluster_settings), got "
+            "'ml-gke'",
+        ),
+        (
+            {
+                "workload_identity_config": {"workload_pool": "acme-ml-staging.svc.id.goog"},
+                "addons_config": {"gcs_fuse_csi_driver_config": {"enabled": True}},
+            },
+            GKE_METADATA,
+            "llama: cluster must be a cluster with workload identity (workload_identity_config"
+            ".workload_pool acme-ml.svc.id.goog; see gcp.cluster_settings), got 'ml-gke'",
+        ),
+        (
+            {
+                **WORKLOAD_IDENTITY,
+                "addons_config": {"gcs_fuse_csi_driver_config": {"enabled": True}},
+            },
+            {"workload_metadata_config": {"mode": "GCE_METADATA"}},
+            "llama: cluster must be a cluster whose node pools run the GKE metadata server "
+            "(workload_metadata_config.mode GKE_METADATA; not on: gpu), got 'ml-gke'",
+        ),
+    ],
+    ids=["gcs-fuse-add-on-off", "no-workload-identity", "node-pool-on-gce-metadata"],
+)
+def test_a_created_gke_cluster_declared_without_what_stores_need_fails_the_preview(
+    cluster_args, node_config, message
+):
+    with pytest.raises(PlanError) as err:
+        plan(_gke_program(cluster_args, node_config), config={"gcp:project": "acme-ml"})
+    assert str(err.value) == message
+
+
+def test_what_a_created_gke_cluster_does_not_declare_is_said_not_checked():
+    p = plan(_gke_program(WORKLOAD_IDENTITY, GKE_METADATA), config={"gcp:project": "acme-ml"})
+    warnings = [d["message"] for d in p.diagnostics if d["severity"] == "warning"]
+    assert warnings == [
+        "cluster 'ml-gke' is made in this program and its addons_config is not known before "
+        "deploy: not checked"
+    ]

@@ -10,12 +10,16 @@ and node pools on ``GKE_METADATA``; ``get_cluster`` returns these as lists, and 
 
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
+import json
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Required, TypedDict
 
+import pulumi
 import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+from pulumi.output import Unknown
 
 from ..cluster import (
     CLUSTER_NAME_ALLOWED,
@@ -26,10 +30,12 @@ from ..cluster import (
     as_facts,
     lookup_failed,
     named_plainly,
+    provider_of,
     require_feature,
 )
 from ..errors import ModelStoreInputError
 from ..fields import Parser
+from ..validation import is_output
 from . import validation as gcp_v
 
 GKE_METADATA = "GKE_METADATA"
@@ -252,9 +258,105 @@ class GkeCluster(ClusterScope[GkeClusterFacts, GkeClusterArgs], kind="gke"):
             )
         return cls(name, args, opts, store=store, facts=facts)
 
+    @classmethod
+    def from_cluster(
+        cls,
+        resource_name: str,
+        cluster: gcp.container.Cluster,
+        *,
+        location: str,
+        project: str | None = None,
+        node_pools: Sequence[gcp.container.NodePool] = (),
+        autopilot: bool = False,
+        master_version: str = "",
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> "GkeCluster":
+        """The scope of a GKE cluster this program makes: nothing about the cluster is looked
+        up (it does not exist before the first ``pulumi up``); its Kubernetes provider is made
+        from the cluster's endpoint and CA certificate (``gke-gcloud-auth-plugin``), and every
+        driver install, namespace and claim waits for ``node_pools``.
+
+        ``location``: the region or zone the cluster is given (plain: a bucket's location is
+        checked against its region before deploy). ``project``: default, the provider's (its
+        number is looked up: the project exists). ``autopilot``: whether the cluster is an
+        Autopilot one (the GCS FUSE sidecar's limits differ). ``master_version``: the GKE
+        version the control plane runs (``1.33.4-gke.1172000``); default unknown, so options
+        that need a newer GKE are refused. The preflight checks run on what the program
+        declares for the cluster and its node pools (workload identity, the CSI add-ons, the
+        GKE metadata server, Autopilot): a declaration that fails one fails the preview with
+        the check's message; one not known before deploy is skipped with a warning."""
+        if not isinstance(cluster, gcp.container.Cluster):
+            raise ModelStoreInputError(
+                resource_name,
+                "cluster",
+                cluster,
+                "a gcp.container.Cluster made in this program (a cluster made elsewhere: "
+                f"GkeCluster({resource_name!r}, {{'cluster_name': ..., 'location': ...}}))",
+            )
+        for field, value in (("location", location), ("project", project)):
+            if value is not None and not isinstance(value, str):
+                shown = "<Output>" if is_output(value) else value
+                raise ModelStoreInputError(
+                    resource_name,
+                    field,
+                    shown,
+                    "a plain string, the one the cluster is given (known before deploy)",
+                )
+        gcp_v.location(resource_name, "location", location)
+        invoke = pulumi.InvokeOptions(provider=provider_of(opts, "gcp")) if opts else None
+        found = gcp.organizations.get_project(project_id=project, opts=invoke)
+        project = project or str(found.project_id)
+        kubernetes = provider_of(opts, "kubernetes")
+        if kubernetes is None:
+            kubernetes = k8s.Provider(
+                f"{resource_name}-kubernetes",
+                kubeconfig=gke_kubeconfig(cluster),
+                opts=pulumi.ResourceOptions(
+                    parent=opts.parent if opts is not None else None,
+                    depends_on=list(node_pools),
+                ),
+            )
+        facts = GkeClusterFacts(
+            name=resource_name,
+            project=project,
+            project_number=str(found.number),
+            location=location,
+            region=region_of(location),
+            workload_pool=f"{project}.svc.id.goog",
+            gcs_fuse_csi=True,
+            pd_csi=True,
+            autopilot=autopilot,
+            node_pool_metadata_modes={},
+            master_version=master_version,
+        )
+        scope_opts = pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(providers=[kubernetes])
+        )
+        args: GkeClusterArgs = {"cluster_name": resource_name, "location": location}
+        scope = cls(resource_name, args, scope_opts, facts=facts)
+        scope.created = CreatedGke(cluster, tuple(node_pools), autopilot)
+        scope.node_groups = tuple(node_pools)
+        return scope
+
     @property
-    def name(self) -> str:
+    def name(self) -> Any:
+        """The GKE cluster's name (an Output for a cluster this program makes)."""
+        if self.created is not None:
+            return self.created.cluster.name
         return str(self._given["cluster_name"])
+
+    def facts(self, store: str, *needs: Callable[[str, GkeClusterFacts], None]) -> GkeClusterFacts:
+        """As every scope's; on a cluster this program makes, each need is checked on what the
+        program declares for the cluster (:class:`CreatedGke`), once per cluster."""
+        facts = super().facts(store)
+        created = self.created
+        for need in needs:
+            if created is None:
+                need(store, facts)
+            elif need not in self._checked:
+                self._checked.add(need)
+                created.check(self, store, need, facts)
+        return facts
 
     def _look_up(self, store: str) -> GkeClusterFacts:
         o = self._invoke_opts
@@ -304,11 +406,22 @@ _LOCATION_ALLOWED = (
 
 def cluster_named(store: str, cluster_name: Any, location: Any) -> None:
     """A GCP store names its cluster and the cluster's location (a cluster name is unique only
-    within a location), or joins a scope given as ``cluster``."""
+    within a location), or joins a scope given as ``cluster``. A name still an Output is a
+    cluster this program makes: refused, naming :meth:`GkeCluster.from_cluster`."""
+    if is_output(cluster_name):
+        raise ModelStoreInputError(store, "cluster_name", "<Output>", CREATED_CLUSTER_NAME)
     named_plainly(store, "cluster_name", cluster_name, CLUSTER_NAME_ALLOWED.format("GKE"))
     named_plainly(store, "location", location, _LOCATION_ALLOWED)
     gcp_v.cluster_name(store, "cluster_name", cluster_name)
     gcp_v.location(store, "location", location)
+
+
+CREATED_CLUSTER_NAME = (
+    "the name of an existing GKE cluster, a plain string (it is looked up before deploy); for "
+    "a cluster this program makes, give cluster=GkeCluster.from_cluster('<name>', <the "
+    "cluster>, location=...)"
+)
+"""What ``cluster_name`` takes, said where an Output (a cluster this program makes) is given."""
 
 
 # ---- preflight: one named check per fact a store depends on ----------------------------------
@@ -385,3 +498,159 @@ def node_pool_settings() -> dict[str, Any]:
 # pulumi-gcp's container WorkloadMetadataConfig.mode documents them).
 METADATA_MODES = (GKE_METADATA, "GCE_METADATA", "MODE_UNSPECIFIED")
 _PROJECT_NUMBER = re.compile(r"[1-9]\d*")
+
+
+# ---- a cluster this program makes (GkeCluster.from_cluster) ---------------------------------
+
+
+def _get(value: Any, key: str) -> Any:
+    """``key`` of a declared block: a dict (as a preview gives inputs back) or an output type;
+    None when absent, an Unknown when not known before deploy."""
+    if value is None or isinstance(value, Unknown):
+        return value
+    if isinstance(value, Mapping):
+        return value.get(key)
+    return getattr(value, key, None)
+
+
+@dataclass(frozen=True)
+class CreatedGke:
+    """What :meth:`GkeCluster.from_cluster` knows of a cluster this program makes, and the
+    preflight checks on what the program declares for it. A preview gives a created
+    resource's declared inputs back as its outputs, so each check reads them there
+    (``apply``): a declared value that fails fails the preview with the check's message; one
+    not known before deploy is said in a warning."""
+
+    cluster: gcp.container.Cluster
+    node_pools: tuple[gcp.container.NodePool, ...]
+    autopilot: bool
+
+    def check(
+        self, scope: "GkeCluster", store: str, need: Callable[..., None], facts: GkeClusterFacts
+    ) -> None:
+        c, name = self.cluster, scope.scope_name
+
+        def warn(what: str) -> None:
+            scope.warn_once(
+                ("unknown", what),
+                f"cluster {name!r} is made in this program and its {what} is not known before "
+                "deploy: not checked",
+            )
+
+        def on(value: Any, what: str, check: Callable[[Any], None]) -> None:
+            def run(known: Any) -> None:
+                if not isinstance(known, Unknown):
+                    check(known)
+                elif what != "enable_autopilot" or self.autopilot:
+                    # (A Standard cluster need not declare enable_autopilot: false.)
+                    warn(what)
+
+            pulumi.Output.from_input(value).apply(run, run_with_unknowns=True)
+
+        def refuse(ok: bool, allowed: str) -> None:
+            if not ok:
+                raise ModelStoreInputError(store, "cluster", name, allowed)
+
+        def addon(attribute: str, default_on: bool, allowed: str) -> Callable[[Any], None]:
+            def check(addons: Any) -> None:
+                enabled = _get(_get(addons, attribute), "enabled")
+                if isinstance(enabled, Unknown):
+                    return warn(f"addons_config.{attribute}")
+                refuse(bool(enabled) if enabled is not None else default_on, allowed)
+
+            return check
+
+        on(
+            c.enable_autopilot,
+            "enable_autopilot",
+            lambda declared: refuse(
+                bool(declared) == self.autopilot,
+                f"a cluster declared as from_cluster's autopilot={self.autopilot} says "
+                f"(its enable_autopilot is {bool(declared)})",
+            ),
+        )
+        pool = f"{facts.project}.svc.id.goog"
+        if need is require_workload_pool:
+            on(
+                c.workload_identity_config,
+                "workload_identity_config",
+                lambda wi: refuse(
+                    _get(wi, "workload_pool") == pool or self.autopilot,
+                    f"a cluster with workload identity (workload_identity_config.workload_pool "
+                    f"{pool}; see gcp.cluster_settings)",
+                ),
+            )
+        elif need is require_gcs_fuse_addon:
+            # Off by default on Standard clusters, on for Autopilot (FACTS, GCS FUSE).
+            on(
+                c.addons_config,
+                "addons_config",
+                addon(
+                    "gcs_fuse_csi_driver_config",
+                    self.autopilot,
+                    "a cluster with the GCS FUSE CSI driver add-on enabled "
+                    "(addons_config.gcs_fuse_csi_driver_config.enabled; see "
+                    "gcp.cluster_settings)",
+                ),
+            )
+        elif need is require_pd_csi_addon:
+            # On by default on new clusters (GKE's Compute Engine persistent disk CSI driver).
+            on(
+                c.addons_config,
+                "addons_config",
+                addon(
+                    "gce_persistent_disk_csi_driver_config",
+                    True,
+                    "a cluster with the Compute Engine persistent disk CSI driver add-on "
+                    "enabled (addons_config.gce_persistent_disk_csi_driver_config.enabled)",
+                ),
+            )
+        elif need is require_gke_metadata and not self.autopilot:
+            for node_pool in self.node_pools:
+                self._check_metadata(node_pool, on, refuse)
+
+    @staticmethod
+    def _check_metadata(
+        node_pool: Any, on: Callable[..., None], refuse: Callable[..., None]
+    ) -> None:
+        # The node pool as the program names it (its GKE name may be made at deploy).
+        pool_name = getattr(node_pool, "_name", "a node pool")
+
+        def check(node_config: Any) -> None:
+            mode = _get(_get(node_config, "workload_metadata_config"), "mode")
+            refuse(
+                mode in (None, GKE_METADATA),
+                "a cluster whose node pools run the GKE metadata server "
+                f"(workload_metadata_config.mode {GKE_METADATA}; not on: {pool_name})",
+            )
+
+        on(node_pool.node_config, f"node pool {pool_name}'s node_config", check)
+
+
+def gke_kubeconfig(cluster: gcp.container.Cluster) -> pulumi.Output[str]:
+    """A kubeconfig for ``cluster`` whose user gets a token from ``gke-gcloud-auth-plugin``,
+    the credential plugin GKE documents for kubectl."""
+    return pulumi.Output.all(
+        cluster.name, cluster.endpoint, cluster.master_auth.cluster_ca_certificate
+    ).apply(lambda v: _kubeconfig(v[0], v[1], v[2]))
+
+
+def _kubeconfig(name: str, endpoint: str, certificate: str) -> str:
+    user = {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": "gke-gcloud-auth-plugin",
+            "provideClusterInfo": True,
+        }
+    }
+    server = {"server": f"https://{endpoint}", "certificate-authority-data": certificate}
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": name, "cluster": server}],
+            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
+            "current-context": name,
+            "users": [{"name": name, "user": user}],
+        }
+    )

@@ -103,3 +103,26 @@ def _service_account(r: Created) -> dict[str, Any]:
 def _iam_member(r: Created) -> dict[str, Any]:
     """IAM member resources: the policy's etag after the change."""
     return {"etag": f"BwY{r.hexid('etag', 9)}="}
+
+
+@outputs_of("gcp:container/cluster:Cluster")
+def _created_gke_cluster(r: Created) -> dict[str, Any]:
+    """What GKE reports of a cluster it made (GkeCluster.from_cluster): the endpoint and CA,
+    the control plane's version (the least the program asked for, else the one a lookup
+    answers)."""
+    project = gcp_project(r.config, r.inputs)
+    octet = int(r.hexid("endpoint", 2), 16)
+    return {
+        "name": r.autoname(r.inputs.get("name")),
+        "project": project,
+        "endpoint": f"34.118.{octet % 250}.{10 + octet % 200}",
+        "masterAuth": {"clusterCaCertificate": "cGxhbi1wbGFjZWhvbGRlcg=="},
+        "masterVersion": r.inputs.get("minMasterVersion") or "1.34.1-gke.1829001",
+        "selfLink": f"https://container.googleapis.com/v1/projects/{project}/locations/"
+        f"{r.inputs.get('location')}/clusters/{r.autoname(r.inputs.get('name'))}",
+    }
+
+
+@outputs_of("gcp:container/nodePool:NodePool")
+def _created_node_pool(r: Created) -> dict[str, Any]:
+    return {"name": r.autoname(r.inputs.get("name")), "project": gcp_project(r.config, r.inputs)}
