@@ -40,6 +40,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ..model.bundle import bundle_digest, command, program_files
+from ..model.transfer import BUFFERS, PART
 
 PROGRAMS_PATH = "/opt/modelstore/programs"
 PROGRAMS_VOLUME = "modelstore-programs"
@@ -63,12 +64,21 @@ VERIFY_TIMEOUT_MINUTES = 60
 # Two retries: a transient network or API error, not a loop on a model that cannot be seeded
 # (the programs say why in their termination message; a retry does not change a digest).
 BACKOFF_LIMIT = 2
-# Requests and limits: the programs stream in 8-16 MiB chunks and hash as they go, so memory
-# stays small whatever the model's size; one CPU keeps sha256 at ~1 GB/s (verify.py's
-# measurement), about what the storage gives.
+# Requests and limits of the verify and manifest programs: they stream in 8-16 MiB chunks and
+# hash as they go, so memory stays small whatever the model's size; one CPU keeps sha256 at
+# ~1 GB/s (verify.py's measurement), about what the storage gives.
 RESOURCES = {
     "requests": {"cpu": "500m", "memory": "256Mi", "ephemeral-storage": "64Mi"},
     "limits": {"cpu": "1", "memory": "512Mi", "ephemeral-storage": "256Mi"},
+}
+# The seed downloads 8 files or 16 MiB ranges at once (model/transfer.py) and hashes up to 4
+# files side by side (sha256 is about 1 GB/s a core), so it asks for 2 CPUs and may use 4;
+# its memory is the transfer's buffer pool (BUFFERS parts of PART bytes) and the interpreter,
+# with room for the page cache its writes dirty (charged to the pod's memory cgroup).
+_SEED_BUFFERS_MIB = (BUFFERS * PART) >> 20
+SEED_RESOURCES = {
+    "requests": {"cpu": "2", "memory": f"{_SEED_BUFFERS_MIB + 256}Mi", "ephemeral-storage": "64Mi"},
+    "limits": {"cpu": "4", "memory": f"{_SEED_BUFFERS_MIB + 768}Mi", "ephemeral-storage": "256Mi"},
 }
 GATE_RESOURCES = {
     "requests": {"cpu": "10m", "memory": "16Mi"},
@@ -226,6 +236,7 @@ def _program_container(
     module: str,
     args: Sequence[pulumi.Input[str]],
     mounts: Sequence[dict[str, Any]],
+    resources: dict[str, dict[str, str]] = RESOURCES,
 ) -> dict[str, Any]:
     return {
         "name": name,
@@ -240,7 +251,7 @@ def _program_container(
             {"name": PROGRAMS_VOLUME, "mountPath": PROGRAMS_PATH, "readOnly": True},
             {"name": TMP_VOLUME, "mountPath": "/tmp"},
         ],
-        "resources": RESOURCES,
+        "resources": resources,
         "securityContext": container_security_context(),
         # The programs write their one line there; on a crash before it, the log's tail.
         "terminationMessagePath": "/dev/termination-log",
@@ -373,7 +384,10 @@ def seed_job(
         args += ["--record-configmap", record]
     if layout != "none":
         args += ["--layout", layout]
-    pod = _base_pod(job.claim_name, [_program_container("seed", job.image, "seed", args, mounts)])
+    pod = _base_pod(
+        job.claim_name,
+        [_program_container("seed", job.image, "seed", args, mounts, SEED_RESOURCES)],
+    )
     pod["securityContext"] = seed_pod_security_context()
     if record is not None:
         # The API call needs the ServiceAccount's token.

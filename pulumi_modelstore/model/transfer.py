@@ -232,8 +232,9 @@ class Transfer:
         self.failure: BaseException | None = None
         self.workers = max(1, min(workers, sum(j.parts for j in jobs)))
         self.pool: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
-        for _ in range(min(BUFFERS, self.workers * 2)):
-            self.pool.put(bytearray(PART))
+        # Made when first needed (a buffer is a 16 MiB allocation): a revision of small
+        # files uses one per worker.
+        self.unmade = min(BUFFERS, self.workers * 2)
         self.policy = policy or net.RETRY
         self.http = hasattr(source, "request")
 
@@ -278,12 +279,9 @@ class Transfer:
                 # The buffer first, then the part: parts are taken in each file's order, so
                 # a file's next part to hash always holds a buffer and the pool cannot run
                 # dry with every buffer waiting on it.
-                try:
-                    buffer = self.pool.get(timeout=0.5)
-                except queue.Empty:
-                    if self.failure is not None:
-                        return  # the buffers may be held by a file that will not finish
-                    continue
+                buffer = self._buffer()
+                if buffer is None:
+                    return  # failed: the buffers may be held by a file that will not finish
                 task = self._next()
                 if task is None:
                     self.pool.put(buffer)
@@ -300,6 +298,23 @@ class Transfer:
                     self.failure = error
         finally:
             conns.close()
+
+    def _buffer(self) -> bytearray | None:
+        """A free buffer, made if the pool may still grow; None once the run failed."""
+        while True:
+            try:
+                return self.pool.get_nowait()
+            except queue.Empty:
+                pass
+            with self.lock:
+                if self.unmade > 0:
+                    self.unmade -= 1
+                    return bytearray(PART)
+            try:
+                return self.pool.get(timeout=0.5)
+            except queue.Empty:
+                if self.failure is not None:
+                    return None
 
     def _read(self, job: _File, index: int, buffer: bytearray) -> int:
         """A part of a file a source opens (a local directory)."""
