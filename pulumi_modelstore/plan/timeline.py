@@ -128,6 +128,20 @@ CREATE_TIMES: Mapping[str, Figure] = {
         "the add-on reaching ACTIVE: its controller and node pods running",
         "judgement: like a Helm release of the same driver (its pods pull images)",
     ),
+    # A cluster made in the same program as its stores (EksCluster.from_cluster).
+    "aws:eks/cluster:Cluster": Figure(
+        900,
+        "the control plane reaching ACTIVE (the provider waits)",
+        "aws/containers-roadmap#1227: 'EKS cluster control plane provisioning time currently "
+        "averages 15 minutes'",
+    ),
+    "aws:eks/nodeGroup:NodeGroup": Figure(
+        300,
+        "the managed node group reaching ACTIVE: instances launched and joined",
+        "judgement: EC2 instances boot and join the cluster; a few minutes",
+    ),
+    "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _AWS_IAM,
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": _AWS_IAM,
     "aws:s3/bucket:Bucket": _AWS_CALL,
     "aws:s3/bucketOwnershipControls:BucketOwnershipControls": _AWS_CALL,
     "aws:s3/bucketPolicy:BucketPolicy": _AWS_CALL,
@@ -138,6 +152,18 @@ CREATE_TIMES: Mapping[str, Figure] = {
     "aws:s3/bucketVersioning:BucketVersioning": _AWS_CALL,
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": _AWS_CALL,
     # ---- Google Cloud
+    # A cluster made in the same program as its stores (GkeCluster.from_cluster).
+    "gcp:container/cluster:Cluster": Figure(
+        480,
+        "the control plane and its default node pool reaching RUNNING (the provider waits)",
+        "judgement: a long-running container.clusters.create operation (cloud.google.com/"
+        "kubernetes-engine/reference/rest/v1/projects.locations.clusters/create), minutes",
+    ),
+    "gcp:container/nodePool:NodePool": Figure(
+        240,
+        "the node pool's instances created and joined (the provider waits)",
+        "judgement: Compute Engine instances boot and join the cluster; a few minutes",
+    ),
     "gcp:storage/bucket:Bucket": Figure(3, _API_CALL, "judgement: one Cloud Storage API call"),
     "gcp:storage/bucketIAMMember:BucketIAMMember": _GCP_IAM,
     "gcp:serviceaccount/account:Account": Figure(
