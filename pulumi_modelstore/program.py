@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from importlib import import_module
 from typing import Any
 
@@ -279,6 +279,7 @@ def build_stores(
     plans: list[tuple[str, type[ModelStore], dict[str, Any], Any, list[tuple[str, str, str]]]] = []
     # Store -> its settled backup (None: the backend takes none) and consumer namespaces.
     backups: dict[str, tuple[Backup | None, list[str]]] = {}
+    specs: dict[str, Any] = {}
     for name, fields in stores.items():
         try:
             _a_store_name(name)
@@ -301,6 +302,7 @@ def build_stores(
             spec = store_class.parse(name, args, warn=False)
             common = spec.common
             plans.append((name, store_class, args, cluster_key, common.volumes))
+            specs[name] = spec
             backups[name] = (spec.derived.get("backup"), [ns for ns, _ in common.consumers])
         except ModelStoreInputError as error:
             errors.append(error)
@@ -308,7 +310,7 @@ def build_stores(
             continue
     if errors:
         raise ModelStoreInputError.combine(errors)
-    _names_unique_per_cluster(plans, entries)
+    _names_unique_per_cluster(plans, entries, specs)
     used = {key: entries[key] for key in entries if any(p[3] == key for p in plans)}
     reference_errors = cc.read_references(used)
     if reference_errors:
@@ -408,10 +410,13 @@ def _a_store_name(name: Any) -> None:
 def _names_unique_per_cluster(
     plans: list[tuple[str, type[ModelStore], dict[str, Any], Any, list[tuple[str, str, str]]]],
     entries: Mapping[str, cc.ClusterEntry],
+    specs: Mapping[str, Any],
 ) -> None:
-    """PV names and claims no two stores of one cluster share, checked before any store is
+    """PV names and claims no two stores of one cluster share, and each backend's checks
+    across the stores of a cluster (``ModelStore.check_across``), checked before any store is
     built (the cluster scope checks them again as each store joins, in library programs)."""
     books: dict[Any, NameBook] = {}
+    across: dict[Any, dict[Hashable, Any]] = {}
     for name, constructor, args, cluster_key, volumes in plans:
         if cluster_key is not None:
             entry = entries[cluster_key]
@@ -419,6 +424,7 @@ def _names_unique_per_cluster(
         else:
             key = constructor.scope_key(args)
         books.setdefault(key, NameBook(key[1])).reserve(name, volumes)
+        constructor.check_across(specs[name], across.setdefault(key, {}))
 
 
 def _config(key: str) -> Any:

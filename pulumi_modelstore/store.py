@@ -25,7 +25,7 @@ Every backend reads the same way, in the same order (:meth:`ModelStore.__init__`
 # No `from __future__ import annotations`: the component analyzer reads these annotations as
 # objects to infer the component schema.
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Generic, TypedDict, TypeVar, cast
@@ -640,6 +640,13 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         """What the store asks of the cluster scope (a driver install, ...) that another store
         may have set differently: refused here, before the store registers anything."""
 
+    @classmethod
+    def check_across(cls, spec: Spec[A], book: dict[Hashable, Any]) -> None:
+        """Checks between the stores of one cluster that need no lookup: ``book`` holds what
+        the cluster's earlier stores left in it (each backend keys its own entries). Run as
+        each store joins its scope, and by the config program for every store before any is
+        built, so a refusal there leaves nothing registered. Default: none."""
+
     # ---- 3. provision --------------------------------------------------------------------------
 
     def provision_storage(self, spec: Spec[A], cluster: C, facts: Any) -> Binding:
@@ -690,6 +697,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
         reads_source = spec.common.reads_source
         source_facts = self.source_preflight(spec, cluster, facts) if reads_source else None
         self.check_cluster(spec, cluster)
+        type(self).check_across(spec, cluster.shared(("check_across",), dict))
         cluster.reserve_names(resource_name, spec.common.volumes)
 
         cluster.ensure_registered()

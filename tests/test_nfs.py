@@ -221,6 +221,85 @@ def test_a_different_install_on_the_same_cluster_is_refused_naming_the_first():
     )
 
 
+# Issue 26: two stores on one export, one's directory holding the other's claims' directories.
+NFS_OVERLAPS = [
+    (
+        "a sub_dir that is the other store's claims' directory",
+        [("t5", {"sub_dir": "t5", "dynamic_claims": True}), ("llama", {"sub_dir": "t5-dynamic"})],
+        "llama: sub_dir must be a directory apart from t5-dynamic/ on "
+        "nas01.corp.example:/exports/models, where store 't5' makes its dynamic claims' "
+        "directories (its sub_dir 't5-dynamic' would show llama's readers those scratch "
+        "claims), got 't5-dynamic'",
+    ),
+    (
+        "a sub_dir under it",
+        [
+            ("t5", {"sub_dir": "t5", "dynamic_claims": True}),
+            ("llama", {"sub_dir": "t5-dynamic/batch/", "share": "/exports/models/"}),
+        ],
+        "llama: sub_dir must be a directory apart from t5-dynamic/ on "
+        "nas01.corp.example:/exports/models, where store 't5' makes its dynamic claims' "
+        "directories (its sub_dir 't5-dynamic/batch' would show llama's readers those scratch "
+        "claims), got 't5-dynamic/batch'",
+    ),
+    (
+        "the whole share",
+        [("t5", {"sub_dir": "t5", "dynamic_claims": True}), ("llama", {})],
+        "llama: sub_dir is missing; it must be a directory apart from t5-dynamic/ on "
+        "nas01.corp.example:/exports/models, where store 't5' makes its dynamic claims' "
+        "directories (the whole share would show llama's readers those scratch claims)",
+    ),
+    (
+        "claims where another store's readers already look",
+        [("llama", {"sub_dir": "t5-dynamic/x"}), ("t5", {"sub_dir": "t5", "dynamic_claims": True})],
+        "t5: dynamic_claims must be false while store 'llama' mounts t5-dynamic/ on "
+        "nas01.corp.example:/exports/models (its sub_dir 't5-dynamic/x'), where this store's "
+        "claims' directories would go: llama's readers would see them, got true",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("stores", "message"), [r[1:] for r in NFS_OVERLAPS], ids=[r[0] for r in NFS_OVERLAPS]
+)
+def test_a_store_that_would_see_another_stores_claims_is_refused_naming_both(stores, message):
+    def program():
+        for i, (name, args) in enumerate(stores):
+            nfs(name, readers=[f"ns{i}"], writers=[f"w{i}"], **args)()
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == message
+    # The refused store registered nothing: only the first store's resources exist.
+    refused = message.split(":")[0]
+    assert not [u for u in err.value.registered if f"::{refused}" in u]
+
+
+def test_the_config_program_refuses_the_overlap_before_any_store_registers():
+    base = {"backend": "nfs", "server": SERVER, "share": SHARE}
+    assert_refused(
+        lambda: build_stores(
+            {
+                "t5": {**base, "sub_dir": "t5", "dynamic_claims": True, "readers": ["a"]},
+                "llama": {**base, "sub_dir": "t5-dynamic", "readers": ["b"]},
+            }
+        ),
+        NFS_OVERLAPS[0][2],
+    )
+
+
+def test_stores_apart_from_each_others_claims_share_an_export():
+    """Beside each other's claims' directories, on another export, or another server: planned."""
+
+    def program():
+        nfs("t5", sub_dir="t5", dynamic_claims=True, readers=["a"], writers=["w"])()
+        nfs("llama", sub_dir="t5-dynamics", readers=["b"], writers=[])()
+        nfs("bert", share="/exports/other", readers=["c"], writers=[])()
+        nfs("gpt", server="nas02.corp.example", readers=["d"], writers=[])()
+
+    assert len(plan(program).by_type(PV)) == 5
+
+
 def test_nfs_and_local_stores_share_one_kubernetes_cluster_scope():
     def program():
         nfs(readers=["inference"], writers=[])()

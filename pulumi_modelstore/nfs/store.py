@@ -9,8 +9,9 @@ Upstream facts below were checked in kubernetes-csi/csi-driver-nfs at tag v4.13.
 # No `from __future__ import annotations`: the component analyzer reads the annotations.
 
 import ipaddress
+import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from types import MappingProxyType
 from typing import Any, Required
 
@@ -276,6 +277,28 @@ def volume_handle(server: Any, share: Any, sub_dir: Any, pv_name: str) -> pulumi
     return pulumi.Output.concat(server, "#", share, "#", sub_dir or "", "#", pv_name)
 
 
+class _ExportDirectories:
+    """Where a store of an export keeps its model: ``server:share`` and ``sub_dir`` (None: the
+    whole share), normalised as the driver joins them."""
+
+    def __init__(self, store: str, server: Any, share: Any, sub_dir: Any) -> None:
+        self.store = store
+        self.unknown = any(v.is_output(x) for x in (server, share, sub_dir))
+        self.server = server if isinstance(server, str) else ""
+        self.share = posixpath.normpath(share) if isinstance(share, str) else ""
+        self.export = (self.server.lower(), self.share)
+        self.sub_dir = posixpath.normpath(sub_dir).strip("/") if sub_dir else None
+
+    def sees(self, directory: str) -> bool:
+        """Whether the store's mount shows ``directory`` of the share: its ``sub_dir`` is it,
+        is under it, or (no ``sub_dir``) is the whole share."""
+        return (
+            self.sub_dir is None
+            or self.sub_dir == directory
+            or self.sub_dir.startswith(f"{directory}/")
+        )
+
+
 class NfsModelStore(ModelStore[NfsModelStoreArgs, ClusterScope], DynamicClaims, backend="nfs"):
     """A store on an existing NFS export. Readers mount it read-only at every layer (ReadOnlyMany
     on PV and claim, the PV's ``csi.readOnly``, the ``ro`` mount option: the driver adds ``ro``
@@ -321,6 +344,44 @@ class NfsModelStore(ModelStore[NfsModelStoreArgs, ClusterScope], DynamicClaims, 
         if sub_dir.split("/")[0] == f"{p.store}{DYNAMIC_SUFFIX}":
             return f"sub_dir {sub_dir!r} is where the claims' directories go"
         return None
+
+    @classmethod
+    def check_across(cls, spec: Spec[NfsModelStoreArgs], book: dict[Hashable, Any]) -> None:
+        """Stores on one export of one cluster: a store whose directory (``sub_dir``, else the
+        whole share) is, is under, or holds another store's claims' directory
+        (``<store>-dynamic``) is refused, naming both stores: its readers would see (and its
+        writers change) the other store's scratch claims."""
+        a = spec.args
+        here = _ExportDirectories(spec.common.name, a["server"], a["share"], a.get("sub_dir"))
+        if here.unknown:
+            return
+        dynamic = f"{spec.common.name}{DYNAMIC_SUFFIX}" if a["dynamic_claims"] else None
+        stores = book.setdefault("nfs-export-directories", [])
+        export = f"{here.server}:{here.share}"
+        for other, other_dynamic in stores:
+            if other.export != here.export:
+                continue
+            if other_dynamic is not None and here.sees(other_dynamic):
+                seen = f"its sub_dir {here.sub_dir!r}" if here.sub_dir else "the whole share"
+                raise ModelStoreInputError(
+                    here.store,
+                    "sub_dir",
+                    here.sub_dir,
+                    f"a directory apart from {other_dynamic}/ on {export}, where store "
+                    f"{other.store!r} makes its dynamic claims' directories ({seen} would "
+                    f"show {here.store}'s readers those scratch claims)",
+                )
+            if dynamic is not None and other.sees(dynamic):
+                seen = f"its sub_dir {other.sub_dir!r}" if other.sub_dir else "the whole share"
+                raise ModelStoreInputError(
+                    here.store,
+                    "dynamic_claims",
+                    True,
+                    f"false while store {other.store!r} mounts {dynamic}/ on {export} ({seen}), "
+                    f"where this store's claims' directories would go: {other.store}'s readers "
+                    "would see them",
+                )
+        stores.append((here, dynamic))
 
     def provision_storage(
         self, spec: Spec[NfsModelStoreArgs], cluster: ClusterScope, facts: Any
