@@ -492,6 +492,12 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
     # The read layout the seed sets on the files it writes (the seed program's ``--layout``):
     # ``none``, or ``lustre`` where striping decides read speed (model/lustre.py).
     model_layout = "none"
+    # Whether the seed's pod first gives the store's root to the seed (model_jobs'
+    # prepare_container: root, with CHOWN, DAC_OVERRIDE and FOWNER only), where the storage
+    # makes a root-owned root and the kubelet applies no fsGroup to it. Default: False, the
+    # driver or the kubelet lets the seed write (fsGroup, an access point's POSIX user,
+    # mountPermissions, a FUSE mount's owner).
+    model_prepare_root = False
 
     claim_names: pulumi.Output[dict[str, str]]
     """Consumer namespace -> PersistentVolumeClaim name."""
@@ -976,6 +982,7 @@ class ModelStore(pulumi.ComponentResource, Generic[A, C]):
             token_secret=token_secret,
             patch=patch,
             record=f"{loader}/{record}" if record else None,
+            prepare=type(self).model_prepare_root,
             opts=pulumi.ResourceOptions(parent=self, depends_on=seed_deps),
         )
         self.seed_job_name = model_jobs.job_name(c.claim_name, "seed", m.revision)

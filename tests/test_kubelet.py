@@ -23,16 +23,11 @@ PROGRAMS = [pid for pid, _, _ in all_programs()]
 # model section.
 NO_MODEL_JOBS = {"stacks/aws-prod", "stacks/gke-hyperdisk", "examples/app-vllm/dev"}
 
-HOSTPATH = "point 2: the hostPath root is root's 0755 (DirectoryOrCreate); the seed runs as 65532"
-FSX = "point 2: a Lustre root is root's 0755 and no fsGroup applies; the seed runs as 65532"
-# Defects still open (issue 24), by program: the harness fails them as a cluster would.
-OPEN: dict[str, str] = {
-    "stacks/local": HOSTPATH,
-    "examples/fsx-kserve/dev": FSX,
-    "examples/fsx-vllm/dev": FSX,
-    "examples/local-kind/dev": HOSTPATH,
-    "examples/local-kind-seeded/dev": HOSTPATH,
-}
+# Defects still open, by program (a strict xfail naming each): none. A new one goes here with
+# its reason until its fix lands.
+OPEN: dict[str, str] = {}
+
+
 _RUNS: dict[str, list[Run]] = {}
 
 

@@ -385,7 +385,9 @@ CASES: list[tuple[str, Resource, Resource, list[str]]] = [
             }
         ),
         [
-            "container prepare runs as root (runAsUser 0): a runAsUser other than 0",
+            "container prepare runs as root (runAsUser 0): a runAsUser other than 0, or as "
+            "root only to hand files over: capabilities drop ALL, add only CHOWN, "
+            "DAC_OVERRIDE, FOWNER, allowPrivilegeEscalation false",
             "container seed may run as root (runAsNonRoot unset, runAsUser unset): runAsNonRoot "
             "true or a runAsUser other than 0, on the pod or the container",
         ],
@@ -401,6 +403,27 @@ CASES: list[tuple[str, Resource, Resource, list[str]]] = [
 def test_each_policy_passes_one_resource_and_fails_another(policy, passing, failing, expected):
     assert messages(policy, passing) == []
     assert messages(policy, failing) == [f"{failing.label}: {m}" for m in expected]
+
+
+@pytest.mark.parametrize(
+    ("add", "escalation", "refused"),
+    [
+        (["CHOWN", "DAC_OVERRIDE", "FOWNER"], False, False),
+        (["CHOWN"], False, False),
+        (["CHOWN", "SYS_ADMIN"], False, True),
+        (["CHOWN"], None, True),
+    ],
+)
+def test_a_root_container_passes_only_when_it_can_just_hand_files_over(add, escalation, refused):
+    security = {"runAsUser": 0, "capabilities": {"drop": ["ALL"], "add": add}}
+    if escalation is not None:
+        security["allowPrivilegeEscalation"] = escalation
+    prepare = {"name": "modelstore-prepare", "securityContext": security}
+    seed = {"name": "seed", "securityContext": {"runAsUser": 65532}}
+    found = messages(
+        "modelstore-jobs-non-root", job({"initContainers": [prepare], "containers": [seed]})
+    )
+    assert bool(found) is refused, found
 
 
 def test_a_job_non_root_by_its_containers_own_settings_passes():

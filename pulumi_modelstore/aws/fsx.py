@@ -427,6 +427,9 @@ class FsxLustreModelStore(AwsModelStore[FsxLustreModelStoreArgs], backend="fsx-l
     model_fill = job_fills(cloud="s3", native={"s3": Fill("native", publish="imported")})
     # Striping decides how fast many replicas read one weight file: the seed sets it.
     model_layout = "lustre"
+    # A new file system's root is root's 0755, the driver never chowns and its fsGroupPolicy
+    # (ReadWriteOnceWithFSType) leaves ReadWriteMany volumes alone: the seed's pod prepares it.
+    model_prepare_root = True
     example_args = MappingProxyType[str, Any]({"cluster_name": "prod-eks"})
     data_bearing_types = ("aws:fsx/lustreFileSystem:LustreFileSystem",)
     _csi_chart = FSX_CSI

@@ -50,6 +50,11 @@ TOKEN_DIR = "/var/run/secrets/modelstore"
 STORE_ROOT = "/modelstore/store"
 MANIFEST_MOUNT = "/modelstore/manifest"
 GATE_CONTAINER = "modelstore-revision-gate"
+PREPARE_CONTAINER = "modelstore-prepare"
+# What the prepare container may do as root, and nothing more: give files to the seed (CHOWN),
+# reach them whatever their mode (DAC_OVERRIDE) and set the mode of a root it no longer owns
+# (FOWNER).
+PREPARE_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
 ROLE_LABEL = "modelstore.pulumi.com/role"
 REVISION_LABEL = "modelstore.pulumi.com/revision"
 # pulumi-kubernetes replaces a Job that is not complete on the next up (module docstring).
@@ -109,6 +114,53 @@ def pod_security_context() -> dict[str, Any]:
         "runAsGroup": RUN_AS,
         "seccompProfile": {"type": "RuntimeDefault"},
     }
+
+
+def prepare_container(image: str, store_mount: Mapping[str, Any]) -> dict[str, Any]:
+    """The seed's first init container where the storage makes a root-owned root the kubelet
+    applies no fsGroup to (a ``hostPath`` ``DirectoryOrCreate`` folder, 0755: kubernetes
+    ``pkg/volume/hostpath/host_path.go`` ``makeDir``; a Lustre file system's root, whose CSI
+    driver never chowns and whose ``fsGroupPolicy`` leaves ReadWriteMany volumes alone): as
+    root, with only :data:`PREPARE_CAPABILITIES`, it gives the seed's uid and gid what in the
+    store is not theirs yet (the root at the first seed; a revision an FSx data repository
+    association imported, so its old revisions can be collected), and the root mode 0755 so
+    readers of any uid traverse it. ``find`` walks the store each seed but changes only what is
+    not the seed's: a model's files once."""
+    owner = f"{RUN_AS}:{RUN_AS}"
+    script = (
+        f"find {STORE_ROOT} -xdev ! -user {RUN_AS} -exec chown -h {owner} {{}} + && "
+        f"chmod 0755 {STORE_ROOT}"
+    )
+    return {
+        "name": PREPARE_CONTAINER,
+        "image": image,
+        "command": ["sh", "-c", script],
+        "volumeMounts": [{**store_mount, "mountPath": STORE_ROOT, "readOnly": False}],
+        "resources": GATE_RESOURCES,
+        "securityContext": {
+            "runAsNonRoot": False,
+            "runAsUser": 0,
+            "runAsGroup": 0,
+            "readOnlyRootFilesystem": True,
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"], "add": list(PREPARE_CAPABILITIES)},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
+
+
+def _preparing(patch: Any, image: str) -> Any:
+    """``patch`` followed by the prepare init container, first, mounting the store as the seed
+    container does."""
+
+    def patched(pod: dict[str, Any], labels: Mapping[str, str]) -> tuple[Any, Any]:
+        spec, metadata = patch(pod, labels)
+        seed = next(c for c in spec["containers"] if c["name"] == "seed")
+        store = next(m for m in seed["volumeMounts"] if m["mountPath"] == STORE_ROOT)
+        init = [prepare_container(image, store), *spec.get("initContainers", [])]
+        return {**spec, "initContainers": init}, metadata
+
+    return patched
 
 
 def seed_pod_security_context() -> dict[str, Any]:
@@ -356,13 +408,16 @@ def seed_job(
     opts: pulumi.ResourceOptions,
     record: str | None = None,
     layout: str = "none",
+    prepare: bool = False,
 ) -> k8s.batch.v1.Job:
     """The Job that seeds ``job.revision`` into the store as a writer consumer: ``patch`` is the
     loader namespace's ``WorkloadMount.patch_pod_spec`` (its claim at the store's root,
     read-write, its service account and pod metadata from the access layer). ``record``: the
     ConfigMap (``<namespace>/<name>``) the seed records the manifest digest in
     (``kube/model_digest.py``); default: none, nothing recorded. ``layout``: the read layout
-    the seed sets (``model/lustre.py``); default ``none``."""
+    the seed sets (``model/lustre.py``); default ``none``. ``prepare``: the store's root is
+    root's and no fsGroup applies to it, so :func:`prepare_container` gives it to the seed
+    first; default: false, the driver or the kubelet lets the seed write."""
     args: list[Any] = ["--source", source, "--revision", job.revision, "--dest", STORE_ROOT]
     for pattern in include:
         args += ["--include", pattern]
@@ -404,6 +459,8 @@ def seed_job(
                 },
             }
         )
+    if prepare:
+        patch = _preparing(patch, job.image)
     return _job(resource_name, job, "seed", namespace, pod, patch, SEED_TIMEOUT_MINUTES, opts)
 
 

@@ -55,6 +55,9 @@ class LocalModelStore(ModelStore[LocalModelStoreArgs, ClusterScope], backend="lo
     args_type = LocalModelStoreArgs
     # the node's own disk: vLLM loader settings in kube/serving.py.
     loader_profile = "local"
+    # DirectoryOrCreate makes a root-owned 0755 folder and hostPath takes no fsGroup (a
+    # ``local`` volume's folder is the admin's): the seed's pod prepares it.
+    model_prepare_root = True
 
     dynamic_claims_refused = (
         "local volumes are statically created PersistentVolumes only "

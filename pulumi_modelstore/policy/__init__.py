@@ -86,7 +86,8 @@ POLICIES: tuple[Policy, ...] = (
     ),
     Policy(
         "modelstore-jobs-non-root",
-        "Jobs (the seed and verify Jobs among them) run as a non-root user.",
+        "Jobs (the seed and verify Jobs among them) run as a non-root user; a container runs as "
+        "root only to hand files over (CHOWN, DAC_OVERRIDE, FOWNER, nothing else).",
         mandatory=True,
         resource_check=rules.jobs_non_root,
     ),

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..errors import show
+from ..kube.model_jobs import PREPARE_CAPABILITIES
 from ..plan.compare import DATA_BEARING_TYPES
 from ..store import ACCESS_LABEL, ALL_NETWORKS_MARK, UNPROTECTED_MARK
 from .core import Finding, Resource, ResourceCheck, as_list, json_document, statements, unknown
@@ -513,9 +514,30 @@ def iam_least_privilege(r: Resource) -> Iterator[Finding]:
 # ---- Jobs run non-root -----------------------------------------------------------------------
 
 
+ROOT_ALLOWED = (
+    "a runAsUser other than 0, or as root only to hand files over: capabilities drop ALL, add "
+    f"only {', '.join(PREPARE_CAPABILITIES)}, allowPrivilegeEscalation false"
+)
+
+
+def hands_files_over(security: Mapping[str, Any]) -> bool:
+    """A root container that can do no more than change owners and modes (a store's prepare
+    step, ``kube/model_jobs.prepare_container``): every capability dropped but
+    ``PREPARE_CAPABILITIES``, no privilege escalation."""
+    caps = security.get("capabilities")
+    caps = caps if isinstance(caps, Mapping) else {}
+    added = as_list(caps.get("add"))
+    return (
+        "ALL" in as_list(caps.get("drop"))
+        and set(added) <= set(PREPARE_CAPABILITIES)
+        and security.get("allowPrivilegeEscalation") is False
+    )
+
+
 def jobs_non_root(r: Resource) -> Iterator[Finding]:
     """Every container of a Job (or a CronJob's) runs non-root: ``runAsNonRoot: true`` or a
-    ``runAsUser`` other than 0, on the container or the pod; never ``runAsUser: 0``."""
+    ``runAsUser`` other than 0, on the container or the pod; ``runAsUser: 0`` only for a
+    container that can do nothing but hand files over (:func:`hands_files_over`)."""
     if r.type not in (JOB, CRON_JOB):
         return
     spec = pod_spec(r)
@@ -530,7 +552,8 @@ def jobs_non_root(r: Resource) -> Iterator[Finding]:
         non_root = own.get("runAsNonRoot", pod.get("runAsNonRoot"))
         name = container.get("name")
         if user == 0:
-            yield Finding(f"container {name} runs as root (runAsUser 0): a runAsUser other than 0")
+            if not hands_files_over(own):
+                yield Finding(f"container {name} runs as root (runAsUser 0): {ROOT_ALLOWED}")
         elif non_root is not True and not (isinstance(user, int) and user > 0):
             yield Finding(
                 f"container {name} may run as root (runAsNonRoot {found(non_root)}, runAsUser "
