@@ -16,10 +16,12 @@ from pulumi_modelstore.gcp import gcsfuse as g
 from pulumi_modelstore.gcp import gcsfuse_options as gopts
 from pulumi_modelstore.gcp import validation as gcp_v
 from pulumi_modelstore.gcp.cluster import gke_version, ships
+from pulumi_modelstore.kube import model_jobs
 from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
 from pulumi_modelstore.plan.placeholders import gcp as placeholders
 from pulumi_modelstore.validation import SIZE_RULE
 from tests.conftest import assert_refused, by_namespace, plan
+from tests.fuse_mounts import gcsfuse_view, pod_identity
 
 BUCKET = "gcp:storage/bucket:Bucket"
 BUCKET_IAM = "gcp:storage/bucketIAMMember:BucketIAMMember"
@@ -942,3 +944,38 @@ def test_a_managed_profile_names_gkes_class_and_leaves_tuning_to_it():
 )
 def test_managed_profile_refusals(args, invokes, message):
     assert_refused(gcs(**args), message, config=CONFIG, invokes=cluster_answer(**(invokes or {})))
+
+
+# -- who may read and write, as Cloud Storage FUSE presents the PVs (tests/fuse_mounts.py) -----
+
+QWEN = {
+    "source": "hf://Qwen/Qwen2.5-0.5B-Instruct",
+    "revision": "7ae557604adf67be50417f59c2c2f167def9a775",
+}
+JOB = "kubernetes:batch/v1:Job"
+
+
+@pytest.mark.parametrize(
+    "extra", [[], ["uid=1000", "gid=1000", "dir-mode=755", "file-mode=644"]], ids=["", "extra"]
+)
+def test_the_seed_writes_the_store_root_and_every_reader_reads_it(extra):
+    # gcsfuse shows everything as root's 755/644 unless told; a pod's fsGroup gives it the
+    # group and 775/664, unless the PV's own options (extra_mount_options: every PV's) say
+    # otherwise. The seed runs as 65532; readers run as any uid.
+    _, p = run(model=QWEN, extra_mount_options=extra)
+    pvs = {ns: s["inputs"]["spec"] for ns, s in by_namespace(p, PV).items()}
+    (seed,) = [
+        j["inputs"]["spec"]["template"]["spec"]
+        for j in p.by_type(JOB)
+        if j["inputs"]["metadata"]["labels"].get(model_jobs.ROLE_LABEL) == "seed"
+    ]
+    uid, groups, fs_group = pod_identity(seed)
+    view = gcsfuse_view(pvs["llama-loader"], fs_group)
+    assert view.may(uid, groups, "write", "dir") and view.may(uid, groups, "read", "file"), view
+    for reader_uid in (1000, model_jobs.RUN_AS, 4242):
+        for reader_fs_group in (None, 2000):
+            view = gcsfuse_view(pvs["inference"], reader_fs_group)
+            reader_groups = [reader_uid] + ([reader_fs_group] if reader_fs_group else [])
+            for kind in ("dir", "file"):
+                assert view.may(reader_uid, reader_groups, "read", kind), (reader_uid, view)
+            assert not view.may(reader_uid, reader_groups, "write", "dir")

@@ -46,6 +46,7 @@ from ..backup import Backup, BackupSupport, existing_left_alone
 from ..cluster import Opts
 from ..errors import ModelStoreInputError
 from ..fields import Parser
+from ..kube.model_jobs import RUN_AS
 from ..store import STORE_NAME, Binding, Spec
 from . import gcsfuse_options as opts_table
 from . import identity as gcp_identity
@@ -119,6 +120,9 @@ DROPPED_FLAGS = (
 )
 # Mount options the store sets itself.
 MANAGED_FLAGS = ("only-dir", "ro", "rw")
+# Who owns what a mount shows, and its modes: given in extra_mount_options they are the
+# consumers', and the seed's own PV sets its owner instead (_source).
+OWNER_FLAGS = ("uid", "gid", "file-mode", "dir-mode")
 # The sidecar's resource annotations a store may set (gke-gcsfuse/<key>).
 SIDECAR_KEYS = (
     *(f"{r}-{k}" for r in ("cpu", "memory", "ephemeral-storage") for k in ("limit", "request")),
@@ -250,7 +254,8 @@ class GcsFuseModelStoreArgs(GcpModelStoreArgs, total=False):
     options the store knows (``gcsfuse_options.OPTIONS``: the file and metadata caches,
     parallel downloads, buffered reads, ``read_ahead_kb``) must have a value gcsfuse takes and
     be shipped by the cluster's GKE version (a known version: with it unknown they are
-    refused)."""
+    refused). ``uid``, ``gid``, ``file-mode`` and ``dir-mode`` are the consumers': the seed
+    Job's PV leaves them off and is owned by the uid and gid the seed runs as, 65532."""
     sidecar_resources: Mapping[str, str]
     """The gcsfuse sidecar's resources, as ``gke-gcsfuse/<key>`` pod annotations (keys
     ``cpu-limit``, ``memory-limit``, ``ephemeral-storage-limit``, the matching ``-request``
@@ -886,7 +891,12 @@ class GcsFuseModelStore(GcpModelStore[GcsFuseModelStoreArgs], backend="gcs-fuse"
         return Binding(
             capacity=NOMINAL_CAPACITY,
             source=lambda ns, read_only: _source(
-                spec, facts, self.bucket_name, self.volume_name(ns), read_only
+                spec,
+                facts,
+                self.bucket_name,
+                self.volume_name(ns),
+                read_only,
+                seed=ns == spec.common.loader,
             ),
             reader_access_mode="ReadOnlyMany",
             writer_access_mode="ReadWriteMany",
@@ -999,9 +1009,20 @@ def _source(
     bucket_name: pulumi.Output[str],
     volume_name: str,
     read_only: bool,
+    seed: bool = False,
 ) -> dict[str, Any]:
     """A PV's volume source: the bucket under a handle unique per PV, the readers' tuning as
-    far as the cluster's GKE ships it (preflight), the prefix and the extra options."""
+    far as the cluster's GKE ships it (preflight), the prefix and the extra options.
+
+    ``seed``: the loader namespace's PV, the seed Job's alone, owned by the uid and gid the
+    seed runs as (``model_jobs.RUN_AS``): gcsfuse shows everything as root's, directories
+    0755, unless ``uid``/``gid`` say otherwise (the driver mounts with ``uid=0``, ``gid=0``:
+    gcs-fuse-csi-driver pkg/sidecar_mounter/sidecar_mounter_config.go lines 232-233;
+    docs/troubleshooting.md, "Permission denied"), and a pod's fsGroup gives it only the
+    group, with modes the PV's own options override (pkg/csi_driver/utils.go lines 372-379).
+    The extra options' ``uid``, ``gid``, ``file-mode`` and ``dir-mode`` are the consumers':
+    left off this PV. Readers see gcsfuse's 0755/0644 (0775/0664 with an fsGroup): every uid
+    reads them."""
     a = spec.args
     # With a managed profile GKE tunes the mounts: the store adds no tuning of its own.
     own_tuning = "none" if a.get("managed_profile") else a["tuning"]
@@ -1011,10 +1032,13 @@ def _source(
     options: list[pulumi.Input[str]] = []  # a given option may be an Output
     if a.get("prefix"):
         options.append(f"only-dir={a['prefix'].strip('/')}")
-    options += [
-        *(facts.reader_options if read_only else ()),
-        *(a.get("extra_mount_options") or ()),
-    ]
+    extra = list(a.get("extra_mount_options") or ())
+    if seed:
+        extra = [
+            o for o in extra if not isinstance(o, str) or opts_table.parse(o)[0] not in OWNER_FLAGS
+        ]
+        options += [f"uid={RUN_AS}", f"gid={RUN_AS}"]
+    options += [*(facts.reader_options if read_only else ()), *extra]
     csi: dict[str, Any] = {
         "driver": DRIVER,
         # The driver keeps what precedes the first ':' (the bucket); kubelet needs a handle
