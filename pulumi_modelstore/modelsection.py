@@ -19,6 +19,7 @@ import pulumi
 
 from . import validation as v
 from .errors import ModelStoreInputError
+from .model.names import AZURE_RESOURCE_GROUP_RULE, is_azure_resource_group_name
 from .model.sources import INCLUDE_RULE, SourceError, can_match, check_revision, parse_source
 
 # A python:3.12-slim image pinned by its multi-arch index digest, so every node pulls the same
@@ -311,7 +312,13 @@ def parse_model(
             )
         )
     source_group = section.get("source_resource_group")
-    if source_group is not None and parsed is not None and parsed != "az":
+    if source_group is not None and not is_azure_resource_group_name(source_group):
+        errors.append(
+            ModelStoreInputError(
+                store, _field("source_resource_group"), source_group, AZURE_RESOURCE_GROUP_RULE
+            )
+        )
+    elif source_group is not None and parsed is not None and parsed != "az":
         errors.append(
             ModelStoreInputError(
                 store,
@@ -483,10 +490,8 @@ def _keep_revisions(store: str, keep: Any) -> None:
 
 
 def _image(store: str, image: Any) -> None:
-    if not isinstance(image, str) or not image or any(c.isspace() for c in image):
-        raise ModelStoreInputError(
-            store, _field("image"), image, "a container image reference without spaces"
-        )
+    if not v.is_image_reference(image):
+        raise ModelStoreInputError(store, _field("image"), image, v.IMAGE_RULE)
 
 
 def literal_tokens(store: str, args: Any, path: str = "") -> list[ModelStoreInputError]:

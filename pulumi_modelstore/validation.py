@@ -251,6 +251,38 @@ def sub_path(store: str, field: str, value: Any) -> None:
         )
 
 
+# ---- container images ------------------------------------------------------------------------
+
+# A container image reference as the runtimes parse it (distribution/reference ``regexp.go``:
+# ReferenceRegexp = name, optional ``:tag``, optional ``@digest``; the name an optional
+# registry host (DNS components or a bracketed IPv6 address, an optional port) and ``/``, then
+# path components of lowercase letters and digits joined by one '.', one or two '_' or any
+# dashes; a tag [\w][\w.-]{0,127}; a digest <algorithm>:<at least 32 hex>; ``reference.go``:
+# NameTotalLengthMax 255). A reference outside it fails the pod with InvalidImageName.
+_IMAGE_PATH = r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*"
+_IMAGE_HOST = (
+    r"(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+    r"(?:\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*|\[[a-fA-F0-9:]+\])"
+    r"(?::[0-9]+)?"
+)
+_IMAGE = re.compile(
+    rf"(?P<name>(?:{_IMAGE_HOST}/)?{_IMAGE_PATH}(?:/{_IMAGE_PATH})*)"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+    r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?"
+)
+IMAGE_NAME_MAX = 255
+IMAGE_RULE = (
+    "a container image reference ([registry/]path[:tag][@digest], the path lowercase letters, "
+    "digits and single '.', '_' or '-' between them, at most 255 characters before the tag), "
+    "e.g. python:3.12-slim"
+)
+
+
+def is_image_reference(value: Any) -> bool:
+    match = _IMAGE.fullmatch(value) if isinstance(value, str) else None
+    return match is not None and len(match["name"]) <= IMAGE_NAME_MAX
+
+
 # ---- quantities ----------------------------------------------------------------------------
 
 # A Kubernetes quantity (resource.Quantity, apimachinery pkg/api/resource/quantity.go): a signed

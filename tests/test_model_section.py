@@ -311,6 +311,11 @@ HF_RULE = (
     "each part starting and ending with a letter, digit or '_', the repository at most 96 "
     "characters, no '--' or '..', not ending with .git)"
 )
+IMAGE_RULE = (
+    "a container image reference ([registry/]path[:tag][@digest], the path lowercase letters, "
+    "digits and single '.', '_' or '-' between them, at most 255 characters before the tag), "
+    "e.g. python:3.12-slim"
+)
 INCLUDE_RULE = (
     "fnmatch patterns of paths inside the revision: relative, without '.', '..' or empty "
     "segments (a file's path never has them, so such a pattern matches nothing; one "
@@ -357,6 +362,16 @@ def on(backend: str, **model: Any) -> Any:
          f"llama: model.include must be {INCLUDE_RULE}, got '/weights/*.safetensors'"),
         (local(include=["onnx/./model.onnx"]),
          f"llama: model.include must be {INCLUDE_RULE}, got 'onnx/./model.onnx'"),
+        # The rest of the section swept the same way: an image the runtime cannot parse
+        # (distribution/reference) and a resource group Azure refuses.
+        (local(image="Python:3.12-slim"),
+         f"llama: model.image must be {IMAGE_RULE}, got 'Python:3.12-slim'"),
+        (local(image="python:3.12:slim"),
+         f"llama: model.image must be {IMAGE_RULE}, got 'python:3.12:slim'"),
+        (on("azure-blob", source="az://mymodels/models/llama", revision="v1",
+            source_resource_group="models."),
+         "llama: model.source_resource_group must be a resource group name (1-90 letters, "
+         "digits, '_', '-', '.', '(' and ')', not ending with '.'), got 'models.'"),
         (local(token_secret={"name": "hf", "key": "..token"}),
          "llama: model.token_secret.key must be a Secret key (letters, digits, '-', '_' and '.', "
          "at most 253 characters, not '.' and not starting with '..'), got '..token'"),

@@ -107,18 +107,11 @@ def share_name(store: str, field: str, value: Any) -> None:
         raise ModelStoreInputError(store, field, value, SHARE_NAME_RULE)
 
 
-# Resource group names (learn.microsoft.com/azure/azure-resource-manager/management/resource-
-# name-rules, Microsoft.Resources): 1-90 letters, digits, '_', '-', '.', '(' and ')', not
-# ending with '.'.
-RESOURCE_GROUP_PATTERN = r"[\w().-]{0,89}[\w()-]"
-_RESOURCE_GROUP = re.compile(RESOURCE_GROUP_PATTERN)
-RESOURCE_GROUP_RULE = (
-    "a resource group name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.')"
-)
-
-
-def is_resource_group_name(value: Any) -> bool:
-    return isinstance(value, str) and _RESOURCE_GROUP.fullmatch(value) is not None
+# Resource group names: the one rule in ``model/names.py`` (Azure's resource name rules), which
+# the model section's source_resource_group shares.
+RESOURCE_GROUP_PATTERN = names.AZURE_RESOURCE_GROUP_PATTERN
+RESOURCE_GROUP_RULE = names.AZURE_RESOURCE_GROUP_RULE
+is_resource_group_name = names.is_azure_resource_group_name
 
 
 def resource_group_name(store: str, field: str, value: Any) -> None:

@@ -143,3 +143,17 @@ def is_azure_container_name(value: Any) -> bool:
         and _AZURE_CONTAINER.fullmatch(value) is not None
         and not value.endswith("-")
     )
+
+
+# Resource group names (learn.microsoft.com/azure/azure-resource-manager/management/resource-
+# name-rules, Microsoft.Resources): 1-90 letters, digits, '_', '-', '.', '(' and ')', not
+# ending with '.'.
+AZURE_RESOURCE_GROUP_PATTERN = r"[\w().-]{0,89}[\w()-]"
+_AZURE_RESOURCE_GROUP = re.compile(AZURE_RESOURCE_GROUP_PATTERN)
+AZURE_RESOURCE_GROUP_RULE = (
+    "a resource group name (1-90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.')"
+)
+
+
+def is_azure_resource_group_name(value: Any) -> bool:
+    return isinstance(value, str) and _AZURE_RESOURCE_GROUP.fullmatch(value) is not None
