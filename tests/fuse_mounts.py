@@ -52,6 +52,9 @@ class View:
     allow_other: bool
     allow_root: bool
     read_only: bool
+    kernel_checks: bool = True
+    """Whether the kernel checks the modes (FUSE ``default_permissions``); without it the
+    daemon alone decides."""
 
     def may(self, uid: int, groups: Sequence[int], want: str, kind: str) -> bool:
         """Whether a process of ``uid`` in ``groups`` may ``want`` ("read" or "write") a
@@ -61,6 +64,8 @@ class View:
             return False  # FUSE refuses every other user outright (EACCES)
         if want == "write" and self.read_only:
             return False
+        if not self.kernel_checks:
+            return True  # blobfuse2 checks no caller's uid either
         mode = self.dir_mode if kind == "dir" else self.file_mode
         if uid == self.uid:
             bits = mode >> 6
@@ -124,6 +129,30 @@ def gcsfuse_view(pv_spec: Mapping[str, Any], fs_group: int | None = None) -> Vie
         allow_other=True,
         allow_root=True,
         read_only="ro" in given or bool(pv_spec["csi"].get("readOnly")),
+    )
+
+
+def blobfuse_view(pv_spec: Mapping[str, Any], fs_group: int | None = None) -> View:
+    """An Azure Blob (blobfuse2) PV as a pod sees it. The driver mounts as root and ignores
+    fsGroup (blob-csi-driver docs/driver-parameters.md); blobfuse2 shows everything 0777 with
+    ``-o allow_other`` (else 0775 folders, 0755 files: Azure/azure-storage-fuse
+    component/libfuse/libfuse.go lines 238-248, common/types.go lines 64-66), and drops
+    ``-o default_permissions`` (common/types.go line 81, ``FuseIgnoredFlags``), so the kernel
+    checks no mode: whoever FUSE admits may read and write, unless the mount is read-only."""
+    given = _options(
+        [o.removeprefix("-o ").strip() for o in pv_spec.get("mountOptions") or ()], r"="
+    )
+    allow_other = "allow_other" in given or "--allow-other" in given or "allow-other" in given
+    return View(
+        uid=0,
+        gid=0,
+        dir_mode=0o777 if allow_other else 0o775,
+        file_mode=0o777 if allow_other else 0o755,
+        mounter=0,
+        allow_other=allow_other,
+        allow_root="allow_root" in given,
+        read_only="ro" in given or "read-only" in given or bool(pv_spec["csi"].get("readOnly")),
+        kernel_checks=False,
     )
 
 

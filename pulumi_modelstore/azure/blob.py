@@ -414,6 +414,11 @@ def mount_options(a: Any, read_only: bool) -> list[str]:
     both set: blobfuse2 keeps its CPU-sized prefetch default once the pool is set), long
     attribute caches. Writers: blobfuse2's default file cache, no block cache: block cache
     uploads whole blocks on flush, and several nodes writing one file through it corrupt it."""
+    # Who may use the mount: blobfuse2 runs as root on the node, and with allow_other shows
+    # every file and folder 0777 (Azure/azure-storage-fuse component/libfuse/libfuse.go lines
+    # 238-240, common/types.go line 66) and drops default_permissions (common/types.go line
+    # 81), so no mode is checked: the seed Job (uid 65532, no chown on blobfuse) writes and
+    # readers of any uid read (tests/test_azure_blob.py holds it).
     options = ["-o allow_other"]
     if read_only:
         seconds = a["attribute_cache_seconds"]
