@@ -245,13 +245,13 @@ def _velero() -> list[str]:
         "",
         inspect.cleandoc(VeleroArgs.__doc__ or ""),
         "",
-        "| Key | Type | Default | Description |",
-        "| --- | --- | --- | --- |",
+        "| Key | camelCase | Type | Default | Description |",
+        "| --- | --- | --- | --- | --- |",
     ]
     types = {bool: "bool", str: "string", int: "int"}
     for field in fields_of(VeleroArgs).values():
         out.append(
-            f"| `{field.name}` | {types[field.annotation]} | "
+            f"| `{field.name}` | `{field.camel}` | {types[field.annotation]} | "
             f"{_default(field.default)} | {_cell(field.doc)} |"
         )
     out.append("")

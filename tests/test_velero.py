@@ -570,3 +570,20 @@ def test_velero_on_an_eks_cluster_without_an_oidc_provider_is_refused_first(tmp_
         f"{issuer} ()); create one with `eksctl utils associate-iam-oidc-provider`), got true",
         invoke_overrides={OIDC: missing},
     )
+
+
+def test_a_velero_entry_takes_either_spelling_of_its_keys_as_every_section_does():
+    """``retentionDays`` as ``backup`` takes it (one camelCase rule for stack config); the same
+    field in both spellings is refused, naming both."""
+    from pulumi_modelstore.kube.velero import parse_velero
+
+    path = "modelstore:clusters.prod.velero"
+    camel, errors = parse_velero(path, "eks", {"retentionDays": 14, "schedule": "0 4 * * *"})
+    snake, _ = parse_velero(path, "eks", {"retention_days": 14, "schedule": "0 4 * * *"})
+    assert errors == [] and camel == snake and camel is not None and camel.retention_days == 14
+    _, errors = parse_velero(path, "eks", {"retentionDays": 14, "retention_days": 3})
+    assert [str(e) for e in errors] == [
+        "modelstore:clusters.prod.velero.retention_days must be unset when "
+        "modelstore:clusters.prod.velero.retentionDays is given (the same field, spelled "
+        "differently), got 3"
+    ]

@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 
 from ..backup import CRON_ALLOWED, DEFAULT_SCHEDULE, cron_problem
 from ..errors import ModelStoreInputError
+from ..fields import python_keys
 from ..model import names
 from .drivers import CsiDriverChart, helm_release
 
@@ -50,7 +51,8 @@ MAX_RETENTION_DAYS = 106751
 
 
 class VeleroArgs(TypedDict, total=False):
-    """A cluster entry's ``velero`` in stack config (``modelstore:clusters.<key>.velero``):
+    """A cluster entry's ``velero`` in stack config (``modelstore:clusters.<key>.velero``), each
+    key in either spelling (``retention_days`` or ``retentionDays``):
     Velero installed once on the cluster, its bucket and identity made by the cluster's cloud,
     and a Schedule for each store whose ``backup`` is enabled."""
 
@@ -132,7 +134,9 @@ def parse_velero(
 
     if not isinstance(raw, Mapping):
         return None, [error("", raw, f"a mapping with {', '.join(FIELDS)}")]
-    errors: list[ModelStoreInputError] = []
+    # Either spelling of a field, as every section of a stack's config takes them.
+    raw, both = python_keys(VeleroArgs, raw, path)
+    errors = [ModelStoreInputError(None, where, value, allowed) for where, value, allowed in both]
     for name in raw:
         if name not in FIELDS:
             errors.append(error(str(name), name, f"a field of velero: one of {', '.join(FIELDS)}"))
