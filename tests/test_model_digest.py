@@ -242,6 +242,33 @@ def test_a_rerun_finds_the_same_digest_and_a_new_publish_updates_it(bundle_root,
     assert ApiStub.objects[RECORD]["metadata"]["resourceVersion"] == "2"
 
 
+LABELS = {
+    "modelstore.pulumi.com/store": "llama",
+    "app.kubernetes.io/managed-by": "pulumi-modelstore",
+}
+LABEL_ARGS = [arg for k, v in LABELS.items() for arg in ("--record-label", f"{k}={v}")]
+
+
+def test_the_record_carries_the_labels_the_job_gives_it(bundle_root, tmp_path, api):
+    """Velero's Schedule selects a store's objects by its label (kube/velero.py): the record
+    carries it, created so; a record made before without it gains it on the next run."""
+    run, _ = seed_recording(bundle_root, tmp_path, api, *LABEL_ARGS)
+    assert run.returncode == 0, run.stderr
+    assert ApiStub.objects[RECORD]["metadata"]["labels"] == LABELS
+    del ApiStub.objects[RECORD]["metadata"]["labels"]
+    again, _ = seed_recording(bundle_root, tmp_path, api, *LABEL_ARGS)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip().endswith(f"updated ConfigMap {NAMESPACE}/{RECORD}")
+    assert ApiStub.objects[RECORD]["metadata"]["labels"] == LABELS
+
+
+def test_a_record_label_without_a_value_is_refused(bundle_root, tmp_path, api):
+    run, _ = seed_recording(bundle_root, tmp_path, api, "--record-label", "modelstore")
+    assert run.returncode == 2
+    assert "--record-label must be <key>=<value>, got 'modelstore'" in run.stderr
+    assert ApiStub.objects == {}
+
+
 def test_a_refusal_fails_the_seed_with_the_api_servers_reason(bundle_root, tmp_path, api):
     ApiStub.refuse = True
     run, _ = seed_recording(bundle_root, tmp_path, api)

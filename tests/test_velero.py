@@ -587,3 +587,89 @@ def test_a_velero_entry_takes_either_spelling_of_its_keys_as_every_section_does(
         "modelstore:clusters.prod.velero.retentionDays is given (the same field, spelled "
         "differently), got 3"
     ]
+
+
+# ---- what a restore brings back ----------------------------------------------------------------
+
+JOB = "kubernetes:batch/v1:Job"
+MODEL_STORE = """
+modelstore:clusters:
+  prod:
+    kind: eks
+    name: prod-eks
+{attributes}    velero: {{}}
+modelstore:tokens:
+  llama: {{secure: AAABAHRva2VuLWNpcGhlcnRleHQ=}}
+modelstore:stores:
+  llama:
+    backend: efs
+    cluster: prod
+    readers: [inference]
+    writers: [loader]
+    backup: {{enabled: true}}
+    model: {{source: "hf://google-t5/t5-small", revision: df1b051c49625cf57a3d0d8d3863ed4d13564fe4}}
+"""
+
+
+def _record_labels(args: list[str]) -> dict[str, str]:
+    return dict(args[i + 1].split("=", 1) for i, arg in enumerate(args) if arg == "--record-label")
+
+
+def _restore_holds_what_the_model_jobs_need(p: Plan) -> list[str]:
+    """What each model Job's pod needs that its store's Schedule would not back up: an object
+    it mounts or runs as, made by the plan, without the Schedule's labels or outside its
+    namespaces; the seed's digest record, by the labels the seed gives it."""
+    missing: list[str] = []
+    created = {
+        (
+            s["type"].rsplit(":", 1)[1],
+            s["inputs"]["metadata"].get("namespace"),
+            s["inputs"]["metadata"]["name"],
+        ): s["inputs"]["metadata"].get("labels") or {}
+        for s in p.states()
+        if s["type"].startswith("kubernetes:core/v1:") and "metadata" in s["inputs"]
+    }
+    for schedule in p.by_type(SCHEDULE):
+        template = schedule["inputs"]["spec"]["template"]
+        selector = template["labelSelector"]["matchLabels"]
+        namespaces = template["includedNamespaces"]
+
+        def selected(labels: dict[str, str], selector: dict[str, str] = selector) -> bool:
+            return all(labels.get(k) == v for k, v in selector.items())
+
+        jobs = [j for j in p.by_type(JOB) if selected(j["inputs"]["metadata"]["labels"])]
+        assert jobs, "a store with a model and a Schedule has Jobs"
+        for job in jobs:
+            ns = job["inputs"]["metadata"]["namespace"]
+            name = job["inputs"]["metadata"]["name"]
+            if ns not in namespaces:
+                missing.append(f"{name}: namespace {ns}")
+            pod = job["inputs"]["spec"]["template"]["spec"]
+            needs = [("ServiceAccount", pod.get("serviceAccountName"))]
+            for volume in pod["volumes"]:
+                needs += [
+                    ("ConfigMap", (volume.get("configMap") or {}).get("name")),
+                    ("Secret", (volume.get("secret") or {}).get("secretName")),
+                    (
+                        "PersistentVolumeClaim",
+                        (volume.get("persistentVolumeClaim") or {}).get("claimName"),
+                    ),
+                ]
+            for kind, needed in needs:
+                labels = created.get((kind, ns, needed))
+                if labels is not None and not selected(labels):
+                    missing.append(f"{name}: {kind} {needed}")
+            args = pod["containers"][0]["args"]
+            if "--record-configmap" in args and not selected(_record_labels(args)):
+                missing.append(f"{name}: the record {args[args.index('--record-configmap') + 1]}")
+    return missing
+
+
+def test_a_restore_holds_what_the_model_jobs_need(filled_plans, tmp_path):
+    assert _restore_holds_what_the_model_jobs_need(_velero_plan(filled_plans)) == []
+    # With a token from config: its Secret is backed up with the store.
+    p = plan_directory(_project(tmp_path, MODEL_STORE.format(attributes=EKS_ATTRIBUTES)))
+    assert [s["inputs"]["metadata"]["name"] for s in p.by_type("kubernetes:core/v1:Secret")] == [
+        "llama-model-token"
+    ]
+    assert _restore_holds_what_the_model_jobs_need(p) == []

@@ -414,10 +414,12 @@ def seed_job(
     loader namespace's ``WorkloadMount.patch_pod_spec`` (its claim at the store's root,
     read-write, its service account and pod metadata from the access layer). ``record``: the
     ConfigMap (``<namespace>/<name>``) the seed records the manifest digest in
-    (``kube/model_digest.py``); default: none, nothing recorded. ``layout``: the read layout
-    the seed sets (``model/lustre.py``); default ``none``. ``prepare``: the store's root is
-    root's and no fsGroup applies to it, so :func:`prepare_container` gives it to the seed
-    first; default: false, the driver or the kubelet lets the seed write."""
+    (``kube/model_digest.py``), labelled with ``job.labels`` (the store's: a Velero Schedule
+    selects the store's objects by them, ``kube/velero.py``, so backups hold the record);
+    default: none, nothing recorded. ``layout``: the read layout the seed sets
+    (``model/lustre.py``); default ``none``. ``prepare``: the store's root is root's and no
+    fsGroup applies to it, so :func:`prepare_container` gives it to the seed first; default:
+    false, the driver or the kubelet lets the seed write."""
     args: list[Any] = ["--source", source, "--revision", job.revision, "--dest", STORE_ROOT]
     for pattern in include:
         args += ["--include", pattern]
@@ -437,6 +439,8 @@ def seed_job(
         args += ["--manifest-sha256", job.manifest_sha256]
     if record is not None:
         args += ["--record-configmap", record]
+        for key, value in sorted(job.labels.items()):
+            args += ["--record-label", f"{key}={value}"]
     if layout != "none":
         args += ["--layout", layout]
     pod = _base_pod(

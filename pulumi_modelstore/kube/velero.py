@@ -2,10 +2,20 @@
 Velero chart and the per-store ``Schedule`` (velero.io/v1).
 
 What Velero backs up here is the Kubernetes side of each store: its claims, PVs, service
-accounts and Jobs in the store's consumer namespaces, selected by the store's label. The data
-behind the PVs is the backend's to back up (the store's ``backup`` section), so Velero takes
-no volume snapshots and runs no node agent: a restore recreates the objects, which bind to the
-same storage again. That is also why each cloud's grant is object storage only.
+accounts, the programs' ConfigMaps, the digest record's Role and its ConfigMap (the seed
+labels it, ``model/record.py``), the model token's Secret and Jobs in the store's consumer
+namespaces, selected by the store's label. The data behind the PVs is the backend's to back up
+(the store's ``backup`` section), so Velero takes no volume snapshots and runs no node agent: a
+restore recreates the objects, which bind to the same storage again. That is also why each
+cloud's grant is object storage only.
+
+A restore skips completed Jobs and finished pods (vmware-tanzu/velero at d30d389b,
+``pkg/restore/restore.go`` lines 1166-1174 and ``isCompleted``, lines 2151-2177: a Job with
+``status.completionTime``, which Kubernetes sets only on success, ``batch/v1`` ``JobStatus``);
+a Job that had not succeeded is restored without its controller-uid selector
+(``pkg/restore/actions/job_action.go`` lines 55-59) and runs again, so what its pod mounts must
+be in the backup too. ``pulumi refresh`` then ``pulumi up`` after a restore recreate the
+skipped Jobs (docs/data-protection.md).
 """
 
 from __future__ import annotations

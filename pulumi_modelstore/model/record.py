@@ -14,7 +14,11 @@ What the ServiceAccount may do (the store's Role): ``create`` ConfigMaps in the 
 (RBAC cannot restrict ``create`` to a name: kubernetes.io/docs/reference/access-authn-authz/
 rbac/#referring-to-resources), ``get`` and ``update`` on the one ConfigMap name. So a first run
 creates it; a rerun finds it (409 AlreadyExists), reads it and, where it records another digest
-(the revision was published anew), replaces its data with the resourceVersion it read.
+(the revision was published anew) or lacks a label, replaces it with the resourceVersion it read.
+
+The ConfigMap carries the labels the Job gives (``--record-label``, the store's labels): Velero's
+Schedule for the store selects its objects by the store's label (``kube/velero.py``), so the
+record is backed up with them and a restored store's preview reads it back.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,17 +149,35 @@ def _refused(target: Target, method: str, path: str, status: int, body: dict[str
     return f"ConfigMap {target}: {method} {path} answered {status} ({detail})"
 
 
-def record_digest(api: Api, target: Target, *, digest: str, revision: str, source: str) -> str:
-    """Make the ConfigMap ``target`` hold ``digest`` (and the revision and source it is of);
-    returns what was done: ``created``, ``unchanged`` or ``updated``. Raises
-    :class:`RecordError` with one line when the API server refuses."""
+def parse_label(text: str) -> tuple[str, str]:
+    """``<key>=<value>`` (a ``--record-label``), split at the first ``=``."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise RecordError(f"--record-label must be <key>=<value>, got {text!r}")
+    return key, value
+
+
+def record_digest(
+    api: Api,
+    target: Target,
+    *,
+    digest: str,
+    revision: str,
+    source: str,
+    labels: Mapping[str, str] | None = None,
+) -> str:
+    """Make the ConfigMap ``target`` hold ``digest`` (and the revision and source it is of)
+    and carry ``labels`` (beside any it has); returns what was done: ``created``,
+    ``unchanged`` or ``updated``. Raises :class:`RecordError` with one line when the API
+    server refuses."""
     data = {DIGEST_KEY: digest, REVISION_KEY: revision, SOURCE_KEY: source}
+    wanted = dict(labels or {})
     collection = f"/api/v1/namespaces/{_quote(target.namespace)}/configmaps"
     item = f"{collection}/{_quote(target.name)}"
     body: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": target.name, "namespace": target.namespace},
+        "metadata": {"name": target.name, "namespace": target.namespace, "labels": wanted},
         "data": data,
     }
     status, answer = api.request("POST", collection, body)
@@ -167,10 +190,15 @@ def record_digest(api: Api, target: Target, *, digest: str, revision: str, sourc
         status, found = api.request("GET", item)
         if status != 200:
             raise RecordError(_refused(target, "GET", item, status, found))
-        if found.get("data") == data:
-            return "unchanged"
         metadata = found.get("metadata") or {}
-        body["metadata"] = {**body["metadata"], "resourceVersion": metadata.get("resourceVersion")}
+        have = metadata.get("labels") or {}
+        if found.get("data") == data and wanted.items() <= have.items():
+            return "unchanged"
+        body["metadata"] = {
+            **body["metadata"],
+            "labels": {**have, **wanted},
+            "resourceVersion": metadata.get("resourceVersion"),
+        }
         status, answer = api.request("PUT", item, body)
         if status == 200:
             return "updated"

@@ -36,7 +36,8 @@ What it does, in order:
    never the one just seeded and never one named by ``--in-use`` (what readers mount).
 5. With ``--record-configmap <namespace>/<name>``, records the published manifest's digest in
    that ConfigMap through the Kubernetes API (:mod:`.record`), where the store reads it back
-   as its ``model_manifest_sha256`` output; a refusal fails the seed with the API's reason.
+   as its ``model_manifest_sha256`` output, labelled with each ``--record-label <key>=<value>``
+   (the store's labels: its backups select them); a refusal fails the seed with the API's reason.
 
 It writes one line to the termination message file (``--termination-log``, default
 ``/dev/termination-log``) and to stdout: ``ok: seeded <revision>: 12 files, 15.2 GiB, manifest
@@ -67,7 +68,15 @@ from .layout import (
     write_atomically,
 )
 from .lustre import LayoutError, set_default_layout
-from .record import TOKEN_DIR, Api, RecordError, Target, in_cluster_api, record_digest
+from .record import (
+    TOKEN_DIR,
+    Api,
+    RecordError,
+    Target,
+    in_cluster_api,
+    parse_label,
+    record_digest,
+)
 from .sources import (
     CHUNK,
     Source,
@@ -441,10 +450,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--record-configmap", help="<namespace>/<name>: record the manifest digest there"
     )
+    parser.add_argument(
+        "--record-label",
+        action="append",
+        default=[],
+        help="<key>=<value>: a label of the record (the store's, so backups hold it)",
+    )
     parser.add_argument("--kube-api", help="default: the in-cluster API server (record.py)")
     parser.add_argument("--kube-token-dir", type=Path, default=TOKEN_DIR)
     parser.add_argument("--termination-log", default="/dev/termination-log")
     args = parser.parse_args(argv)
+    try:
+        labels = dict(parse_label(text) for text in args.record_label)
+    except RecordError as error:
+        parser.error(str(error))
 
     def run() -> str:
         target = Target.parse(args.record_configmap) if args.record_configmap else None
@@ -466,7 +485,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if target is not None:
             api = Api(args.kube_api or in_cluster_api(), args.kube_token_dir)
             done = record_digest(
-                api, target, digest=result.digest, revision=args.revision, source=args.source
+                api,
+                target,
+                digest=result.digest,
+                revision=args.revision,
+                source=args.source,
+                labels=labels,
             )
             recorded = f", {done} ConfigMap {target}"
         return result.line() + recorded
