@@ -111,6 +111,40 @@ def test_tree_lists_components_and_children(capsys):
     assert all(line.startswith("  llama.") and ": " in line for line in outputs), outputs
 
 
+def test_tree_marks_the_values_the_plan_made_up(capsys):
+    """Issue 25: a reviewer tells the values the plan invented (a lookup's placeholder answer,
+    --fill-outputs) from the stack's own. aws-efs lists its subnets; the placeholder getSubnet
+    puts each in a zone, and the store names a mount target after each zone."""
+    code, out, _ = run_cli(capsys, "--cwd", str(ROOT), "--stack", "aws-efs", "--format", "tree")
+    assert code == 0
+    lines = out.splitlines()
+    mounts = [line for line in lines if "aws:efs/mountTarget:MountTarget" in line]
+    assert mounts == [
+        "│  ├─ + aws:efs/mountTarget:MountTarget  t5-mount-target-eu-west-1b  (placeholder)",
+        "│  ├─ + aws:efs/mountTarget:MountTarget  t5-mount-target-eu-west-1c  (placeholder)",
+    ]
+    assert lines[-2] == (
+        "(placeholder): holds a value modelstore plan made up, not the stack's own (from the "
+        "data source aws:ec2/getSubnet:getSubnet): pulumi up uses what the cloud answers"
+    )
+    # Only those: the stack's own names and values are not marked.
+    assert sum("(placeholder)" in line for line in lines) == 3
+
+    code, out, _ = run_cli(
+        capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "tree", "--fill-outputs"
+    )
+    assert code == 0
+    lines = out.splitlines()
+    assert '  llama.fileSystemId: "fs-2fa32b377424e81ec"  (placeholder)' in lines
+    assert '  llama.claimNames.inference: "llama"' in lines  # the stack's own
+    assert "(from --fill-outputs)" in lines[-2]
+    # The JSON plan (the goldens, tools) holds values only: nothing is marked there.
+    code, out, _ = run_cli(
+        capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "json", "--fill-outputs"
+    )
+    assert "(placeholder)" not in out
+
+
 def test_mermaid_is_a_flowchart_with_dependency_edges(capsys):
     code, out, _ = run_cli(capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "mermaid")
     assert code == 0

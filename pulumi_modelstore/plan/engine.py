@@ -118,6 +118,12 @@ class Plan:
     fill_outputs: bool
     config: dict[str, str] = field(default_factory=dict)
     secret_keys: list[str] = field(default_factory=list)
+    placeholders: dict[str, str] = field(default_factory=dict)
+    """Each value the plan made up (:func:`.placeholders.invented`) -> where from: the data
+    source whose placeholder answer held it, ``--fill-outputs`` (a created resource's
+    placeholder outputs) or the read whose placeholder outputs did. Not part of the JSON
+    plan: the tree marks what holds one, so that a reviewer tells invented values from the
+    stack's own."""
 
     def states(self) -> Iterator[dict[str, Any]]:
         for step in self.steps:
@@ -191,6 +197,12 @@ class PlanMocks(mocks.Mocks):
         self.fill_outputs = fill_outputs
         self.invokes = {**placeholders.INVOKES, **(invoke_overrides or {})}
         self.calls: list[dict[str, Any]] = []
+        self.invented: dict[str, str] = {}  # Plan.placeholders
+        self._own = set(self.config.values())
+
+    def _invented(self, answer: Any, given: Any, source: str) -> None:
+        for value in placeholders.invented(answer, {*self._own, *placeholders.strings(given)}):
+            self.invented.setdefault(value, source)
 
     @staticmethod
     def _key(args: mocks.MockResourceArgs) -> str:
@@ -214,15 +226,17 @@ class PlanMocks(mocks.Mocks):
             out = placeholders.resource_outputs(
                 args.typ, key, args.resource_id, inputs, self.config
             )
+            self._invented(out, inputs, f"the read of {args.typ}")
             return args.resource_id, {**inputs, **out}
         if not self.fill_outputs:
             return "", inputs
         key = self._key(args)
         id_ = placeholders.resource_id(args.typ, key, inputs)
-        return id_, {
-            **inputs,
-            **placeholders.resource_outputs(args.typ, key, id_, inputs, self.config),
-        }
+        out = placeholders.resource_outputs(args.typ, key, id_, inputs, self.config)
+        # A Kubernetes object's id is its namespace and name, the stack's own.
+        made = out if args.typ.startswith("kubernetes:") else {"id": id_, **out}
+        self._invented(made, inputs, "--fill-outputs")
+        return id_, {**inputs, **out}
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict, list]:
         handler = self.invokes.get(args.token)
@@ -238,9 +252,11 @@ class PlanMocks(mocks.Mocks):
                 )
             ]
         try:
-            return handler(args.args, self.config), []
+            answer = handler(args.args, self.config)
         except Exception as exc:  # a data source that finds nothing fails, as on the real engine
             return {}, [("", " ".join(str(exc).split()))]
+        self._invented(answer, args.args, f"the data source {args.token}")
+        return answer, []
 
 
 def _finished(step: Coroutine[Any, Any, _T]) -> _T:
@@ -499,6 +515,7 @@ def plan_program(
         fill_outputs=fill_outputs,
         config=config,
         secret_keys=sorted(secret_keys or []),
+        placeholders=dict(sorted(plan_mocks.invented.items())),
     )
 
 

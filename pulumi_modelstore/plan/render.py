@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from .engine import SECRET, UNKNOWN, Plan
+from .placeholders import strings
 
 FORMATS = ("json", "tree", "mermaid", "yaml")
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -65,18 +66,51 @@ def _children(plan: Plan) -> dict[str, list[dict[str, Any]]]:
     return children
 
 
+PLACEHOLDER = "(placeholder)"
+"""The mark of a tree line holding a value the plan made up (``Plan.placeholders``)."""
+
+
+class _Placeholders:
+    """Which texts hold a value the plan made up, and where the marked ones came from."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.values = plan.placeholders
+        self.used: set[str] = set()
+
+    def mark(self, *texts: str) -> str:
+        """`` (placeholder)`` when one of ``texts`` holds a made-up value, else ''."""
+        for text in texts:
+            for value, source in self.values.items():
+                if value in text:
+                    self.used.add(source)
+                    return f"  {PLACEHOLDER}"
+        return ""
+
+    def legend(self) -> list[str]:
+        if not self.used:
+            return []
+        return [
+            f"{PLACEHOLDER}: holds a value modelstore plan made up, not the stack's own (from "
+            f"{', '.join(sorted(self.used))}): pulumi up uses what the cloud answers"
+        ]
+
+
 def to_tree(plan: Plan) -> str:
     """Components and their children, one line each, in dependency order. The program's log
     messages are not among them: ``modelstore plan`` writes them to standard error as they
-    come (the JSON keeps them as ``diagnostics``, as ``pulumi preview --json`` does)."""
+    come (the JSON keeps them as ``diagnostics``, as ``pulumi preview --json`` does). A line
+    holding a value the plan made up (a subnet, a zone, an account: ``Plan.placeholders``) ends
+    in ``(placeholder)``, explained by a legend line."""
     children = _children(plan)
     ops = {"create": "+", "read": ">", "import": "="}
     lines: list[str] = []
+    made_up = _Placeholders(plan)
 
     def walk(step: dict[str, Any], prefix: str, last: bool, root: bool) -> None:
         state = step["newState"]
         op = ops.get(step["op"], "?")
-        label = f"{op} {state['type']}  {_short_name(state['urn'])}{_flags(state)}"
+        name = _short_name(state["urn"])
+        label = f"{op} {state['type']}  {name}{_flags(state)}{made_up.mark(name)}"
         if root:
             lines.append(label)
             child_prefix = ""
@@ -101,21 +135,28 @@ def to_tree(plan: Plan) -> str:
     if plan.outputs:
         lines.append("Outputs:")
         for key, value in sorted(plan.outputs.items()):
-            lines += _output_lines(key, _shown(value))
+            lines += _output_lines(key, _shown(value), made_up)
+    lines += made_up.legend()
     summary = ", ".join(f"{n} to {op}" for op, n in change_summary(plan).items())
     lines.append(f"Resources: {summary}")
     return "\n".join(lines) + "\n"
 
 
-def _output_lines(key: str, value: Any) -> list[str]:
+def _output_lines(key: str, value: Any, made_up: _Placeholders) -> list[str]:
     """An output one leaf a line (``  llama.claimNames.inference: "llama"``), so a pull-request
     comment reads it and a diff shows the one value that changed; a list of plain values stays
-    on its line."""
+    on its line. A made-up value is marked."""
     if isinstance(value, dict) and value:
-        return [line for k, v in sorted(value.items()) for line in _output_lines(f"{key}.{k}", v)]
+        return [
+            line
+            for k, v in sorted(value.items())
+            for line in _output_lines(f"{key}.{k}", v, made_up)
+        ]
     if isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
-        return [line for i, v in enumerate(value) for line in _output_lines(f"{key}[{i}]", v)]
-    return [f"  {key}: {json.dumps(value, sort_keys=True)}"]
+        return [
+            line for i, v in enumerate(value) for line in _output_lines(f"{key}[{i}]", v, made_up)
+        ]
+    return [f"  {key}: {json.dumps(value, sort_keys=True)}{made_up.mark(*strings(value))}"]
 
 
 def _shown(value: Any) -> Any:

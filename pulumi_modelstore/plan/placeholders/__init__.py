@@ -21,9 +21,11 @@ from .registry import (
     InvokeHandler,
     OutputsFn,
     digest,
+    invented,
     outputs_of,
     resource_id,
     resource_outputs,
+    strings,
 )
 
 __all__ = [
@@ -36,7 +38,9 @@ __all__ = [
     "InvokeHandler",
     "OutputsFn",
     "digest",
+    "invented",
     "outputs_of",
     "resource_id",
     "resource_outputs",
+    "strings",
 ]

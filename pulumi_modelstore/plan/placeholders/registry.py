@@ -6,15 +6,48 @@ and no cloud module imports the package."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from pulumi.runtime.rpc import UNKNOWN
 
 from ...model.record import DIGEST_KEY
 
 InvokeHandler = Callable[[Mapping[str, Any], Mapping[str, str]], dict[str, Any]]
 INVOKES: dict[str, InvokeHandler] = {}
 """Data source token -> its placeholder answer, filled by each cloud's module."""
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in a value (the leaves of its mappings and lists)."""
+    if isinstance(value, Mapping):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from strings(item)
+    elif isinstance(value, str):
+        yield value
+
+
+def invented(answer: Any, given: Iterable[str]) -> set[str]:
+    """The values of a placeholder answer that the plan made up: the strings of ``answer``
+    that look like an identifier or a fact of one account (at least 6 characters, a digit
+    among them: ids, ARNs, zones, account and project numbers, issuer URLs, versions) and are
+    not found in the ``given`` values (the lookup's arguments and the stack's config, which are
+    the stack's own: an issuer URL given with its scheme is answered without it). Constants
+    that read alike on every account (``ACTIVE``, ``amazonaws.com``) have no digit and are
+    left out, so that they mark nothing by chance."""
+    own = set(given)
+    return {
+        s
+        for s in strings(answer)
+        if len(s) >= 6
+        and s != UNKNOWN
+        and any(c.isdigit() for c in s)
+        and not any(s in text for text in own)
+    }
 
 
 def digest(*parts: str, length: int = 17) -> str:
