@@ -52,7 +52,7 @@ TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
 IMAGE_PATH = "/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"
 CONTAINER_TIMEOUT = 120
 # The capabilities a container runtime gives a container by default (containerd's
-# pkg/oci/spec.go defaultUnixCaps, CRI-O's the same list), before securityContext drops and adds.
+# pkg/oci/spec.go defaultUnixCaps), before its securityContext drops and adds.
 DEFAULT_CAPS = (
     *("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD", "NET_RAW", "SETGID", "SETUID"),
     *("SETFCAP", "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE"),
@@ -166,21 +166,21 @@ def azure_files_root(pv: Mapping[str, Any], fs_group: int | None) -> Root:
 def mountpoint_root(pv: Mapping[str, Any], fs_group: int | None) -> Root:
     """Mountpoint for S3 shows every file and folder with the mount's ``uid``/``gid`` (else
     the mounting process's, root's), folders ``dir-mode`` (default 0755) and files
-    ``file-mode`` (0644), and lets the kernel check permissions (awslabs/mountpoint-s3
-    ``mountpoint-s3-fs/src/fuse/config.rs`` and ``doc/CONFIGURATION.md``, "File and directory
-    permissions"). The driver's CSIDriver sets no fsGroupPolicy
-    (tests/charts/aws-mountpoint-s3-csi-driver-2.7.0)."""
+    ``file-mode`` (0644) (awslabs/mountpoint-s3, commit 58817cab,
+    ``mountpoint-s3-fs/src/fs/config.rs``:75-85), and lets the kernel check permissions
+    (``mountpoint-s3-fs/src/fuse/config.rs``:39, ``DefaultPermissions``). The driver's
+    CSIDriver sets no fsGroupPolicy (tests/charts/aws-mountpoint-s3-csi-driver-2.7.0)."""
     o = _options(pv)
     return Root(int(o.get("uid") or 0), int(o.get("gid") or 0), _octal(o.get("dir-mode"), 0o755))
 
 
 def gcsfuse_root(pv: Mapping[str, Any], fs_group: int | None) -> Root:
     """Cloud Storage FUSE shows everything as root's, folders 0755 and files 0644, unless
-    ``uid``, ``gid``, ``dir-mode``, ``file-mode`` say otherwise (gcs-fuse-csi-driver
-    ``docs/troubleshooting.md``); given a pod's fsGroup the driver mounts with
-    ``gid=<fsGroup>``, ``file-mode=664``, ``dir-mode=775`` (before the PV's own options,
-    which win: ``pkg/csi_driver/node.go`` NodePublishVolume, "Delegate fsGroup to CSI
-    Driver")."""
+    ``uid``, ``gid``, ``dir-mode``, ``file-mode`` say otherwise (GoogleCloudPlatform/
+    gcs-fuse-csi-driver, commit 5fcdc04a, ``docs/troubleshooting.md``:60); given a pod's
+    fsGroup the driver mounts with ``gid=<fsGroup>``, ``file-mode=664``, ``dir-mode=775``,
+    before the PV's own options, which win (``pkg/csi_driver/utils.go``:377, "Delegate fsGroup
+    to CSI Driver")."""
     o = _options(pv)
     gid, dir_mode = 0, 0o755
     if fs_group is not None:
@@ -194,8 +194,9 @@ def gcsfuse_root(pv: Mapping[str, Any], fs_group: int | None) -> Root:
 
 def blobfuse_root(pv: Mapping[str, Any], fs_group: int | None) -> Root:
     """blobfuse2, mounted by the driver as root, shows files and folders 0777 with
-    ``allow-other`` (Azure/azure-storage-fuse ``common/types.go``
-    ``DefaultAllowOtherPermissionBits``; 0755/0775 without it) as the mounting user's."""
+    ``allow-other`` (Azure/azure-storage-fuse, commit 74098e3d, ``common/types.go``:64-66,
+    ``DefaultAllowOtherPermissionBits``; 0755 files and 0775 folders without it) as the
+    mounting user's."""
     allow_other = "allow_other" in _options(pv) or "allow-other" in _options(pv)
     return Root(0, 0, 0o777 if allow_other else 0o775)
 
@@ -217,6 +218,8 @@ DRIVERS: dict[str, Callable[[Mapping[str, Any], int | None], Root]] = {
     "gcsfuse.csi.storage.gke.io": gcsfuse_root,
     "blob.csi.azure.com": blobfuse_root,
 }
+# Drivers whose mount shows its own owner and mode at every mount, whatever is stored.
+FUSE_DRIVERS = ("s3.csi.aws.com", "gcsfuse.csi.storage.gke.io", "blob.csi.azure.com")
 # Provisioners of dynamic claims whose volumes are block devices formatted ext4.
 BLOCK_PROVISIONERS = {"ebs.csi.aws.com", "pd.csi.storage.gke.io", "disk.csi.azure.com"}
 
@@ -425,7 +428,9 @@ def world(where: Path) -> Iterator[World]:
                 context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
                 context.load_cert_chain(cert, key)
                 server.socket = context.wrap_socket(server.socket, server_side=True)
-            threading.Thread(target=server.serve_forever, daemon=True).start()
+            # A short poll: shutdown() waits for the loop to look (0.5 s by default).
+            poll = {"poll_interval": 0.02}
+            threading.Thread(target=server.serve_forever, kwargs=poll, daemon=True).start()
             stack.callback(server.server_close)
             stack.callback(server.shutdown)
             ports.append(server.server_address[1])
@@ -509,7 +514,7 @@ class Node:
             os.chown(path, root.uid, root.gid)
             path.chmod(root.mode)
             self.storage[key] = path
-        elif pv and driver_of(pv) in ("s3.csi.aws.com", "gcsfuse.csi.storage.gke.io"):
+        elif pv and driver_of(pv) in FUSE_DRIVERS:
             # A FUSE mount shows its own owner and mode, whatever the last mount showed.
             os.chown(path, root.uid, root.gid)
             path.chmod(root.mode)
