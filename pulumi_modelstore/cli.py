@@ -138,7 +138,29 @@ def _parser() -> argparse.ArgumentParser:
     size.add_argument("--stack", help="size the stores this stack declares, as declared")
     size.add_argument("--cwd", default=".", help="Pulumi project directory, with --stack")
     size.add_argument("--format", choices=("text", "json"), default="text")
+    fields = sub.add_parser(
+        "fields",
+        help="every field of a backend, component or section, from the installed package",
+        description=(
+            "The fields of a backend (efs), a component (EfsModelStore) or a section (model, "
+            "backup, token_secret, velero) with their camelCase spelling, default and "
+            "description, from the installed package's docstrings; without NAME, what it knows."
+        ),
+    )
+    fields.add_argument("name", nargs="?", help="a backend, component or section")
     return parser
+
+
+def _fields(args: argparse.Namespace) -> int:
+    """``modelstore fields``: the listing on standard output; 1 for a name it does not know."""
+    from .docs import DocsError, field_listing
+
+    try:
+        sys.stdout.write(field_listing(args.name))
+    except DocsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _size(args: argparse.Namespace) -> int:
@@ -210,6 +232,8 @@ def _run(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "size":
         return _size(args)
+    if args.command == "fields":
+        return _fields(args)
     base = None
     fill_outputs = args.fill_outputs
     if args.compare is not None:

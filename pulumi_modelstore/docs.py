@@ -261,6 +261,103 @@ def _velero() -> list[str]:
 # ---- the command -------------------------------------------------------------------------------
 
 
+# ---- the installed reference (modelstore fields) -------------------------------------------------
+
+
+def _installed_components() -> dict[str, type]:
+    """Class name -> every public component whose room is installed (the reference's
+    components, less the rooms whose extra is missing)."""
+    import importlib
+
+    import pulumi
+
+    from .cluster import ClusterScope
+    from .extras import MissingExtraError
+    from .schema import ROOMS
+    from .store import ModelStore
+
+    modules = [importlib.import_module(__package__)]
+    for room in ROOMS:
+        try:
+            modules.append(importlib.import_module(f"{__package__}.{room}"))
+        except MissingExtraError:
+            continue
+    found: set[type] = set(ModelStore.backends().values())
+    pending: list[type] = [ClusterScope]
+    while pending:
+        for sub in pending.pop().__subclasses__():
+            found.add(sub)
+            pending.append(sub)
+    for module in modules:
+        for name in getattr(module, "__all__", ()):
+            value = getattr(module, name)
+            if isinstance(value, type) and issubclass(value, pulumi.ComponentResource):
+                found.add(value)
+    return {
+        cls.__name__: cls
+        for cls in found
+        if cls.__module__.startswith(f"{__package__}.")
+        and cls not in (ModelStore, ClusterScope)
+        and "args" in typing.get_type_hints(cls.__init__)
+    }
+
+
+def _sections() -> dict[str, type]:
+    """The nested sections by the key a store or cluster entry takes them under."""
+    from .backup import BackupArgs
+    from .kube.velero import VeleroArgs
+    from .modelsection import ModelSection, TokenSecret
+
+    return {
+        "model": ModelSection,
+        "token_secret": TokenSecret,
+        "backup": BackupArgs,
+        "velero": VeleroArgs,
+    }
+
+
+def field_listing(name: str | None) -> str:
+    """What ``modelstore fields [NAME]`` prints: with no name, the backends, components and
+    sections it knows; with a backend (``efs``), a component (``EfsModelStore``) or a section
+    (``model``), every field with its camelCase spelling, default and description, from the
+    installed package's own docstrings (the generated ``docs/reference.md`` says the same)."""
+    import textwrap
+
+    from .fields import fields_of
+    from .store import ModelStore
+
+    components = _installed_components()
+    backends = {b: cls for b, cls in ModelStore.backends().items() if cls in components.values()}
+    sections = _sections()
+    if name is None:
+        lines = ["Backends (a store's backend in stack config) and their components:"]
+        lines += [f"  {b:<16} {cls.__name__}" for b, cls in sorted(backends.items())]
+        others = sorted(set(components) - {cls.__name__ for cls in backends.values()})
+        lines += ["Other components:", *(f"  {c}" for c in others)]
+        lines += ["Sections:", *(f"  {s}" for s in sections)]
+        lines.append("modelstore fields NAME lists the fields of one of them.")
+        return "\n".join(lines) + "\n"
+    target: type | None = backends.get(name) or components.get(name)
+    if target is not None:
+        args = _args_type(target)
+        title = f"{target.__name__} ({_public_module(target)}.{target.__name__})"
+    elif name in sections:
+        args = sections[name]
+        title = f"section {name} ({args.__module__}.{args.__name__})"
+    else:
+        known = [*sorted(backends), *sorted(components), *sections]
+        raise DocsError(f"{name!r} is no backend, component or section: one of {', '.join(known)}")
+    fields = fields_of(args)
+    lines = [f"{title}: {len(fields)} fields"]
+    for field in fields.values():
+        default = _default(field.default)
+        head = f"{field.name} ({field.camel})" + (f", default {default}" if default else "")
+        lines.append(head)
+        body = _cell(field.doc).replace("``", "`")
+        lines += textwrap.wrap(body, 96, initial_indent="    ", subsequent_indent="    ")
+    return "\n".join(lines) + "\n"
+
+
 # ---- the compatibility table --------------------------------------------------------------------
 
 

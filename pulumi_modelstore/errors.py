@@ -7,8 +7,9 @@ import difflib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-REFERENCE = "docs/reference.md"
-"""The generated reference every field of every component is listed in (``docs.py``)."""
+REFERENCE = "`modelstore fields`"
+"""The command of the installed package that lists every backend and component and, given one,
+its fields (``docs.field_listing``; ``docs/reference.md`` is the same, generated, in a clone)."""
 LONG_LIST = 10
 """A list of valid names longer than this is shortened in a message to its nearest few (the
 ten backends still read on one line; a store's 14 to 40 fields do not)."""
@@ -23,8 +24,9 @@ _NEAR = 0.5
 
 
 def reference(component: str) -> str:
-    """Where ``docs/reference.md`` lists ``component``'s fields (its section's anchor)."""
-    return f"{REFERENCE}#{component.lower()}"
+    """The command that lists ``component``'s fields, which every install has (a pip user has
+    no ``docs/`` folder)."""
+    return f"`modelstore fields {component}`"
 
 
 def _folded(name: str) -> str:
@@ -72,7 +74,7 @@ def one_of(
     nearest = difflib.get_close_matches(text, names, n=NEAREST, cutoff=_NEAR)
     if guess is not None and guess not in nearest:
         nearest = [guess, *nearest[: NEAREST - 1]]
-    listed = f"one of the {len(names)} {noun} listed in {where}"
+    listed = f"one of the {len(names)} {noun} listed by {where}"
     return (f"{listed} (nearest: {', '.join(nearest)})" if nearest else listed), hint
 
 

@@ -324,9 +324,9 @@ class Parser:
     ) -> None:
         self.store = store
         self.reference = reference(component) if component is not None else None
-        """Where the reference lists the fields (``component``'s section of
-        ``docs/reference.md``): an unknown name's message points there instead of listing a
-        long list in full. None (the default): every field is listed."""
+        """The command that lists the fields (``modelstore fields <component>``): an unknown
+        name's message points there instead of listing a long list in full. None (the
+        default): every field is listed."""
         self.args_type = args_type
         self.fields = fields_of(args_type)
         self.written: dict[str, str] = dict(written or {})

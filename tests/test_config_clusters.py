@@ -51,7 +51,7 @@ ROWS: list[tuple[str, str, list[str]]] = [
         """,
         [
             "modelstore:stores.llama.readerz must be a field of backend local: one of the 15 "
-            "fields listed in docs/reference.md#localmodelstore (nearest: readers), got "
+            "fields listed by `modelstore fields LocalModelStore` (nearest: readers), got "
             "'readerz'; did you mean `readers`?"
         ],
     ),

@@ -1399,8 +1399,8 @@ BAD_CACHE = [
     ),
     (
         {"sizes": "100Gi"},
-        "llama: field name must be one of the 29 fields listed in docs/reference.md#ebsmodelcache "
-        "(nearest: writers, volume_size), got 'sizes'",
+        "llama: field name must be one of the 29 fields listed by "
+        "`modelstore fields EbsModelCache` (nearest: writers, volume_size), got 'sizes'",
     ),
     ({"protect": "false"}, "llama: protect must be true or false, got 'false'"),
     ({"protect": None}, "llama: protect is missing; it must be true or false"),

@@ -962,8 +962,9 @@ def test_unknown_field_names_the_allowed_ones():
     with pytest.raises(PlanError) as err:
         plan(efs(throughput="elastic"))
     assert str(err.value) == (
-        "llama: field name must be one of the 39 fields listed in docs/reference.md#efsmodelstore "
-        "(nearest: throughput_mode), got 'throughput'; did you mean `throughput_mode`?"
+        "llama: field name must be one of the 39 fields listed by "
+        "`modelstore fields EfsModelStore` (nearest: throughput_mode), got 'throughput'; "
+        "did you mean `throughput_mode`?"
     )
 
 

@@ -510,8 +510,8 @@ def test_unknown_field_names_the_allowed_ones():
     with pytest.raises(PlanError) as err:
         plan(fsx(storage_capacity=1200))
     assert str(err.value) == (
-        "llama: field name must be one of the 39 fields listed in "
-        "docs/reference.md#fsxlustremodelstore (nearest: storage_capacity_gib, storage_type, "
+        "llama: field name must be one of the 39 fields listed by "
+        "`modelstore fields FsxLustreModelStore` (nearest: storage_capacity_gib, storage_type, "
         "drive_cache_type), got 'storage_capacity'; did you mean `storage_capacity_gib`?"
     )
 

@@ -33,7 +33,7 @@ PROJECT = "name: modelstore\nruntime: python\n"
 BACKENDS = "one of " + ", ".join(sorted(BACKEND_CLASSES))
 STORES = "a mapping of store names to their fields, with at least one store"
 FIELDS = "a mapping of field names to values"
-LOCAL_FIELDS = "one of the 15 fields listed in docs/reference.md#localmodelstore"
+LOCAL_FIELDS = "one of the 15 fields listed by `modelstore fields LocalModelStore`"
 # Who refuses a file row: its messages' {stack} and {project} stand for the files' paths.
 FILE_AT_FAULT = "file"
 PROGRAM_INPUT = "program"

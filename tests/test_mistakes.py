@@ -5,6 +5,8 @@ kind. Each is refused before anything but the stack registers."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import textwrap
 from pathlib import Path
 
@@ -37,7 +39,7 @@ MISTAKES: list[tuple[str, str, str]] = [
           llama: {{backend: efs, cluster: prod, readers: [a], iam_authorisation: true}}
         """,
         "modelstore:stores.llama.iam_authorisation must be a field of backend efs: one of the 39 "
-        "fields listed in docs/reference.md#efsmodelstore (nearest: iam_authorization), got "
+        "fields listed by `modelstore fields EfsModelStore` (nearest: iam_authorization), got "
         "'iam_authorisation'; did you mean `iam_authorization`?",
     ),
     (
@@ -131,8 +133,8 @@ def test_a_camel_case_field_in_a_python_program_names_the_python_spelling():
     # The config program takes camelCase; a Python program takes the Python name only.
     assert_refused(
         lambda: LocalModelStore("llama", {"hostPath": "/models", "readers": ["a"]}),  # type: ignore[typeddict-unknown-key]
-        "llama: field name must be one of the 15 fields listed in "
-        "docs/reference.md#localmodelstore (nearest: host_path, mount_path), got 'hostPath'; "
+        "llama: field name must be one of the 15 fields listed by "
+        "`modelstore fields LocalModelStore` (nearest: host_path, mount_path), got 'hostPath'; "
         "did you mean `host_path`?",
     )
 
@@ -159,20 +161,28 @@ def test_validate_all_reports_every_store_of_a_python_program_at_once():
     assert_refused(
         program,
         "llama: protect must be true or false, got 'no'\n"
-        "t5: field name must be one of the 15 fields listed in docs/reference.md#localmodelstore "
+        "t5: field name must be one of the 15 fields listed by `modelstore fields LocalModelStore` "
         "(nearest: host_path, mount_path), got 'hostPath'; did you mean `host_path`?",
     )
 
 
-def test_every_components_reference_section_exists():
-    # An unknown field's message points to docs/reference.md#<component>: that section is there.
+def test_every_component_the_messages_point_at_lists_its_fields():
+    # An unknown field's message points to `modelstore fields <component>`, a command every
+    # install has (a pip user has no docs/ folder): it lists every field of that component.
+    from pulumi_modelstore.cli import main
+    from pulumi_modelstore.docs import _args_type
     from pulumi_modelstore.errors import reference
+    from pulumi_modelstore.fields import fields_of
     from pulumi_modelstore.schema import components
 
-    text = (Path(__file__).parent.parent / "docs" / "reference.md").read_text()
     for component in components():
-        anchor = reference(component.__name__).split("#", 1)[1]
-        assert f"](#{anchor})" in text and f"## {component.__name__}\n" in text, component
+        command = reference(component.__name__).strip("`").split()
+        assert command[:2] == ["modelstore", "fields"], command
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(command[1:]) == 0, component
+        listed = {line.split(" (")[0] for line in out.getvalue().splitlines()[1:]}
+        assert set(fields_of(_args_type(component))) <= listed, component
 
 
 @pytest.mark.parametrize(
@@ -217,3 +227,23 @@ def test_a_gke_cluster_made_in_the_program_given_by_its_name_names_from_cluster(
     )
     registered = [urn.split("::")[2].rsplit("$", 1)[-1] for urn in err.value.registered]
     assert registered == ["pulumi:pulumi:Stack", "gcp:container/cluster:Cluster"]
+
+
+def test_modelstore_fields_lists_what_it_knows_and_refuses_a_name_in_one_line():
+    from pulumi_modelstore.cli import main
+    from pulumi_modelstore.program import installed_backends
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert main(["fields"]) == 0
+        assert main(["fields", "model"]) == 0
+        assert main(["fields", "efs-store"]) == 1
+    listing = out.getvalue()
+    for backend, cls in installed_backends().items():
+        assert f"  {backend:<16} {cls.__name__}\n" in listing
+    assert "section model (pulumi_modelstore.modelsection.ModelSection): " in listing
+    assert "keep_revisions (keepRevisions), default `2`\n" in listing
+    lines = err.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "error: 'efs-store' is no backend, component or section: one of azure-blob, "
+    )

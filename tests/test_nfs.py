@@ -524,8 +524,8 @@ UNSET = object()
         ({"protect": "false"}, "llama: protect must be true or false, got 'false'"),
         (
             {"servr": SERVER},
-            "llama: field name must be one of the 20 fields listed in "
-            "docs/reference.md#nfsmodelstore (nearest: server, cluster), got 'servr'; did you "
+            "llama: field name must be one of the 20 fields listed by "
+            "`modelstore fields NfsModelStore` (nearest: server, cluster), got 'servr'; did you "
             "mean `server`?",
         ),
     ],

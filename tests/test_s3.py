@@ -1261,8 +1261,8 @@ def test_unknown_field_names_the_allowed_ones():
     with pytest.raises(PlanError) as err:
         plan(s3(bucket="acme-models"))
     assert str(err.value) == (
-        "llama: field name must be one of the 39 fields listed in "
-        "docs/reference.md#mountpoints3modelstore (nearest: bucket_name, bucket_region, backup), "
+        "llama: field name must be one of the 39 fields listed by "
+        "`modelstore fields MountpointS3ModelStore` (nearest: bucket_name, bucket_region, backup), "
         "got 'bucket'; did you mean `bucket_name`?"
     )
 
