@@ -7,23 +7,35 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from subprocess import PIPE
+from typing import Any, ClassVar
 
 import pytest
 
+from pulumi_modelstore.model import bundle
 from pulumi_modelstore.model import seed as seed_mod
 from pulumi_modelstore.model.layout import canonical, manifest_digest
 from pulumi_modelstore.model.sources import open_source
 from pulumi_modelstore.model.verify import Failure, VerifyError, verify
 from tests.test_model_programs import (
+    BUNDLE,
     INCLUDE,
     JSON_AND_SHARDS,
+    SHA,
     _bundle,  # noqa: F401  (the bundled programs, for seed() and verify_seeded())
     make_model,
     seed,
     seed_local,
+    tree_entry,
     verify_seeded,
 )
+from tests.tools import StubHandler, serving
 
 # --- 15: the manifest digest leaves out the publish time ----------------------------------
 
@@ -245,3 +257,193 @@ def test_the_manifest_records_include_and_a_changed_one_reseeds_or_is_refused(tm
         "model-00002-of-00002.safetensors",
     ]
     assert verify(store, "v1", sample=0).hashed == 2
+
+
+# --- 12 and 14: seeds that overlap, die and run again -------------------------------------
+
+REPO_FILES = {
+    "config.json": b'{"architectures": ["LlamaForCausalLM"]}',
+    "model-00001-of-00003.safetensors": os.urandom(120_000),
+    "model-00002-of-00003.safetensors": os.urandom(110_000),
+    "model-00003-of-00003.safetensors": os.urandom(100_000),
+}
+LAST = "model-00003-of-00003.safetensors"
+
+
+class SlowHub(StubHandler):
+    """The Hub's tree and resolve endpoints for org/llama at SHA, each file's bytes sent
+    after ``delay`` seconds, counting what was served; ``lies``: path -> an LFS sha256 the
+    tree publishes instead of the real one."""
+
+    delay = 0.0
+    lies: ClassVar[dict[str, str]] = {}
+    served: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        tree = f"/api/models/org/llama/tree/{SHA}?recursive=true"
+        resolve = f"/org/llama/resolve/{SHA}/"
+        if self.path == tree:
+            entries = [tree_entry(p, d, self.lies.get(p)) for p, d in REPO_FILES.items()]
+            self.reply_json(200, entries)
+        elif self.path.startswith(resolve) and self.path[len(resolve) :] in REPO_FILES:
+            name = self.path[len(resolve) :]
+            self.served.append(name)
+            time.sleep(self.delay)
+            body = REPO_FILES[name]
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        else:
+            self.send_error(404)
+
+
+@pytest.fixture
+def slow_hub() -> Iterator[str]:
+    SlowHub.delay, SlowHub.lies, SlowHub.served = 0.0, {}, []
+    with serving(SlowHub) as port:
+        yield f"http://127.0.0.1:{port}"
+
+
+def seed_argv(hub: str, store: Path, *extra: str) -> list[str]:
+    """The bundled seed program's command line for org/llama at SHA into ``store``."""
+    args = ["--source", "hf://org/llama", "--revision", SHA, "--dest", str(store)]
+    return [
+        sys.executable,
+        *bundle.command("seed", str(BUNDLE[0]))[1:],
+        *args,
+        "--hf-endpoint",
+        hub,
+        "--termination-log",
+        "",
+        *extra,
+    ]
+
+
+def test_two_seeds_of_one_revision_at_once_download_and_publish_it_once(slow_hub, tmp_path):
+    """A replacement pod starting while the old one still runs: the second run waits on the
+    revision's lock, then finds the revision published by the first."""
+    SlowHub.delay = 0.3
+    store = tmp_path / "store"
+    store.mkdir()
+    first = subprocess.Popen(seed_argv(slow_hub, store), stdout=PIPE, stderr=PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not SlowHub.served and time.monotonic() < deadline:
+        time.sleep(0.02)  # the first run is downloading
+    second = subprocess.Popen(seed_argv(slow_hub, store), stdout=PIPE, stderr=PIPE, text=True)
+    (out1, err1), (out2, err2) = first.communicate(timeout=60), second.communicate(timeout=60)
+    assert (first.returncode, second.returncode) == (0, 0), err1 + err2
+    assert out1.startswith(f"ok: seeded {SHA}: 4 files")
+    assert out2.startswith(f"ok: already seeded, nothing to do: {SHA}: 4 files")
+    assert err2.startswith("waiting: run ")
+    assert sorted(SlowHub.served) == sorted(REPO_FILES)  # each file downloaded once
+    assert verify(store, SHA, sample=0).hashed == 4
+    assert list((store / ".modelstore/partial").iterdir()) == []
+
+
+def test_a_rerun_keeps_the_files_a_failed_run_checked(slow_hub, tmp_path):
+    SlowHub.lies = {LAST: "a" * 64}
+    store = tmp_path / "store"
+    store.mkdir()
+    failed = subprocess.run(seed_argv(slow_hub, store), capture_output=True, text=True)
+    assert failed.returncode == 1
+    assert failed.stderr.startswith(f"FAILED: sha256 mismatch in {LAST}")
+    SlowHub.lies, SlowHub.served = {}, []
+    again = subprocess.run(seed_argv(slow_hub, store), capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr
+    assert again.stderr == "kept 3 files an earlier run downloaded and checked\n"
+    assert SlowHub.served == [LAST]  # only the file the failed run had not checked
+    assert verify(store, SHA, sample=0).hashed == 4
+    assert list((store / ".modelstore/partial").iterdir()) == []
+
+
+def test_a_file_the_source_now_lists_otherwise_is_downloaded_again(slow_hub, tmp_path):
+    SlowHub.lies = {LAST: "a" * 64}
+    store = tmp_path / "store"
+    store.mkdir()
+    assert subprocess.run(seed_argv(slow_hub, store), capture_output=True).returncode == 1
+    REPO_FILES["config.json"], saved = b'{"changed": true}', REPO_FILES["config.json"]
+    try:
+        SlowHub.lies, SlowHub.served = {}, []
+        again = subprocess.run(seed_argv(slow_hub, store), capture_output=True, text=True)
+    finally:
+        REPO_FILES["config.json"] = saved
+    assert again.returncode == 0, again.stderr
+    assert sorted(SlowHub.served) == ["config.json", LAST]
+
+
+def test_a_stale_lock_is_taken_over_and_a_live_one_waited_for(slow_hub, tmp_path):
+    store = tmp_path / "store"
+    lock = store / ".modelstore/partial" / SHA / "lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text("a-pod-that-died\n")
+    old = time.time() - 1000
+    os.utime(lock, (old, old))
+    out = subprocess.run(seed_argv(slow_hub, store), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == "took over the lock of run a-pod-that-died: no heartbeat for 300 s\n"
+    assert not lock.exists()
+
+
+def test_a_run_whose_lock_was_taken_over_publishes_nothing(tmp_path):
+    src = make_model(tmp_path / "src")
+    store = tmp_path / "store"
+    source = open_source(f"file://{src}", "v1")
+    real_open = source.open
+
+    def taken_over(file: Any) -> Any:
+        (store / ".modelstore/partial/v1/lock").write_text("another-run\n")
+        return real_open(file)
+
+    source.open = taken_over  # type: ignore[method-assign]
+    with pytest.raises(seed_mod.SeedError) as caught:
+        seed_mod.seed(source, store, include=INCLUDE)
+    assert str(caught.value) == (
+        "revision v1: another run took this run's lock over (no heartbeat for 300 s): nothing "
+        "published, that run publishes it"
+    )
+    assert not (store / "revisions/v1").exists()
+    assert (store / ".modelstore/partial/v1/lock").read_text() == "another-run\n"
+
+
+def test_a_revision_directory_that_appears_meanwhile_is_not_replaced(tmp_path):
+    src = make_model(tmp_path / "src")
+    store = tmp_path / "store"
+    source = open_source(f"file://{src}", "v1")
+    real_open = source.open
+
+    def published_meanwhile(file: Any) -> Any:
+        (store / "revisions/v1").mkdir(parents=True, exist_ok=True)
+        (store / "revisions/v1/other.bin").write_bytes(b"another run's file")
+        return real_open(file)
+
+    source.open = published_meanwhile  # type: ignore[method-assign]
+    with pytest.raises(seed_mod.SeedError) as caught:
+        seed_mod.seed(source, store, include=INCLUDE)
+    assert str(caught.value) == (
+        "revisions/v1 appeared while this run downloaded (another run published it without "
+        "the lock): it is not replaced; nothing published"
+    )
+    assert [p.name for p in (store / "revisions/v1").iterdir()] == ["other.bin"]
+
+
+def test_a_failed_revisions_partial_folder_goes_with_the_next_seed(slow_hub, tmp_path):
+    SlowHub.lies = {LAST: "a" * 64}
+    store = tmp_path / "store"
+    store.mkdir()
+    assert subprocess.run(seed_argv(slow_hub, store), capture_output=True).returncode == 1
+    assert (store / ".modelstore/partial" / SHA).is_dir()
+    # The revision is given up: the next seed, of another revision, removes what it left.
+    seed_local(make_model(tmp_path / "src"), store, "v2")
+    assert list((store / ".modelstore/partial").iterdir()) == []
+
+
+def test_the_model_jobs_start_a_replacement_pod_only_once_the_old_one_stopped() -> None:
+    from tests.conftest import plan
+    from tests.test_backend_contract import build
+
+    model = {"source": "hf://meta-llama/Llama-3.1-8B-Instruct", "revision": SHA}
+    p = plan(lambda: build("local", model=model), fill=True)
+    jobs = p.by_type("kubernetes:batch/v1:Job")
+    assert len(jobs) >= 2  # the seed and a verification Job per reader
+    assert {j["inputs"]["spec"]["podReplacementPolicy"] for j in jobs} == {"Failed"}

@@ -349,6 +349,14 @@ def _job(
     }
     spec: Any = {
         "backoffLimit": BACKOFF_LIMIT,
+        # A replacement pod only once the pod it replaces is fully terminated, never beside
+        # one still terminating, where two seeds of one revision would overlap (kubernetes
+        # staging/src/k8s.io/api/batch/v1/types.go, PodReplacementPolicy: "Failed means to
+        # wait until a previously created Pod is fully terminated (has phase Failed or
+        # Succeeded) before creating a replacement Pod"; the JobPodReplacementPolicy gate is
+        # beta and on by default from Kubernetes 1.29). The seed's revision lock
+        # (model/runs.py) covers whatever else starts two runs.
+        "podReplacementPolicy": "Failed",
         "activeDeadlineSeconds": minutes * 60,
         "template": {"metadata": dict(pod_metadata), "spec": pod_spec},
     }

@@ -4,7 +4,8 @@ Under the store's root::
 
     revisions/<revision>/...                 the published files, what readers mount (subPath)
     .modelstore/<revision>/manifest.json     written last: its presence publishes the revision
-    .modelstore/partial/<revision>/...       a download in progress, never read by readers
+    .modelstore/partial/<revision>/...       downloads in progress, never read by readers: the
+                                             revision's lock and a folder per run (runs.py)
 
 The manifest holds the source, the revision, the include patterns that selected the files
 (from format 2 on: sorted, each once; empty for every file), every file's path, size and

@@ -15,14 +15,17 @@ What it does, in order:
    the reason.
 2. Lists the source's files at the revision (keeping those matching ``--include``, matched as
    huggingface_hub matches ``allow_patterns``: :func:`.sources.included`), and streams
-   each into ``.modelstore/partial/<revision>/`` (a leftover partial directory is removed
-   first), taking its size and sha256 on the way and checking them against what the source
+   each into this run's own folder, ``.modelstore/partial/<revision>/run-<id>/``, holding
+   the revision's lock (:mod:`.runs`: another run of the revision waits, and a file an
+   earlier run downloaded and checked is taken over, not downloaded again), taking its size
+   and sha256 on the way and checking them against what the source
    publishes (Hugging Face: the LFS sha256, or the Git blob id for a small file; S3: a
    whole-object ``ChecksumSHA256``). A mismatch stops the seed with the file named; nothing
    is published. With ``--layout lustre`` the directory it downloads into first gets the read
    layout of :mod:`.lustre` (files striped for many readers), before any file is created.
-3. Publishes in one step: renames the partial directory to ``revisions/<revision>/``, then
-   writes the manifest (atomically, last): a revision without a manifest is never published.
+3. Publishes in one step: renames the run's folder to ``revisions/<revision>/`` (never over
+   one that appeared meanwhile, and not once the lock is another run's), then writes the
+   manifest (atomically, last): a revision without a manifest is never published.
    With ``--publish manifest-last`` (object-store mounts: Mountpoint for S3 cannot rename, and
    Cloud Storage FUSE and blobfuse2 rename a directory object by object) the files are written
    straight into ``revisions/<revision>/`` and the manifest, written last, is what publishes.
@@ -47,6 +50,7 @@ sha256:...``, or ``FAILED: <cause>`` with exit status 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import sys
@@ -77,6 +81,7 @@ from .record import (
     parse_label,
     record_digest,
 )
+from .runs import LOCK, RevisionLock, Run, clean_other_revisions, new_run_id, remove, say
 from .sources import (
     CHUNK,
     Source,
@@ -160,6 +165,64 @@ def seed(
     )
     if done is not None:
         return done
+    if publish == "manifest-last":
+        wanted = _wanted(source, layout, include, in_use)
+        target = layout.revision_dir(revision)
+        _unpublish(layout, revision)
+        target.mkdir(parents=True)
+        _set_layout(target, read_layout)
+        entries = transfer.download(source, wanted, target, safe_relative)
+        manifest = make_manifest(
+            source.uri, revision, entries, datetime.now(UTC).isoformat(), include
+        )
+        check_new(manifest, manifest_sha256)
+        # An object is visible whole or not at all once written: no rename needed (and
+        # Mountpoint for S3 cannot rename).
+        layout.manifest(revision).parent.mkdir(parents=True, exist_ok=True)
+        layout.manifest(revision).write_bytes(json.dumps(manifest, indent=1).encode())
+    else:
+        run_id = new_run_id()
+        with contextlib.ExitStack() as after:
+            # Last, once the lock is released: the revision's partial folder, if empty.
+            after.callback(_remove_if_empty, layout.partial(revision))
+            lock = after.enter_context(RevisionLock(layout.partial(revision) / LOCK, run_id))
+            # The run waited for may have published it meanwhile.
+            done = already_published(
+                layout, source.uri, revision, manifest_sha256, keep_revisions, in_use, "seed",
+                include,
+            )  # fmt: skip
+            if done is not None:
+                return done
+            published = _seed_by_rename(
+                source, layout, include, in_use, lock, Run(layout.partial(revision), run_id),
+                manifest_sha256, read_layout,
+            )  # fmt: skip
+            if published is None:  # another run published the same files meanwhile
+                done = already_published(
+                    layout, source.uri, revision, manifest_sha256, keep_revisions, in_use,
+                    "seed", include,
+                )  # fmt: skip
+                assert done is not None
+                return done
+            manifest = published
+    removed = collect(layout, keep_revisions, {revision, *in_use})
+    return SeedResult(
+        True, revision, len(manifest["files"]), manifest["total_bytes"], manifest["digest"],
+        removed,
+    )  # fmt: skip
+
+
+def _remove_if_empty(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        directory.rmdir()
+
+
+def _wanted(
+    source: Source, layout: Layout, include: Sequence[str], in_use: Sequence[str]
+) -> list[SourceFile]:
+    """The files to seed, after refusing to replace a revision readers mount that was
+    published from another source or with other include patterns."""
+    revision = source.revision
     other = read_manifest(layout, revision)
     if other is not None and other.get("source") != source.uri and revision in in_use:
         raise SeedError(
@@ -180,50 +243,91 @@ def seed(
             f"source {source.uri} at {revision} has no file matching the include patterns "
             f"{patterns}"
         )
-    target = layout.revision_dir(revision)
-    # Unpublish first (a manifest of another source, or one whose files are not all there),
-    # so no reader's gate opens on the directory while it is replaced.
+    return wanted
+
+
+def _unpublish(layout: Layout, revision: str) -> None:
+    """Unpublish first (a manifest of another source or include, or one whose files are not
+    all there), so no reader's gate opens on the directory while it is replaced; a revision
+    directory without a complete manifest was never published (a run that died after the
+    rename, or, on object stores, while writing): it goes."""
     if layout.manifest(revision).exists():
         layout.manifest(revision).unlink()
-    # A revision directory without a complete manifest was never published: a run that died
-    # after the rename (or, on object stores, while writing); start it again.
-    if target.exists():
-        remove_tree(target)
-    if publish == "rename":
-        partial = layout.partial(revision)
-        if partial.exists():
-            remove_tree(partial)  # a crashed run's leftovers: start clean
-        partial.mkdir(parents=True)
-        _set_layout(partial, read_layout)
-        entries = transfer.download(source, wanted, partial, safe_relative)
-        manifest = make_manifest(
-            source.uri, revision, entries, datetime.now(UTC).isoformat(), include
-        )
-        check_new(manifest, manifest_sha256)
-        fsync_dir(partial)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        partial.rename(target)
-        fsync_dir(target.parent)
-    else:
-        target.mkdir(parents=True)
-        _set_layout(target, read_layout)
-        entries = transfer.download(source, wanted, target, safe_relative)
-        manifest = make_manifest(
-            source.uri, revision, entries, datetime.now(UTC).isoformat(), include
-        )
-        check_new(manifest, manifest_sha256)
-    data = json.dumps(manifest, indent=1).encode()
-    if publish == "rename":
-        write_atomically(layout.manifest(revision), data)
-    else:
-        # An object is visible whole or not at all once written: no rename needed (and
-        # Mountpoint for S3 cannot rename).
-        layout.manifest(revision).parent.mkdir(parents=True, exist_ok=True)
-        layout.manifest(revision).write_bytes(data)
-    removed = collect(layout, keep_revisions, {revision, *in_use})
-    return SeedResult(
-        True, revision, len(entries), manifest["total_bytes"], manifest["digest"], removed
+    if layout.revision_dir(revision).exists():
+        remove_tree(layout.revision_dir(revision))
+
+
+def _seed_by_rename(
+    source: Source,
+    layout: Layout,
+    include: Sequence[str],
+    in_use: Sequence[str],
+    lock: RevisionLock,
+    run: Run,
+    manifest_sha256: str | None,
+    read_layout: str,
+) -> dict[str, Any] | None:
+    """Download into this run's own folder (taking over the files earlier runs checked),
+    rename it to ``revisions/<revision>/`` and write the manifest, holding the revision's
+    lock (:mod:`.runs`). Returns the manifest; None when another run published the same
+    files while this one downloaded. Refuses a revision directory of other files that
+    appeared meanwhile, and publishes nothing once the lock is another run's."""
+    revision = source.revision
+    wanted = _wanted(source, layout, include, in_use)
+    target = layout.revision_dir(revision)
+    _unpublish(layout, revision)
+    clean_other_revisions(layout.partial(revision).parent, keep=[revision])
+    run.start()
+    _set_layout(run.dir, read_layout)
+    listed = {f.path: _listing(f) for f in wanted}
+    kept = run.adopt(listed)
+    if kept:
+        say(f"kept {len(kept)} files an earlier run downloaded and checked")
+    fresh = transfer.download(
+        source,
+        [f for f in wanted if f.path not in kept],
+        run.dir,
+        safe_relative,
+        done=lambda entry, file: run.done(entry, _listing(file)),
     )
+    manifest = make_manifest(
+        source.uri, revision, [*kept.values(), *fresh], datetime.now(UTC).isoformat(), include
+    )
+    check_new(manifest, manifest_sha256)
+    fsync_dir(run.dir)
+    if lock.lost():
+        raise SeedError(
+            f"revision {revision}: another run took this run's lock over (no heartbeat for "
+            f"{lock.stale:.0f} s): nothing published, that run publishes it"
+        )
+    if target.exists():
+        there = complete_manifest(layout, source.uri, revision, include)
+        if there is not None and there["digest"] == manifest["digest"]:
+            remove(run.dir)
+            run.finish()
+            return None
+        raise SeedError(
+            f"revisions/{revision} appeared while this run downloaded (another run published "
+            f"it without the lock): it is not replaced; nothing published"
+        )
+    target.parent.mkdir(parents=True, exist_ok=True)
+    run.dir.rename(target)
+    fsync_dir(target.parent)
+    write_atomically(layout.manifest(revision), json.dumps(manifest, indent=1).encode())
+    run.finish()
+    return manifest
+
+
+def _listing(file: SourceFile) -> dict[str, Any]:
+    """What the source lists for a file: a file an earlier run checked is taken over only
+    when the source still lists the same."""
+    return {
+        "path": file.path,
+        "size": file.size,
+        "sha256": file.sha256,
+        "git_sha1": file.git_sha1,
+        "md5": file.md5,
+    }
 
 
 def _set_layout(directory: Path, layout: str) -> None:

@@ -223,8 +223,10 @@ class Transfer:
         jobs: list[_File],
         workers: int = WORKERS,
         policy: Retry | None = None,
+        done: Callable[[dict[str, Any], Any], None] | None = None,
     ) -> None:
         self.source = source
+        self.done = done
         self.pending = list(reversed(jobs))
         self.active: list[_File] = []
         self.turn = 0
@@ -512,6 +514,8 @@ class Transfer:
                 os.close(job.fd)
                 job.fd = -1
                 job.entry = job.digests.entry()
+                if self.done is not None:
+                    self.done(job.entry, job.file)
 
 
 def _too_long(job: _File, more: int) -> SeedError:
@@ -545,15 +549,19 @@ def download(
     safe_relative: Callable[[str, str], str],
     workers: int = WORKERS,
     policy: Retry | None = None,
+    done: Callable[[dict[str, Any], Any], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Download ``files`` of ``source`` into ``directory`` (each at its relative path,
     ``safe_relative`` refusing one that escapes it), checked; their manifest entries, in the
-    order given. Raises :class:`SeedError` or :class:`.net.SourceError` with one line."""
+    order given. ``done``: called with each file's entry and the file once it is written and
+    checked (from the thread that finished it; default: nothing), where the seed records it
+    for a rerun (:mod:`.runs`). Raises :class:`SeedError` or :class:`.net.SourceError` with
+    one line."""
     jobs = []
     for file in files:
         rel = safe_relative(file.path, source.uri)
         jobs.append(_File(source, file, rel, directory / rel))
-    transfer = Transfer(source, jobs, workers, policy)
+    transfer = Transfer(source, jobs, workers, policy, done)
     try:
         transfer.run()
     finally:
