@@ -240,8 +240,8 @@ def seed_from(hub: str, store: Path, token: str | None = TOKEN) -> Any:
     return seed_mod.seed(source, store)
 
 
-def seeded_bytes(store: Path) -> dict[str, bytes]:
-    base = store / "revisions" / SHA
+def seeded_bytes(store: Path, revision: str = SHA) -> dict[str, bytes]:
+    base = store / "revisions" / revision
     return {p.relative_to(base).as_posix(): p.read_bytes() for p in base.rglob("*") if p.is_file()}
 
 
@@ -308,3 +308,66 @@ def test_a_redirect_to_another_host_drops_the_token_and_serves_every_part(
 def test_retry_after_is_read_as_seconds_or_an_http_date(value: str, seconds: float | None):
     noon = datetime(2026, 12, 2, 7, 0, 0, tzinfo=UTC).timestamp()
     assert net.retry_after(value, now=lambda: noon) == seconds
+
+
+class FlakyS3(StubHandler):
+    """An S3 endpoint (path-style, as ``AWS_ENDPOINT_URL_S3`` addresses it) for one bucket
+    that answers each first request to a path with 503 SlowDown, as S3 throttles."""
+
+    protocol_version = "HTTP/1.1"
+    seen: ClassVar[set[str]] = set()
+    slowed: ClassVar[list[str]] = []
+
+    def do_HEAD(self) -> None:
+        self.answer(body=False)
+
+    def do_GET(self) -> None:
+        self.answer(body=True)
+
+    def answer(self, body: bool) -> None:
+        if f"{self.command} {self.path}" not in self.seen:
+            self.seen.add(f"{self.command} {self.path}")
+            self.slowed.append(f"{self.command} {self.path.partition('?')[0]}")
+            error = (
+                b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate."
+                b"</Message></Error>"
+            )
+            return self.send(503, error if body else b"", len(error))
+        path, _, query = self.path.partition("?")
+        if path in ("/models", "/models/") and "list-type=2" in query:
+            contents = "".join(
+                f"<Contents><Key>llama/{name}</Key><Size>{len(data)}</Size></Contents>"
+                for name, data in FILES.items()
+            )
+            xml = f"<ListBucketResult><IsTruncated>false</IsTruncated>{contents}"
+            return self.send(200, (xml + "</ListBucketResult>").encode())
+        name = path.removeprefix("/models/llama/")
+        if name not in FILES:
+            return self.send(404, b"")
+        return self.send(200, FILES[name] if body else b"", len(FILES[name]))
+
+    def send(self, status: int, data: bytes, length: int | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(data) if length is None else length))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_s3_503_slowdown_on_listing_head_and_get_is_retried(
+    tmp_path: Path, waits: list[float]
+) -> None:
+    FlakyS3.seen, FlakyS3.slowed = set(), []
+    with serving(FlakyS3) as port:
+        env = {
+            "AWS_ENDPOINT_URL_S3": f"http://127.0.0.1:{port}",
+            "AWS_ACCESS_KEY_ID": "AKIDEXAMPLE",
+            "AWS_SECRET_ACCESS_KEY": "secret",
+        }
+        source = sources.S3Source("s3://models/llama", "v1", "models", "llama", env=env)
+        seed_mod.seed(source, tmp_path)
+    assert seeded_bytes(tmp_path, "v1") == FILES
+    # The listing, each HEAD and each GET was throttled once, then answered.
+    assert sorted(FlakyS3.slowed) == sorted(
+        ["GET /models/", *(f"{m} /models/llama/{n}" for m in ("HEAD", "GET") for n in FILES)]
+    )
+    assert len(waits) == len(FlakyS3.slowed)
