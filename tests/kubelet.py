@@ -761,7 +761,8 @@ def _arg(args: list[str], flag: str) -> str | None:
 
 
 def run_model_jobs(plan: Plan, where: Path) -> list[Run]:
-    """Every seed Job of the plan, then every verify Job, on one node; each seed's gated
+    """Every seed Job of the plan, then every verify Job, then every seed Job again, on one
+    node; each seed's gated
     repository served only with the token its pod mounts, an imported source laid out as the
     storage's import leaves it, and a pinned digest replaced by the stub model's."""
     runs: list[Run] = []
@@ -800,6 +801,9 @@ def run_model_jobs(plan: Plan, where: Path) -> list[Run]:
                 _pin_recorded(node, seed, digest)
         for verify in node.jobs("verify"):
             runs += node.run_job(verify)
+        # A seed Job run again (a replaced Job, a retried pod) on the store it published.
+        for seed in seeds:
+            runs += node.run_job(seed)
     return runs
 
 

@@ -65,6 +65,9 @@ def test_seed_and_verify_jobs_run_as_a_kubelet_runs_them(filled_plans, pid, tmp_
     containers = {(run.job.split("/")[1].split("-")[-2], run.container) for run in runs}
     assert ("seed", "seed") in containers, runs
     assert ("verify", "verify") in containers, runs
+    # A seed run again finds its revision published and leaves it as it is.
+    again = [run for run in runs if run.container == "seed"][-1]
+    assert "already seeded, nothing to do" in again.stdout, again.line()
 
 
 @pytest.mark.parametrize("pid", marked(OPEN))
