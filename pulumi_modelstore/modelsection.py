@@ -84,7 +84,7 @@ class ModelSection(TypedDict, total=False):
     Secret ``<claim>-model-token`` (key ``token``) in the seed Job's namespace before the seed
     Job, which mounts it as a file; plans and outputs show ``[secret]``. In stack config:
     ``modelstore:tokens.<store>``, set with ``pulumi config set --secret``. Refused beside
-    ``token_secret``. Default: none."""
+    ``token_secret`` and for a source other than ``hf://``. Default: none."""
     token_secret: TokenSecret
     """The Secret key holding the source's token (``{name, key}``), in the seed Job's
     namespace, for a Secret that exists before the seed Job runs (``token`` makes one);
@@ -288,7 +288,7 @@ def parse_model(
         )
     token = check(_token_secret, store, section.get("token_secret"))
     given_token = check(
-        _token, store, section.get("token"), section.get("token_secret"), claim_name
+        _token, store, section.get("token"), section.get("token_secret"), claim_name, parsed
     )
     keep = section.get("keep_revisions", MIN_KEEP_REVISIONS)
     check(_keep_revisions, store, keep)
@@ -454,11 +454,23 @@ def _include(store: str, include: Sequence[str]) -> None:
             raise ModelStoreInputError(store, _field("include"), pattern, INCLUDE_RULE)
 
 
-def _token(store: str, value: Any, token_secret: Any, claim_name: str) -> pulumi.Output[str] | None:
-    """``model.token``: an Output or a non-empty string, made (or kept) secret; never echoed."""
+def _token(
+    store: str, value: Any, token_secret: Any, claim_name: str, scheme: str | None
+) -> pulumi.Output[str] | None:
+    """``model.token``: an Output or a non-empty string, made (or kept) secret, for an
+    ``hf://`` source (the seed reads no other with a token: ``model/sources.open_source``);
+    never echoed."""
     if value is None:
         return None
     field = _field("token")
+    if scheme is not None and scheme != "hf":
+        raise ModelStoreInputError(
+            store,
+            field,
+            REDACTED,
+            "unset unless model.source is hf:// (the seed reads an object store as the store's "
+            "cloud identity, never with a token)",
+        )
     if token_secret is not None:
         raise ModelStoreInputError(
             store,

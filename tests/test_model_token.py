@@ -113,6 +113,11 @@ def test_the_ebs_cache_seed_gets_its_token_secret_too() -> None:
             "'<redacted>'",
         ),
         (
+            {"source": "s3://acme-models/llama", "revision": "v1", "token": TOKEN},
+            "llama: model.token must be unset unless model.source is hf:// (the seed reads an "
+            "object store as the store's cloud identity, never with a token), got '<redacted>'",
+        ),
+        (
             {**MODEL, "token": 42},
             "llama: model.token must be a Pulumi secret (an Output such as "
             "pulumi.Config().require_secret(...), or a non-empty string the store keeps as "
@@ -127,7 +132,7 @@ def test_the_ebs_cache_seed_gets_its_token_secret_too() -> None:
     ],
 )
 def test_bad_tokens_are_refused_without_showing_them(model: Any, message: str) -> None:
-    assert_refused(lambda: build("local", model=model), message)
+    assert_refused(lambda: build("efs", model=model), message)
 
 
 # ---- stack config ----------------------------------------------------------------------------
