@@ -75,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
         "--compare report without planning the stack again",
     )
     plan.add_argument(
+        "--outputs",
+        action="store_true",
+        help="the tree shows every output value, a line each (default: a line per stack "
+        "output with its number of values)",
+    )
+    plan.add_argument(
         "--fill-outputs",
         action="store_true",
         help="give created resources placeholder outputs shaped like real ones",
@@ -266,6 +272,14 @@ def _run(argv: list[str] | None) -> int:
             )
             return 1
         also.append((fmt, path))
+    trees = args.format == "tree" and base is None and not (args.policy or args.timeline)
+    if args.outputs and not (trees or any(fmt == "tree" for fmt, _ in also)):
+        print(
+            "error: --outputs unfolds the tree's outputs (--format tree or --also tree=PATH); "
+            "the JSON plan holds every value",
+            file=sys.stderr,
+        )
+        return 1
     if args.policy and args.timeline:
         print("error: --policy and --timeline are separate runs", file=sys.stderr)
         return 1
@@ -317,9 +331,9 @@ def _run(argv: list[str] | None) -> int:
     elif args.timeline:
         text = timelines.render(plan, args.format)
     else:
-        text = render(plan, args.format)
+        text = render(plan, args.format, outputs=args.outputs)
     writes = [(args.out, text)] if args.out else []
-    writes += [(path, render(plan, fmt)) for fmt, path in also]
+    writes += [(path, render(plan, fmt, outputs=args.outputs)) for fmt, path in also]
     for path, content in writes:
         try:
             Path(path).write_text(content)

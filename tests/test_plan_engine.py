@@ -92,6 +92,9 @@ def test_json_has_the_preview_shape(capsys):
     }
 
 
+FOLDED = "Outputs (a line per stack output; --outputs shows every value):"
+
+
 def test_tree_lists_components_and_children(capsys):
     code, out, _ = run_cli(capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "tree")
     assert code == 0
@@ -104,8 +107,29 @@ def test_tree_lists_components_and_children(capsys):
     )
     # 22 + the EksCluster scope + the cluster's Kubernetes provider; the platform stack read
     assert lines[-1] == "Resources: 24 to create, 1 to read"
-    # Outputs one value a line, readable in a pull-request comment (issue 18).
+    # The outputs folded (issue 25): most of a store's tree was its outputs, a line per value.
+    assert lines[lines.index(FOLDED) :] == [
+        FOLDED,
+        "  llama: 60 values",
+        "Resources: 24 to create, 1 to read",
+    ]
+    assert len(lines) == 29  # was 88: 59 lines of outputs folded into one
+
+    # --outputs: one value a line, readable in a pull-request comment (issue 18).
+    code, out, _ = run_cli(
+        capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "tree", "--outputs"
+    )
+    assert code == 0
+    lines = out.splitlines()
     outputs = lines[lines.index("Outputs:") + 1 : -1]
+    assert len(outputs) == 60
+    # The JSON holds every value: --outputs there is a mistake, said before planning.
+    assert run_cli(capsys, "--stack", "aws-prod", "--format", "json", "--outputs") == (
+        1,
+        "",
+        "error: --outputs unfolds the tree's outputs (--format tree or --also tree=PATH); the "
+        "JSON plan holds every value\n",
+    )
     assert '  llama.claimNames.batch-inference: "llama"' in outputs
     assert '  llama.claimNames.inference: "llama"' in outputs
     assert all(line.startswith("  llama.") and ": " in line for line in outputs), outputs
@@ -132,6 +156,12 @@ def test_tree_marks_the_values_the_plan_made_up(capsys):
 
     code, out, _ = run_cli(
         capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--format", "tree", "--fill-outputs"
+    )
+    assert code == 0
+    # Folded, a stack output says how many of its values are made up.
+    assert "  llama: 60 values, 5 made up  (placeholder)" in out.splitlines()
+    code, out, _ = run_cli(
+        capsys, "--cwd", str(ROOT), "--stack", "aws-prod", "--fill-outputs", "--outputs"
     )
     assert code == 0
     lines = out.splitlines()

@@ -18,8 +18,12 @@ HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 SHOWN_UNKNOWN = "(known after apply)"
 
 
-def render(plan: Plan, fmt: str) -> str:
-    return {"json": to_json, "tree": to_tree, "mermaid": to_mermaid, "yaml": to_yaml}[fmt](plan)
+def render(plan: Plan, fmt: str, *, outputs: bool = False) -> str:
+    """``plan`` in ``fmt``; ``outputs``: the tree shows every output value, not a line per
+    stack output (:func:`to_tree`)."""
+    if fmt == "tree":
+        return to_tree(plan, outputs=outputs)
+    return {"json": to_json, "mermaid": to_mermaid, "yaml": to_yaml}[fmt](plan)
 
 
 def change_summary(plan: Plan) -> dict[str, int]:
@@ -95,12 +99,17 @@ class _Placeholders:
         ]
 
 
-def to_tree(plan: Plan) -> str:
-    """Components and their children, one line each, in dependency order. The program's log
-    messages are not among them: ``modelstore plan`` writes them to standard error as they
-    come (the JSON keeps them as ``diagnostics``, as ``pulumi preview --json`` does). A line
-    holding a value the plan made up (a subnet, a zone, an account: ``Plan.placeholders``) ends
-    in ``(placeholder)``, explained by a legend line."""
+FOLDED = "Outputs (a line per stack output; --outputs shows every value):"
+
+
+def to_tree(plan: Plan, *, outputs: bool = False) -> str:
+    """Components and their children, one line each, in dependency order, then the stack
+    outputs: a line per stack output with its number of values (most of a store's tree was its
+    outputs, one value a line), or with ``outputs`` every value on a line of its own. The
+    program's log messages are not among them: ``modelstore plan`` writes them to standard
+    error as they come (the JSON keeps them as ``diagnostics``, as ``pulumi preview --json``
+    does). A line holding a value the plan made up (a subnet, a zone, an account:
+    ``Plan.placeholders``) ends in ``(placeholder)``, explained by a legend line."""
     children = _children(plan)
     ops = {"create": "+", "read": ">", "import": "="}
     lines: list[str] = []
@@ -133,13 +142,21 @@ def to_tree(plan: Plan) -> str:
         lines.append("Providers:")
         lines += [f"  + {_short_name(s['urn'])} ({s['newState']['type']})" for s in providers]
     if plan.outputs:
-        lines.append("Outputs:")
+        lines.append("Outputs:" if outputs else FOLDED)
         for key, value in sorted(plan.outputs.items()):
-            lines += _output_lines(key, _shown(value), made_up)
+            values = _output_lines(key, _shown(value), made_up)
+            lines += values if outputs or len(values) == 1 else [_folded(key, values)]
     lines += made_up.legend()
     summary = ", ".join(f"{n} to {op}" for op, n in change_summary(plan).items())
     lines.append(f"Resources: {summary}")
     return "\n".join(lines) + "\n"
+
+
+def _folded(key: str, values: list[str]) -> str:
+    """A stack output's line when folded: how many values it holds, and how many of them the
+    plan made up."""
+    made = sum(line.endswith(PLACEHOLDER) for line in values)
+    return f"  {key}: {len(values)} values" + (f", {made} made up  {PLACEHOLDER}" if made else "")
 
 
 def _output_lines(key: str, value: Any, made_up: _Placeholders) -> list[str]:
