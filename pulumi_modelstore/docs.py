@@ -285,6 +285,7 @@ def _installed_components() -> dict[str, type]:
     found: set[type] = set(ModelStore.backends().values())
     pending: list[type] = [ClusterScope]
     while pending:
+        sub: type
         for sub in pending.pop().__subclasses__():
             found.add(sub)
             pending.append(sub)
@@ -298,7 +299,7 @@ def _installed_components() -> dict[str, type]:
         for cls in found
         if cls.__module__.startswith(f"{__package__}.")
         and cls not in (ModelStore, ClusterScope)
-        and "args" in typing.get_type_hints(cls.__init__)
+        and "args" in typing.get_type_hints(vars(cls).get("__init__") or cls.__init__)  # type: ignore[misc]
     }
 
 
