@@ -247,3 +247,31 @@ def test_modelstore_fields_lists_what_it_knows_and_refuses_a_name_in_one_line():
     assert len(lines) == 1 and lines[0].startswith(
         "error: 'efs-store' is no backend, component or section: one of azure-blob, "
     )
+
+
+def test_an_aks_cluster_made_in_the_program_given_by_its_name_names_from_cluster():
+    import pulumi_azure_native as azure_native
+
+    from pulumi_modelstore.azure import AzureBlobModelStore
+
+    def program() -> None:
+        cluster = azure_native.containerservice.ManagedCluster(
+            "ml-aks", resource_group_name="ml-rg", location="eastus"
+        )
+        AzureBlobModelStore(
+            "llama",
+            {
+                "cluster_name": cluster.name,
+                "cluster_resource_group_name": "ml-rg",
+                "readers": ["inference"],
+            },
+        )
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == (
+        "llama: cluster_name must be the name of an existing AKS cluster, a plain string (it "
+        "is looked up before deploy); for a cluster this program makes, give cluster="
+        "AksCluster.from_cluster('<name>', <the cluster>, resource_group_name=..., "
+        "location=...), got '<Output>'"
+    )

@@ -314,3 +314,90 @@ def test_what_a_created_gke_cluster_does_not_declare_is_said_not_checked():
         "cluster 'ml-gke' is made in this program and its addons_config is not known before "
         "deploy: not checked"
     ]
+
+
+# ---- AKS ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def aks_plan() -> Plan:
+    return plan_directory(EXAMPLES / "aks-cluster-and-stores", "dev", fill_outputs=True)
+
+
+def test_an_aks_cluster_made_in_the_program_is_never_looked_up(aks_plan):
+    tokens = {c["token"] for c in aks_plan.invokes}
+    assert "azure-native:containerservice:getManagedCluster" not in tokens
+    assert not [d for d in aks_plan.diagnostics if d["severity"] == "warning"]
+
+
+def test_federated_credentials_trust_the_created_clusters_issuer(aks_plan):
+    cluster = _one(aks_plan, "azure-native:containerservice:ManagedCluster")
+    issuer = cluster["outputs"]["oidcIssuerProfile"]["issuerURL"]
+    credentials = aks_plan.by_type("azure-native:managedidentity:FederatedIdentityCredential")
+    assert len(credentials) == 5
+    for credential in credentials:
+        assert credential["inputs"]["issuer"] == issuer
+        assert cluster["urn"] in credential["dependencies"]
+
+
+def test_aks_objects_go_to_the_created_clusters_provider_and_wait_for_it(aks_plan):
+    (provider,) = aks_plan.by_type("pulumi:providers:kubernetes")
+    kube = [s for s in aks_plan.states() if s["custom"] and s["type"].startswith("kubernetes:")]
+    assert kube and all(s["provider"].startswith(provider["urn"] + "::") for s in kube)
+    cluster = _one(aks_plan, "azure-native:containerservice:ManagedCluster")["urn"]
+    claims = aks_plan.by_type("kubernetes:core/v1:PersistentVolumeClaim")
+    assert len(claims) == 5 and all(cluster in _waits_for(aks_plan, s) for s in claims)
+
+
+def _aks_program(storage_profile: dict[str, Any] | None) -> Any:
+    from pulumi_modelstore.azure import AksCluster, AzureBlobModelStore, cluster_settings
+
+    def program() -> None:
+        import pulumi_azure_native as azure_native
+
+        settings = cluster_settings()
+        if storage_profile is None:
+            del settings["storage_profile"]
+        else:
+            settings["storage_profile"] = storage_profile
+        cluster = azure_native.containerservice.ManagedCluster(
+            "ml-aks", resource_group_name="ml-rg", location="eastus", **settings
+        )
+        aks = AksCluster.from_cluster(
+            "ml-aks",
+            cluster,
+            resource_group_name="ml-rg",
+            location="eastus",
+            kubernetes_version="1.34.2",
+        )
+        AzureBlobModelStore(
+            "llama", {"cluster": aks, "readers": ["inference"], "allow_all_networks": True}
+        )
+
+    return program
+
+
+def test_a_created_aks_cluster_declared_without_the_blob_driver_fails_the_preview():
+    with pytest.raises(PlanError) as err:
+        plan(_aks_program({"blob_csi_driver": {"enabled": False}}))
+    assert str(err.value) == (
+        "llama: cluster_name must be a cluster with the blob CSI driver on "
+        "(storageProfile.blobCSIDriver.enabled, off by default on AKS; see "
+        "azure.cluster_settings), got 'ml-aks'"
+    )
+
+
+def test_a_created_aks_cluster_leaving_the_blob_driver_out_fails_the_preview():
+    # Declared storage settings without the blob driver: AKS's default, off.
+    with pytest.raises(PlanError) as err:
+        plan(_aks_program({"file_csi_driver": {"enabled": True}}))
+    assert "blob CSI driver on" in str(err.value)
+
+
+def test_what_a_created_aks_cluster_does_not_declare_is_said_not_checked():
+    p = plan(_aks_program(None))
+    warnings = [d["message"] for d in p.diagnostics if d["severity"] == "warning"]
+    assert warnings == [
+        "cluster 'ml-aks' is made in this program and its storage_profile.blob_csi_driver."
+        "enabled is not known before deploy: not checked"
+    ]

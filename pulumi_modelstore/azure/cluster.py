@@ -11,12 +11,15 @@ absent (then AKS's default applies).
 
 # No `from __future__ import annotations`: the component analyzer reads these annotations.
 
+import base64
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Required, TypedDict
 
 import pulumi
+import pulumi_kubernetes as k8s
+from pulumi.output import Unknown
 
 from ..cluster import (
     CLUSTER_NAME_ALLOWED,
@@ -27,10 +30,12 @@ from ..cluster import (
     as_facts,
     lookup_failed,
     named_plainly,
+    provider_of,
     require_feature,
 )
 from ..errors import ModelStoreInputError
 from ..fields import Parser
+from ..validation import is_output
 from . import validation as az_v
 
 
@@ -159,8 +164,119 @@ class AksCluster(ClusterScope[AksClusterFacts, AksClusterArgs], kind="aks"):
         args: AksClusterArgs = {"cluster_name": name, "cluster_resource_group_name": group}
         return cls(name, args, opts, store=store, facts=facts)
 
+    @classmethod
+    def from_cluster(
+        cls,
+        resource_name: str,
+        cluster: Any,
+        *,
+        resource_group_name: str,
+        location: str,
+        node_subnet_ids: Sequence[pulumi.Input[str]] = (),
+        node_pools: Sequence[pulumi.Resource] = (),
+        kubernetes_version: str = "",
+        kubeconfig: pulumi.Input[str] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> "AksCluster":
+        """The scope of an AKS cluster this program makes (an azure-native
+        ``containerservice.ManagedCluster``): nothing about the cluster is looked up (it does
+        not exist before the first ``pulumi up``). Its OIDC issuer, node resource group and
+        control plane identity are the created cluster's Outputs; its Kubernetes provider is
+        made from the cluster's user credentials (``listManagedClusterUserCredentials``, once
+        the cluster exists) unless ``kubeconfig`` is given, and every namespace and claim
+        waits for ``node_pools`` (agent pools made apart from the cluster).
+
+        ``resource_group_name`` and ``location``: as the cluster is given them, plain strings
+        (stores make their accounts there and compare regions before deploy).
+        ``node_subnet_ids``: the agent pools' subnets (``vnetSubnetID``), which storage
+        accounts allow; default none (the AKS-managed network: give a private endpoint).
+        ``kubernetes_version``: the version the control plane runs (``1.34.2``); default
+        unknown, so what needs a newer one is refused. The preflight checks (OIDC issuer,
+        workload identity, the blob and file CSI drivers) run on what the program declares:
+        a declaration that fails fails the preview with the check's message; one not known
+        before deploy is said in a warning."""
+        import pulumi_azure_native as azure_native
+
+        if not isinstance(cluster, azure_native.containerservice.ManagedCluster):
+            raise ModelStoreInputError(
+                resource_name,
+                "cluster",
+                cluster,
+                "an azure-native containerservice.ManagedCluster made in this program (a "
+                f"cluster made elsewhere: AksCluster({resource_name!r}, {{'cluster_name': ..., "
+                "'cluster_resource_group_name': ...}))",
+            )
+        for field, value in (("resource_group_name", resource_group_name), ("location", location)):
+            if not isinstance(value, str):
+                raise ModelStoreInputError(
+                    resource_name,
+                    field,
+                    "<Output>" if is_output(value) else value,
+                    "a plain string, the one the cluster is given (known before deploy)",
+                )
+        invoke = pulumi.InvokeOptions(provider=provider_of(opts, "azure-native")) if opts else None
+        client = azure_native.authorization.get_client_config(opts=invoke)
+        if kubeconfig is None:
+            kubeconfig = aks_kubeconfig(cluster, resource_group_name, invoke)
+        kubernetes = provider_of(opts, "kubernetes")
+        if kubernetes is None:
+            kubernetes = k8s.Provider(
+                f"{resource_name}-kubernetes",
+                kubeconfig=kubeconfig,
+                opts=pulumi.ResourceOptions(
+                    parent=opts.parent if opts is not None else None,
+                    depends_on=[cluster, *node_pools],
+                ),
+            )
+        facts = AksClusterFacts(
+            name=resource_name,
+            resource_group_name=resource_group_name,
+            subscription_id=str(client.subscription_id),
+            tenant_id=str(client.tenant_id),
+            location=location,
+            oidc_issuer_url=cluster.oidc_issuer_profile.apply(  # type: ignore[arg-type]
+                lambda p: p.issuer_url if p is not None else None
+            ),
+            workload_identity=True,
+            blob_csi=True,
+            file_csi=True,
+            snapshot_controller=True,
+            node_subnet_ids=tuple(node_subnet_ids),  # type: ignore[arg-type]
+            node_resource_group=cluster.node_resource_group,  # type: ignore[arg-type]
+            kubernetes_version=kubernetes_version,
+            control_plane_principal_id=cluster.identity.apply(  # type: ignore[arg-type]
+                _created_principal
+            ),
+        )
+        scope_opts = pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(providers=[kubernetes])
+        )
+        args: AksClusterArgs = {
+            "cluster_name": resource_name,
+            "cluster_resource_group_name": resource_group_name,
+        }
+        scope = cls(resource_name, args, scope_opts, facts=facts)
+        scope.created = cluster
+        scope.node_groups = (cluster, *node_pools)
+        return scope
+
+    def facts(self, store: str, *needs: Callable[[str, AksClusterFacts], None]) -> AksClusterFacts:
+        """As every scope's; on a cluster this program makes, each need is checked on what the
+        program declares for the cluster (:func:`check_declared`), once per cluster."""
+        facts = super().facts(store)
+        for need in needs:
+            if self.created is None:
+                need(store, facts)
+            elif need not in self._checked:
+                self._checked.add(need)
+                check_declared(self, store, need)
+        return facts
+
     @property
-    def name(self) -> str:
+    def name(self) -> Any:
+        """The AKS cluster's name (an Output for a cluster this program makes)."""
+        if self.created is not None:
+            return self.created.name
         return str(self._given["cluster_name"])
 
     @property
@@ -214,6 +330,17 @@ class AksCluster(ClusterScope[AksClusterFacts, AksClusterArgs], kind="aks"):
             ),
             control_plane_principal_id=_control_plane_principal(_get(cluster, "identity")),
         )
+
+
+def _created_principal(identity: Any) -> str:
+    """:func:`_control_plane_principal` of a created cluster's ``identity`` Output (a typed
+    object, read by its attributes)."""
+    if identity is None:
+        return ""
+    principal = getattr(identity, "principal_id", None)
+    users = getattr(identity, "user_assigned_identities", None) or {}
+    found = [getattr(user, "principal_id", None) for user in users.values()]
+    return str(principal or (found[0] if len(found) == 1 else "") or "")
 
 
 def _control_plane_principal(identity: Any) -> str:
@@ -279,9 +406,21 @@ _GROUP_ALLOWED = (
 )
 
 
+CREATED_CLUSTER_NAME = (
+    "the name of an existing AKS cluster, a plain string (it is looked up before deploy); for "
+    "a cluster this program makes, give cluster=AksCluster.from_cluster('<name>', <the "
+    "cluster>, resource_group_name=..., location=...)"
+)
+"""What ``cluster_name`` takes, said where an Output (a cluster this program makes) is given."""
+
+
 def cluster_named(store: str, cluster_name: Any, resource_group: Any) -> None:
     """An Azure store names its cluster and the cluster's resource group (a managed cluster's
-    name is unique only within its resource group), or joins a scope given as ``cluster``."""
+    name is unique only within its resource group), or joins a scope given as ``cluster``. A
+    name still an Output is a cluster this program makes: refused, naming
+    :meth:`AksCluster.from_cluster`."""
+    if is_output(cluster_name):
+        raise ModelStoreInputError(store, "cluster_name", "<Output>", CREATED_CLUSTER_NAME)
     named_plainly(store, "cluster_name", cluster_name, CLUSTER_NAME_ALLOWED.format("AKS"))
     named_plainly(store, "cluster_resource_group_name", resource_group, _GROUP_ALLOWED)
 
@@ -363,3 +502,71 @@ def cluster_settings() -> dict[str, Any]:
         "oidc_issuer_profile": {"enabled": True},
         "security_profile": {"workload_identity": {"enabled": True}},
     }
+
+
+# ---- a cluster this program makes (AksCluster.from_cluster) ---------------------------------
+
+# need -> (the ManagedCluster output it reads, the path to its switch, AKS's default when the
+# switch is left out). A preview gives a created resource's declared inputs as its outputs.
+_DECLARED: dict[Any, tuple[str, tuple[str, ...], bool]] = {
+    require_oidc_issuer: ("oidc_issuer_profile", ("enabled",), False),
+    require_workload_identity: ("security_profile", ("workload_identity", "enabled"), False),
+    require_blob_csi_driver: ("storage_profile", ("blob_csi_driver", "enabled"), False),
+    require_file_csi_driver: ("storage_profile", ("file_csi_driver", "enabled"), True),
+}
+
+
+def check_declared(scope: AksCluster, store: str, need: Any) -> None:
+    """Check ``need`` on what the program declares for its cluster (``scope.created``): read
+    back in the preview, a declaration that fails fails the preview with the need's own
+    message; one not known before deploy is said in a warning (once per cluster)."""
+    declared = _DECLARED.get(need)
+    if declared is None:
+        return
+    output, path, default = declared
+    what = ".".join((output, *path))
+
+    def check(value: Any) -> None:
+        for key in path:
+            if value is None or isinstance(value, Unknown):
+                break
+            value = _get(value, key)
+        if isinstance(value, Unknown):
+            scope.warn_once(
+                ("unknown", what),
+                f"cluster {scope.scope_name!r} is made in this program and its {what} is not "
+                "known before deploy: not checked",
+            )
+            return
+        on = default if value is None else bool(value)
+        facts = scope.facts(store)
+        need(store, _switched(facts, need, on))
+
+    getattr(scope.created, output).apply(check, run_with_unknowns=True)
+
+
+def _switched(facts: AksClusterFacts, need: Any, on: bool) -> AksClusterFacts:
+    """``facts`` with the switch ``need`` reads set to ``on`` (the declared value)."""
+    import dataclasses
+
+    field = {
+        require_oidc_issuer: "oidc_issuer_url",
+        require_workload_identity: "workload_identity",
+        require_blob_csi_driver: "blob_csi",
+        require_file_csi_driver: "file_csi",
+    }[need]
+    value: Any = on if field != "oidc_issuer_url" else ("https://declared" if on else None)
+    return dataclasses.replace(facts, **{field: value})
+
+
+def aks_kubeconfig(
+    cluster: Any, resource_group_name: str, invoke: pulumi.InvokeOptions | None
+) -> pulumi.Output[str]:
+    """The cluster's user kubeconfig (``listManagedClusterUserCredentials``), asked once the
+    cluster exists (the invoke takes its name as an Output, so it waits for it)."""
+    import pulumi_azure_native as azure_native
+
+    credentials = azure_native.containerservice.list_managed_cluster_user_credentials_output(
+        resource_group_name=resource_group_name, resource_name=cluster.name, opts=invoke
+    )
+    return credentials.kubeconfigs.apply(lambda found: base64.b64decode(found[0].value).decode())

@@ -224,3 +224,61 @@ def _private_endpoint(r: Created) -> dict[str, Any]:
 @outputs_of("azure-native:privatedns:PrivateZone")
 def _private_zone(r: Created) -> dict[str, Any]:
     return {"name": r.autoname(r.inputs.get("privateZoneName"))}
+
+
+# ---- a cluster the program makes (AksCluster.from_cluster) --------------------------------------
+
+
+@outputs_of("azure-native:containerservice:ManagedCluster")
+def _created_managed_cluster(r: Created) -> dict[str, Any]:
+    """What AKS reports of a cluster it made: its OIDC issuer (when the program turns it on),
+    node resource group, control plane identity and API server name."""
+    name = r.autoname(r.inputs.get("resourceName"))
+    group = str(r.inputs.get("resourceGroupName", "rg"))
+    location = str(r.inputs.get("location") or _location(r.config))
+    issuer = (
+        f"https://{location}.oic.prod-aks.azure.com/{tenant_id(r.config)}/{_guid('oidc', name)}/"
+    )
+    oidc = dict(r.inputs.get("oidcIssuerProfile") or {})
+    return {
+        "name": name,
+        "fqdn": f"{name}-{digest('fqdn', r.urn, length=8)}.hcp.{location}.azmk8s.io",
+        "nodeResourceGroup": r.inputs.get("nodeResourceGroup") or f"MC_{group}_{name}_{location}",
+        "oidcIssuerProfile": {**oidc, "issuerURL": issuer} if oidc.get("enabled") else oidc,
+        "identity": {
+            **dict(r.inputs.get("identity") or {"type": "SystemAssigned"}),
+            "principalId": _guid("control-plane", group, name),
+            "tenantId": tenant_id(r.config),
+        },
+    }
+
+
+def _user_credentials(args: Mapping[str, Any], config: Mapping[str, str]) -> dict[str, Any]:
+    """The user kubeconfig of a cluster (base64, as AKS gives it)."""
+    import base64
+    import json
+
+    name = str(args.get("resourceName", "cluster"))
+    server = f"https://{name}.hcp.{_location(config)}.azmk8s.io:443"
+    kubeconfig = json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": name, "cluster": {"server": server}}],
+            "users": [{"name": f"clusterUser_{name}", "user": {"exec": {"command": "kubelogin"}}}],
+        }
+    )
+    return {
+        "kubeconfigs": [
+            {"name": "clusterUser", "value": base64.b64encode(kubeconfig.encode()).decode()}
+        ]
+    }
+
+
+INVOKES["azure-native:containerservice:listManagedClusterUserCredentials"] = _user_credentials
+
+
+@outputs_of("azure-native:resources:ResourceGroup")
+def _resource_group(r: Created) -> dict[str, Any]:
+    """A resource group is known by the name it is given (or its auto-name)."""
+    return {"name": r.autoname(r.inputs.get("resourceGroupName"))}
