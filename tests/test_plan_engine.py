@@ -649,8 +649,15 @@ def test_one_cli_process_starts_lean_and_plans_every_program_cleanly(cli_process
         "warning: llama: source_uri is deprecated, use model.source\n"
         "warning: llama: model_revision is deprecated, use model.revision\n"
     )
+    # And the one check examples/eks-cluster-and-stores cannot make before deploy, said: its
+    # cluster is made in the program, so its subnets are not looked up.
+    skipped = (
+        "warning: cluster 'ml-eks' is made in this program: its subnets are not looked up "
+        "before deploy (that each is in the cluster's VPC, their zones); the stores use them as "
+        "from_cluster gives them\n"
+    )
     failed = "error: cannot read /nonexistent/base.json: No such file or directory\n"
-    assert (result.returncode, result.stderr) == (0, failed + deprecations)
+    assert (result.returncode, result.stderr) == (0, failed + deprecations + skipped)
     modules, exited, *firsts, threads, _ = result.stdout.splitlines()
     loaded = json.loads(modules)
     assert not [m for m in loaded if m.startswith(("pulumi_kubernetes.core", "pulumi_aws.fsx"))]

@@ -164,6 +164,14 @@ CREATE_TIMES: Mapping[str, Figure] = {
         "the node pool's instances created and joined (the provider waits)",
         "judgement: Compute Engine instances boot and join the cluster; a few minutes",
     ),
+    # A cluster made in the same program as its stores (AksCluster.from_cluster).
+    "azure-native:containerservice:ManagedCluster": Figure(
+        600,
+        "the managed cluster and its agent pools provisioned (the provider waits for the ARM "
+        "long-running create)",
+        "judgement: an AKS create is an asynchronous ARM operation of several minutes",
+    ),
+    "azure-native:resources:ResourceGroup": _AZURE_ARM,
     "gcp:storage/bucket:Bucket": Figure(3, _API_CALL, "judgement: one Cloud Storage API call"),
     "gcp:storage/bucketIAMMember:BucketIAMMember": _GCP_IAM,
     "gcp:serviceaccount/account:Account": Figure(
