@@ -396,13 +396,16 @@ def gcs_emulator() -> Iterator[str]:
     server.start()
     host = f"127.0.0.1:{server._api._httpd.server_address[1]}"
     try:
-        for prefix in ("llama", "tampered", "composite"):
+        for prefix in ("llama", "tampered", "composite", "composite-tampered"):
             for name, data in MODEL.items():
                 upload_gcs(f"http://{host}", "models", f"{prefix}/{name}", data)
         objects = server._storage.objects["models"]
         lie = base64.b64encode(hashlib.md5(b"other").digest()).decode()
         objects[f"tampered/{SHARD}"]["md5Hash"] = lie
         objects[f"composite/{SHARD}"]["md5Hash"] = None  # the emulator needs the key
+        # A composite object whose crc32c is not its bytes' (issue 24, point 15).
+        objects[f"composite-tampered/{SHARD}"]["md5Hash"] = None
+        objects[f"composite-tampered/{SHARD}"]["crc32c"] = base64.b64encode(b"\0\0\0\1").decode()
         yield host
     finally:
         server.stop()
@@ -428,6 +431,19 @@ def test_gs_lists_md5_and_a_composite_object_has_none(gcs_emulator: str) -> None
 
 def test_gs_a_wrong_md5_is_refused(gcs_emulator: str, tmp_path: Path) -> None:
     assert seed_refusal(gcs_source(gcs_emulator, "tampered"), tmp_path) == TAMPERED_MD5
+
+
+def test_gs_a_composite_object_is_checked_by_its_crc32c(gcs_emulator: str, tmp_path: Path):
+    from pulumi_modelstore.model import crc
+
+    listed = {f.path: f for f in gcs_source(gcs_emulator, "composite").files()}
+    running = crc.Crc(crc.CRC32C)
+    running.update(MODEL[SHARD])
+    assert (listed[SHARD].md5, listed[SHARD].crc32c) == (None, running.hexdigest())
+    assert seed_refusal(gcs_source(gcs_emulator, "composite-tampered"), tmp_path) == (
+        f"crc32c mismatch in {SHARD}: the source publishes 00000001, the bytes that arrived "
+        f"give {running.hexdigest()}"
+    )
 
 
 def test_gs_a_composite_object_is_seeded_on_its_size(gcs_emulator: str, tmp_path: Path):

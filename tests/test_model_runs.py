@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from subprocess import PIPE
@@ -447,3 +448,102 @@ def test_the_model_jobs_start_a_replacement_pod_only_once_the_old_one_stopped() 
     jobs = p.by_type("kubernetes:batch/v1:Job")
     assert len(jobs) >= 2  # the seed and a verification Job per reader
     assert {j["inputs"]["spec"]["podReplacementPolicy"] for j in jobs} == {"Failed"}
+
+
+# --- 15: S3 objects checked by every whole-object checksum S3 keeps -----------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "check"),
+    [
+        # The CRC catalogue's check values over b"123456789" (reveng.sourceforge.io).
+        ("CRC32C", "e3069283"),
+        ("CRC64NVME", "ae8b14860a799888"),
+    ],
+)
+def test_the_pure_python_crcs_give_the_catalogue_check_values(spec: str, check: str) -> None:
+    from pulumi_modelstore.model import crc
+
+    running = crc.Crc(getattr(crc, spec))
+    running.update(b"123456789")
+    assert running.hexdigest() == check
+    # Large blocks go through the lanes: the same value as a byte at a time, in any pieces.
+    data = os.urandom(3 * crc.SMALL + 12345)
+    bytewise = getattr(crc, spec).bytewise(getattr(crc, spec).mask, data)
+    for cut in (0, 1, crc.LANES + 7, crc.SMALL, len(data)):
+        pieces = crc.Crc(getattr(crc, spec))
+        pieces.update(data[:cut])
+        pieces.update(data[cut:])
+        assert pieces.value == bytewise ^ getattr(crc, spec).mask
+
+
+def b64(hex_digest: str) -> str:
+    import base64
+
+    return base64.b64encode(bytes.fromhex(hex_digest)).decode()
+
+
+MD5 = hashlib.md5(b"x").hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"ETag": f'"{MD5}"'}, {"md5": MD5}),
+        ({"ETag": f'"{MD5}-3"'}, {}),  # a multipart upload's ETag: not an MD5 of the bytes
+        ({"ETag": f'"{MD5}"', "ServerSideEncryption": "aws:kms"}, {}),
+        ({"ETag": f'"{MD5}"', "ServerSideEncryption": "aws:kms:dsse"}, {}),
+        ({"ETag": f'"{MD5}"', "SSECustomerAlgorithm": "AES256"}, {}),
+        ({"ETag": f'"{MD5}"', "ServerSideEncryption": "AES256"}, {"md5": MD5}),
+        ({"ChecksumCRC32": b64("0a0b0c0d"), "ChecksumType": "FULL_OBJECT"}, {"crc32": "0a0b0c0d"}),
+        ({"ChecksumCRC32C": b64("0a0b0c0d"), "ChecksumType": "COMPOSITE"}, {}),
+        ({"ChecksumCRC32C": b64("0a0b0c0d") + "-2"}, {}),
+        ({"ChecksumCRC64NVME": b64("00" * 7 + "01")}, {"crc64nvme": "00" * 7 + "01"}),
+    ],
+)
+def test_s3_headers_give_every_whole_object_digest(headers: dict, expected: dict) -> None:
+    from pulumi_modelstore.model.aws import checksums
+    from pulumi_modelstore.model.sources import s3_digests
+
+    wire = {
+        {"ETag": "ETag", "ServerSideEncryption": "x-amz-server-side-encryption",
+         "SSECustomerAlgorithm": "x-amz-server-side-encryption-customer-algorithm",
+         "ChecksumType": "x-amz-checksum-type"}.get(k, "x-amz-checksum-" + k[8:].lower()): v
+        for k, v in headers.items()
+    }  # fmt: skip
+    found = {k: v for k, v in s3_digests(checksums(wire)).items() if v is not None}
+    assert found == expected
+
+
+@pytest.mark.parametrize("name", ["crc32", "crc32c", "crc64nvme"])
+def test_an_object_whose_bytes_do_not_give_its_crc_is_refused(name: str, tmp_path: Path) -> None:
+    from pulumi_modelstore.model import crc
+    from pulumi_modelstore.model.sources import SourceFile
+    from pulumi_modelstore.model.transfer import FileDigests, SeedError
+
+    data = os.urandom(200_000)
+    right = {
+        "crc32": f"{zlib.crc32(data):08x}",
+        "crc32c": _crc_hex(crc.CRC32C, data),
+        "crc64nvme": _crc_hex(crc.CRC64NVME, data),
+    }[name]
+    good = FileDigests(SourceFile("w.bin", len(data), **{name: right}), "w.bin")
+    good.update(data)
+    assert good.entry()["sha256"] == hashlib.sha256(data).hexdigest()
+    wrong = "0" * len(right)
+    bad = FileDigests(SourceFile("w.bin", len(data), **{name: wrong}), "w.bin")
+    bad.update(data)
+    with pytest.raises(SeedError) as caught:
+        bad.entry()
+    assert str(caught.value) == (
+        f"{name} mismatch in w.bin: the source publishes {wrong}, the bytes that arrived give "
+        f"{right}"
+    )
+
+
+def _crc_hex(spec: Any, data: bytes) -> str:
+    from pulumi_modelstore.model import crc
+
+    running = crc.Crc(spec)
+    running.update(data)
+    return running.hexdigest()

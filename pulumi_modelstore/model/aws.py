@@ -410,12 +410,25 @@ def _hint(status: int) -> str:
 
 
 def checksums(headers: Any) -> dict[str, str]:
-    """An object's SHA-256 checksum headers as S3's API names them (``ChecksumSHA256``,
-    ``ChecksumType``), empty when the object has none."""
-    value = headers.get("x-amz-checksum-sha256")
-    if not value:
-        return {}
-    # An object stored before S3 reported checksum types has none: its value then tells
-    # (a composite one ends in "-<parts>").
-    kind = headers.get("x-amz-checksum-type") or "FULL_OBJECT"
-    return {"ChecksumSHA256": value, "ChecksumType": kind}
+    """What an object's headers say of its bytes, as S3's API names them: ``ChecksumSHA256``,
+    ``ChecksumCRC32``, ``ChecksumCRC32C``, ``ChecksumCRC64NVME`` (base64 of the big-endian
+    value), ``ChecksumType``, and ``ETag`` with the encryption that decides whether it is an
+    MD5 (``ServerSideEncryption``, ``SSECustomerAlgorithm``); only those present."""
+    found = {
+        name: headers.get(header)
+        for name, header in (
+            ("ChecksumSHA256", "x-amz-checksum-sha256"),
+            ("ChecksumCRC32", "x-amz-checksum-crc32"),
+            ("ChecksumCRC32C", "x-amz-checksum-crc32c"),
+            ("ChecksumCRC64NVME", "x-amz-checksum-crc64nvme"),
+            ("ETag", "ETag"),
+            ("ServerSideEncryption", "x-amz-server-side-encryption"),
+            ("SSECustomerAlgorithm", "x-amz-server-side-encryption-customer-algorithm"),
+        )
+    }
+    out = {name: value for name, value in found.items() if value}
+    if any(name.startswith("Checksum") for name in out):
+        # An object stored before S3 reported checksum types has none: its value then tells
+        # (a composite one ends in "-<parts>").
+        out["ChecksumType"] = headers.get("x-amz-checksum-type") or "FULL_OBJECT"
+    return out

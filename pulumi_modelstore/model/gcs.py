@@ -14,10 +14,11 @@ authorised by the GKE metadata server's token.
   or not at all.
 - Checks: ``md5Hash`` when the object has one. A composite object has none ("Composite
   objects do not have an MD5 hash metadata field", cloud.google.com/storage/docs/
-  composite-objects), only ``crc32c``; CRC32C is not in Python's standard library (``zlib``'s
-  CRC-32 is another polynomial) and a pure-Python one would read gigabytes at a few MB/s, so
-  a composite object's bytes are checked for their size only here, and their sha256 goes into
-  the manifest that the verification Job checks as readers see it.
+  composite-objects), only ``crc32c`` (base64 of the big-endian value); CRC-32C is not in
+  Python's standard library (``zlib``'s CRC-32 is another polynomial), so :mod:`.crc` computes
+  it in pure Python, a few tens of MB/s: checked up to ``transfer.PURE_CRC_MAX_BYTES`` per
+  object, above it the size only, and the sha256 goes into the manifest that the verification
+  Job checks as readers see it.
 - Credentials: ``GET http://metadata.google.internal/computeMetadata/v1/instance/
   service-accounts/default/token`` with ``Metadata-Flavor: Google``, answered on GKE by the
   metadata server with the pod's Workload Identity ("Authenticate workloads using service

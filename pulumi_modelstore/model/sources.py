@@ -62,6 +62,13 @@ class SourceFile:
     sha256: str | None = None
     git_sha1: str | None = None
     md5: str | None = None
+    crc32: str | None = None
+    """S3's whole-object CRC-32 (``x-amz-checksum-crc32``), as hex of its big-endian bytes."""
+    crc32c: str | None = None
+    """S3's whole-object CRC-32C, likewise."""
+    crc64nvme: str | None = None
+    """S3's CRC-64/NVME (every object uploaded since S3's default integrity protections),
+    likewise."""
 
 
 class Source(Protocol):
@@ -442,11 +449,11 @@ class _ObjectSource:
 
 class S3Source(_ObjectSource):
     """Objects under ``s3://<bucket>/<prefix>/`` through :class:`.aws.S3Client` (the standard
-    library only: credentials, endpoint and region as that module says). An object's published
-    sha256 is its ``x-amz-checksum-sha256`` (asked with ``x-amz-checksum-mode: ENABLED``) when
-    it is a whole-object checksum (objects uploaded with a SHA-256 checksum; a multipart
-    upload's composite value ends in ``-<parts>`` and is not a digest of the bytes, so it is
-    not used)."""
+    library only: credentials, endpoint and region as that module says). What an object's
+    ``HEAD`` publishes (asked with ``x-amz-checksum-mode: ENABLED``) is checked
+    (:func:`s3_digests`): its whole-object ``x-amz-checksum-sha256``, ``-crc32``, ``-crc32c``
+    and ``-crc64nvme`` (a multipart upload's composite value ends in ``-<parts>`` and is not a
+    digest of the bytes, so it is not used), and its ETag where that is the MD5 of the bytes."""
 
     def __init__(
         self,
@@ -464,7 +471,7 @@ class S3Source(_ObjectSource):
             yield key, size, None
 
     def _digests(self, key: str, listed: Any) -> dict[str, str | None]:
-        return {"sha256": _s3_sha256(aws.checksums(self.client.head(self.bucket, key)))}
+        return s3_digests(aws.checksums(self.client.head(self.bucket, key)))
 
     def open(self, file: SourceFile) -> Body:
         response = self.client.get(self.bucket, self.prefix + file.path)
@@ -482,17 +489,50 @@ class S3Source(_ObjectSource):
 
 
 def _s3_sha256(head: dict[str, Any]) -> str | None:
-    value = head.get("ChecksumSHA256")
+    return _s3_whole(head, "ChecksumSHA256")
+
+
+def _s3_whole(head: dict[str, Any], name: str) -> str | None:
+    """A whole-object checksum as hex: a composite one (a multipart upload's, ``-<parts>``
+    or ``ChecksumType: COMPOSITE``) is a checksum of the parts' checksums, not of the bytes."""
+    value = head.get(name)
     if not value or "-" in value or head.get("ChecksumType", "FULL_OBJECT") != "FULL_OBJECT":
         return None
     return base64.b64decode(value).hex()
 
 
+# Encryption under which an object's ETag is not the MD5 of its bytes (S3 API reference,
+# "Object", ETag: "Objects encrypted by SSE-C or SSE-KMS have ETags that are not an MD5
+# digest of their object data"; DSSE-KMS is KMS too).
+KMS_ENCRYPTION = frozenset({"aws:kms", "aws:kms:dsse"})
+ETAG_MD5 = re.compile(r'"?([0-9a-fA-F]{32})"?')
+
+
+def s3_digests(head: dict[str, Any]) -> dict[str, str | None]:
+    """The :class:`SourceFile` digests an object's headers publish (:func:`.aws.checksums`):
+    its whole-object SHA-256, CRC-32, CRC-32C and CRC-64/NVME checksums, and its ETag as the
+    MD5 of its bytes where it is one: a single-part upload (a multipart ETag ends in
+    ``-<parts>``) neither SSE-KMS nor SSE-C encrypted."""
+    etag = ETAG_MD5.fullmatch(head.get("ETag", ""))
+    md5_etag = (
+        etag is not None
+        and head.get("ServerSideEncryption") not in KMS_ENCRYPTION
+        and not head.get("SSECustomerAlgorithm")
+    )
+    return {
+        "sha256": _s3_whole(head, "ChecksumSHA256"),
+        "md5": etag.group(1).lower() if etag is not None and md5_etag else None,
+        "crc32": _s3_whole(head, "ChecksumCRC32"),
+        "crc32c": _s3_whole(head, "ChecksumCRC32C"),
+        "crc64nvme": _s3_whole(head, "ChecksumCRC64NVME"),
+    }
+
+
 class GcsSource(_ObjectSource):
     """Objects under ``gs://<bucket>/<prefix>/`` through :class:`.gcs.GcsClient` (the JSON
     API over urllib, the GKE metadata server's token). An object's ``md5Hash`` is checked
-    when it has one; a composite object has only a CRC32C, which is not checked (see
-    :mod:`.gcs`)."""
+    when it has one; a composite object has only its ``crc32c``, checked in pure Python up to
+    :data:`.transfer.PURE_CRC_MAX_BYTES` (see :mod:`.gcs`)."""
 
     def __init__(
         self,
@@ -511,7 +551,11 @@ class GcsSource(_ObjectSource):
             yield item["name"], int(item["size"]), item
 
     def _digests(self, key: str, listed: Any) -> dict[str, str | None]:
-        return {"md5": md5_hex(listed.get("md5Hash"))}
+        crc32c = listed.get("crc32c")
+        return {
+            "md5": md5_hex(listed.get("md5Hash")),
+            "crc32c": base64.b64decode(crc32c).hex() if crc32c else None,
+        }
 
 
 class AzureBlobSource(_ObjectSource):

@@ -40,11 +40,12 @@ import queue
 import ssl
 import threading
 import urllib.parse
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import net
+from . import crc, net
 from .net import (
     RETRY_STATUS,
     USER_AGENT,
@@ -55,6 +56,7 @@ from .net import (
     retry_after,
     service_message,
 )
+from .runs import say
 
 PART = 16 << 20  # a ranged request's size: large enough that a request's cost vanishes
 WORKERS = 8  # threads, each with its own connections: a node's NIC, not one TCP stream
@@ -69,12 +71,21 @@ class SeedError(Exception):
     """A seed that cannot finish; its message is the one line the Job reports."""
 
 
+# The CRCs S3 keeps that the standard library lacks run in pure Python (model/crc.py, a few
+# tens of MB/s on one core): checked for files up to this size, where nothing stronger is
+# published; above it the size is checked and the seed says so (the manifest's sha256, which
+# the verification Jobs check, stands).
+PURE_CRC_MAX_BYTES = 1 << 30
+
+
 class FileDigests:
     """The digests of one file's bytes as they arrive, and the check of them against what its
     source publishes (``file``: a :class:`.sources.SourceFile`): the size, the sha256 (LFS
     sha256, S3 whole-object checksum), the Git blob id of a Hugging Face file kept in Git, and
-    MD5 where the source publishes nothing stronger (Cloud Storage's ``md5Hash``, Azure's
-    ``Content-MD5``). :meth:`publish` adds what the bytes' answer published."""
+    where the source publishes no sha256 the first it publishes of: MD5 (Cloud Storage's
+    ``md5Hash``, Azure's ``Content-MD5``, a single-part S3 ETag), S3's CRC-32 (``zlib``),
+    CRC-64/NVME or CRC-32C (:mod:`.crc`, up to :data:`PURE_CRC_MAX_BYTES`). :meth:`publish`
+    adds what the bytes' answer published."""
 
     def __init__(self, file: Any, rel: str) -> None:
         self.file = file
@@ -85,6 +96,7 @@ class FileDigests:
         self.published: str | None = file.sha256
         self.published_md5: str | None = file.md5
         self.md5: Any = None
+        self.crc: tuple[str, str, Any] | None = None  # (name, published hex, running CRC)
         self.size = 0
         self.publish(None, None)
 
@@ -97,6 +109,7 @@ class FileDigests:
         # Storage and Azure Blob keep for a whole object.
         wanted = bool(self.published_md5) and not self.published
         self.md5 = hashlib.md5(usedforsecurity=False) if wanted else None
+        self.crc = None if self.published or wanted else _crc_check(self.file, self.rel)
 
     def update(self, chunk: Any) -> None:
         self.sha256.update(chunk)
@@ -104,6 +117,8 @@ class FileDigests:
             self.git.update(chunk)
         if self.md5 is not None:
             self.md5.update(chunk)
+        if self.crc is not None:
+            self.crc[2].update(chunk)
         self.size += len(chunk)
 
     def entry(self) -> dict[str, Any]:
@@ -124,12 +139,53 @@ class FileDigests:
                 f"md5 mismatch in {rel}: the source publishes {self.published_md5}, "
                 f"the bytes that arrived hash to {self.md5.hexdigest()}"
             )
+        if self.crc is not None:
+            name, published, running = self.crc
+            value = running.hexdigest()
+            if value != published:
+                raise SeedError(
+                    f"{name} mismatch in {rel}: the source publishes {published}, the bytes "
+                    f"that arrived give {value}"
+                )
         if self.git is not None and self.git.hexdigest() != file.git_sha1:
             raise SeedError(
                 f"git blob id mismatch in {rel}: the source publishes {file.git_sha1}, "
                 f"the bytes that arrived give {self.git.hexdigest()}"
             )
         return {"path": rel, "size": self.size, "sha256": digest}
+
+
+class _Zlib32:
+    """CRC-32 (zlib's) with :class:`.crc.Crc`'s interface."""
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def update(self, data: Any) -> None:
+        self.value = zlib.crc32(data, self.value)
+
+    def hexdigest(self) -> str:
+        return f"{self.value:08x}"
+
+
+def _crc_check(file: Any, rel: str) -> tuple[str, str, Any] | None:
+    """The CRC to check a file by where it publishes no sha256 or MD5 (class docstring)."""
+    published = getattr(file, "crc32", None)
+    if published:
+        return "crc32", published, _Zlib32()
+    for name, spec in (("crc64nvme", crc.CRC64NVME), ("crc32c", crc.CRC32C)):
+        published = getattr(file, name, None)
+        if not published:
+            continue
+        if file.size > PURE_CRC_MAX_BYTES:
+            say(
+                f"{rel}: its {name} is not checked ({file.size} bytes, over the pure-Python "
+                f"CRC's {PURE_CRC_MAX_BYTES} bytes); its size is, and its sha256 goes into the "
+                f"manifest"
+            )
+            return None
+        return name, published, crc.Crc(spec)
+    return None
 
 
 class Connections:
