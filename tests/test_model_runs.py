@@ -547,3 +547,24 @@ def _crc_hex(spec: Any, data: bytes) -> str:
     running = crc.Crc(spec)
     running.update(data)
     return running.hexdigest()
+
+
+def test_the_lock_is_made_when_its_folder_goes_between_mkdir_and_create(tmp_path, monkeypatch):
+    """A run finishing removes the revision's partial folder once its lock is released, which
+    can fall between a waiting run's mkdir and its exclusive create."""
+    from pulumi_modelstore.model import runs
+
+    lock = runs.RevisionLock(tmp_path / "partial" / "v1" / "lock", "waiter")
+    real_open = os.open
+    calls = []
+
+    def folder_gone_once(path: Any, flags: int, *args: Any) -> int:
+        if not calls:
+            calls.append(path)
+            (tmp_path / "partial" / "v1").rmdir()
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(runs.os, "open", folder_gone_once)
+    with lock:
+        assert (tmp_path / "partial" / "v1" / "lock").read_text() == "waiter\n"
+    assert calls

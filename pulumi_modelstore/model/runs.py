@@ -88,11 +88,15 @@ class RevisionLock:
             return None
 
     def _create(self) -> bool:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            return False
+        while True:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                return False
+            except FileNotFoundError:
+                continue  # the folder went between the two calls (its last run finished)
+            break
         with os.fdopen(fd, "w") as out:
             out.write(self.run + "\n")
             out.flush()
