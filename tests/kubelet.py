@@ -478,14 +478,15 @@ class Node:
 
     # -- claims to storage
 
-    def _claim(self, namespace: str, name: str) -> tuple[str, Root, bool, Mapping[str, Any]]:
-        """(storage key, root, read-only by the PV, PV spec) of a claim: its static PV's (the
-        storage is the store's), else its provisioner's (a volume of its own)."""
+    def _claim(self, namespace: str, name: str) -> tuple[str, Mapping[str, Any]]:
+        """(storage key, PV spec) of a claim: its static PV's (the storage is the store's,
+        shared by its claims), else a volume of its own from its class's provisioner (no PV
+        spec: a block volume, :func:`ext4_root`)."""
         for pv in self.objects("PersistentVolume"):
             ref = pv["spec"].get("claimRef") or {}
             if (ref.get("namespace"), ref.get("name")) == (namespace, name):
                 key = pv["metadata"].get("labels", {}).get(STORE) or pv["metadata"]["name"]
-                return key, DRIVERS[driver_of(pv["spec"])](pv["spec"], None), False, pv["spec"]
+                return key, pv["spec"]
         claims = [
             c
             for c in self.objects("PersistentVolumeClaim")
@@ -495,18 +496,17 @@ class Node:
         assert claims, f"claim {namespace}/{name} is neither bound to a PV nor made by the plan"
         provisioner = classes[claims[0]["spec"]["storageClassName"]]["provisioner"]
         assert provisioner in BLOCK_PROVISIONERS, f"no row for provisioner {provisioner}"
-        return f"claim:{namespace}/{name}", ext4_root(None), False, {}
+        return f"claim:{namespace}/{name}", {}
 
     def volume_root(self, namespace: str, name: str, pod: Mapping[str, Any]) -> tuple[Path, bool]:
         """The storage behind a claim, made the first time (as the storage's creator leaves
         it), with what the driver and the kubelet do at this pod's mount; and whether the
         driver mounts it read-only."""
-        key, _, _, pv = self._claim(namespace, name)
+        key, pv = self._claim(namespace, name)
         security = pod.get("securityContext") or {}
         fs_group = security.get("fsGroup")
-        root = (
-            DRIVERS[driver_of(pv)](pv, fs_group) if pv else ext4_root(fs_group)
-        )  # this pod's view
+        # The root as this pod's mount shows it.
+        root = DRIVERS[driver_of(pv)](pv, fs_group) if pv else ext4_root(fs_group)
         path = self.storage.get(key)
         if path is None:
             path = self.where / "storage" / key.replace("/", "_").replace(":", "_")
@@ -762,9 +762,9 @@ def _arg(args: list[str], flag: str) -> str | None:
 
 def run_model_jobs(plan: Plan, where: Path) -> list[Run]:
     """Every seed Job of the plan, then every verify Job, then every seed Job again, on one
-    node; each seed's gated
-    repository served only with the token its pod mounts, an imported source laid out as the
-    storage's import leaves it, and a pinned digest replaced by the stub model's."""
+    node; each seed's gated repository served only with the token its pod mounts, an imported
+    source laid out as the storage's import leaves it, and a pinned digest replaced by the stub
+    model's (module docstring)."""
     runs: list[Run] = []
     with world(where) as w:
         node = Node(plan, w, where)

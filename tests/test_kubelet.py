@@ -180,3 +180,34 @@ def test_the_harness_refuses_what_a_kubelet_refuses(
     (run,) = node.run_job(job)
     assert run.returncode == (3 if not error else 1), run.stderr
     assert error in run.stderr
+
+
+def test_a_pinned_digest_stands_for_the_manifest_the_stub_model_publishes(filled_plans, tmp_path):
+    """A program that pins ``manifest_sha256`` (none does today) runs too: its seed once
+    unpinned, then as planned with the pin standing for what that run published, and every
+    verify Job checking it."""
+    import copy
+
+    reason = unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    pin = "sha256:" + "0" * 64
+    objects = copy.deepcopy(filled_plans["stacks/aws-efs"].kubernetes_objects())
+    for job in (o for o in objects if o["kind"] == "Job"):
+        args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+        if "--record-configmap" in args:  # a pinned seed records nothing
+            i = args.index("--record-configmap")
+            del args[i : i + 2]
+        if "--manifest-sha256" in args:
+            args[args.index("--manifest-sha256") + 1] = pin
+        else:
+            args += ["--manifest-sha256", pin]
+    runs = run_model_jobs(_Objects(*objects), tmp_path)  # type: ignore[arg-type]
+    assert [run.returncode for run in runs] == [0] * len(runs), [run.line() for run in runs]
+    seeds = [run for run in runs if run.container == "seed"]
+    published = seeds[0].stdout.split("manifest ")[1].split()[0].rstrip(",")
+    # The seed as planned, pinned: nothing to do, that manifest is there. Each verify Job
+    # refuses any manifest but its pin's, so passing they checked the published one.
+    assert "already seeded, nothing to do" in seeds[1].stdout, seeds[1].line()
+    assert published in seeds[1].stdout
+    assert [run.container for run in runs].count("verify") == 2, runs
