@@ -227,9 +227,9 @@ Critical path (start  finish  resource  type  waited for):
     0:00    0:01  kubernetes-ns-models-loader  kubernetes:core/v1:Namespace  after parent
     0:01    0:02  models-pv-models-loader  kubernetes:core/v1:PersistentVolume  after depends_on (namespace-first)
     0:02    0:07  models-pvc-models-loader  kubernetes:core/v1:PersistentVolumeClaim  after depends_on (volume-before-claim)
-    0:07    2:07  models-seed-0e9e39f249a1  kubernetes:batch/v1:Job  after depends_on (job-after-its-mount)
-    2:07    2:08  models-manifest-0e9e39f249a1  kubernetes:core/v1:ConfigMap  after depends_on (digest-after-seed)
-    2:08    4:08  models-verify-inference-0e9e39f249a1  kubernetes:batch/v1:Job  after data
+    0:07    2:07  models-seed-7ae557604adf  kubernetes:batch/v1:Job  after depends_on (job-after-its-mount)
+    2:07    2:08  models-manifest-7ae557604adf  kubernetes:core/v1:ConfigMap  after depends_on (digest-after-seed)
+    2:08    4:08  models-verify-inference-7ae557604adf  kubernetes:batch/v1:Job  after data
 Create times (what each covers; its source, or judgement where none):
   kubernetes:batch/v1:Job: 120 s, the Job running to completion (the provider waits for it); judgement: pulumi-kubernetes waits for a Job to complete (pulumi/pulumi-kubernetes#633, the Job awaiter); how long depends on the model and the storage
   kubernetes:core/v1:ConfigMap: 1 s, one API server request: pulumi-kubernetes awaits no readiness for this kind; judgement: a create request to the API server takes well under a second; the provider's await logic covers Deployments, StatefulSets, Jobs, Services, Pods and claims only (pulumi.com/blog/improving-kubernetes-management-with-pulumis-await-logic)
