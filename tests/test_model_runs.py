@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -568,3 +569,26 @@ def test_the_lock_is_made_when_its_folder_goes_between_mkdir_and_create(tmp_path
     with lock:
         assert (tmp_path / "partial" / "v1" / "lock").read_text() == "waiter\n"
     assert calls
+
+
+def test_the_same_files_published_meanwhile_count_as_done(tmp_path: Path) -> None:
+    """Another run (one the lock did not hold: an older program) published the very files
+    this run downloaded: nothing is replaced, and the seed reports the revision as there."""
+    src = make_model(tmp_path / "src")
+    elsewhere = tmp_path / "elsewhere"
+    expected = seed_local(src, elsewhere).digest  # the same files give the same digest
+    store = tmp_path / "store"
+    source = open_source(f"file://{src}", "v1")
+    real_open = source.open
+
+    def published_meanwhile(file: Any) -> Any:
+        if not (store / "revisions/v1").exists():
+            shutil.copytree(elsewhere / "revisions/v1", store / "revisions/v1")
+            shutil.copytree(elsewhere / ".modelstore/v1", store / ".modelstore/v1")
+        return real_open(file)
+
+    source.open = published_meanwhile  # type: ignore[method-assign]
+    result = seed_mod.seed(source, store, include=INCLUDE)
+    assert (result.seeded, result.digest) == (False, expected)
+    assert verify(store, "v1", sample=0).hashed == 5
+    assert list((store / ".modelstore/partial").iterdir()) == []
