@@ -132,7 +132,9 @@ def remove_tree(path: Path) -> None:
     ``rmdir``, ``CannotRemoveRemoteDirectory``). So a directory that vanished (ENOENT), or
     that refuses ``rmdir`` with EPERM while no file is left below it, counts as removed; a
     path that is already gone too. Anything else (a file that cannot be deleted, a directory
-    still holding a file) raises as ``rmtree`` would."""
+    still holding a file) raises as ``rmtree`` would. A lookup the mount serves from its
+    metadata cache may still find such a directory, empty: make it again with
+    ``exist_ok``."""
     try:
         entries = list(os.scandir(path))
     except FileNotFoundError:

@@ -169,7 +169,9 @@ def seed(
         wanted = _wanted(source, layout, include, in_use)
         target = layout.revision_dir(revision)
         _unpublish(layout, revision)
-        target.mkdir(parents=True)
+        # exist_ok: on Mountpoint a directory emptied by remove_tree may still be found by a
+        # lookup the mount serves from its metadata cache (layout.remove_tree).
+        target.mkdir(parents=True, exist_ok=True)
         _set_layout(target, read_layout)
         entries = transfer.download(source, wanted, target, safe_relative)
         manifest = make_manifest(
