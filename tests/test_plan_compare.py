@@ -143,11 +143,17 @@ def test_fsx_deployment_type_change_replaces_the_file_system_and_risks_its_data(
     pvs = by_type(cmp, PV)
     assert pvs and all(pv.op == "replace" and not pv.loses_data for pv in pvs)
     assert all(pv.retained == "reclaim policy Retain" for pv in pvs)
-    # Data-bearing steps first, the one that loses data at the very top.
-    assert cmp.ordered()[0] is fs
+    # The verdict names the step that loses data; the steps follow in the order pulumi up
+    # runs them: the new file system created where the program registers it, the old one
+    # deleted at the end, after the volumes that depend on it (issue 25).
     text = to_text(cmp, "base.json")
-    assert text.splitlines()[1].startswith("DATA LOSS RISK: 1 step(s)")
-    assert f"+- replace {FSX} llama-fs  [DATA LOSS RISK]" in text
+    lines = text.splitlines()
+    assert lines[1] == (
+        "DATA LOSS RISK: 1 step(s) replace or delete data that is neither protected nor retained "
+        "(replace llama-fs)"
+    )
+    assert f"+- replace {FSX} llama-fs (the old one deleted at the end)  [DATA LOSS RISK]" in lines
+    assert lines[-2] == f" - delete {FSX} llama-fs (the old one, replaced above)"
     assert 'deploymentType: "PERSISTENT_2" -> "PERSISTENT_1"  (forces replacement)' in text
     # What the new file system's outputs feed is shown at the leaves that hold them.
     assert (
@@ -258,7 +264,11 @@ def test_a_deleted_store_lists_its_deletions_its_protected_file_system_blocked(t
     )
     cmp = compare(base, new)
     assert [c.urn.rsplit("::", 1)[-1] for c in cmp.data_loss] == ["t5-fs"]
-    assert cmp.ordered()[0].urn.endswith("::t5-fs")
+    # Deleted at the end in reverse dependency order: claims, then their volumes, then the file
+    # system they name (issue 25).
+    names = [c.name for c in cmp.ordered()]
+    assert names.index("t5-pvc-inference") < names.index("t5-pv-inference") < names.index("t5-fs")
+    assert "(delete t5-fs)" in to_text(cmp, "base.json").splitlines()[1]
 
 
 PUBLIC_ACCESS = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
@@ -430,7 +440,8 @@ def test_a_persistent_volume_source_change_replaces_the_volumes_and_their_claims
         "  (forces replacement)\n" in text
     )
     assert (
-        f"+- replace {PVC} llama-pvc-inference  [retained: bound to llama-inference (reclaim "
+        f"+- replace {PVC} llama-pvc-inference (the old one deleted first)  [retained: bound "
+        "to llama-inference (reclaim "
         "policy Retain)]\n      replaceWith: llama-pv-inference is replaced  (forces replacement)\n"
         "      ! pods using claim inference/llama must restart: they hold the old claim, which is "
         "deleted only once no pod uses it (kubernetes.io/pvc-protection)\n" in text
@@ -458,8 +469,9 @@ def test_a_volume_replaced_under_a_claim_recorded_without_replace_with_blocks(tm
     )
     assert cmp.data_loss == [] and cmp.exit_code == EXIT_BLOCKED
     assert to_text(cmp, "base.json").splitlines()[1] == (
-        "BLOCKED: 4 step(s) pulumi up cannot carry out, so the update would fail: each says what "
-        "to do"
+        "BLOCKED: 4 step(s) pulumi up cannot carry out, so the update would fail (replace "
+        "llama-pv-batch-inference, replace llama-pv-inference, replace llama-pv-llama-loader, "
+        "replace llama-pv-model-loader): each says what to do"
     )
     # The same change on a stack whose claims had replaceWith goes through.
     base = planned(stack_dir(tmp_path, "onprem-nfs"), "onprem-nfs")
@@ -526,7 +538,7 @@ def test_a_nested_change_shows_its_leaf_paths_and_where_long_values_differ():
         "spec.mountOptions[1]",
     ]
     text = to_text(compare(base, new), "base.json")
-    assert text.splitlines()[3:] == [
+    assert text.splitlines()[4:] == [
         '      spec.csi.volumeAttributes.x: "a" -> "b"  (forces replacement)',
         '      spec.csi.volumeHandle: ...truct#llama-inference" -> ...truct#llama-batch"'
         "  (forces replacement)",
@@ -959,14 +971,18 @@ def test_data_loss_wins_over_a_blocked_step_and_both_are_told():
     protected, lost = cmp.changes
     assert cmp.blocked == [protected] and cmp.data_loss == [lost]
     assert cmp.exit_code == EXIT_DATA_LOSS
-    assert to_text(cmp, "base.json").splitlines()[1:5] == [
-        "DATA LOSS RISK: 1 step(s) replace or delete data that is neither protected nor retained",
-        "BLOCKED: 1 step(s) pulumi up cannot carry out, so the update would fail: each says what "
-        "to do",
-        f"+- replace {FSX} b-fs  [DATA LOSS RISK]",
-        '      deploymentType: "PERSISTENT_2" -> "PERSISTENT_1"  (forces replacement)',
+    assert to_text(cmp, "base.json").splitlines()[1:4] == [
+        "DATA LOSS RISK: 1 step(s) replace or delete data that is neither protected nor retained "
+        "(replace b-fs)",
+        "BLOCKED: 1 step(s) pulumi up cannot carry out, so the update would fail (replace a-fs): "
+        "each says what to do",
+        "In the order pulumi up runs them (the deletes last, dependents first):",
     ]
     assert f"+- replace {FSX} a-fs  [{REFUSED_REPLACE}]" in to_text(cmp, "base.json")
+    assert (
+        f"+- replace {FSX} b-fs (the old one deleted at the end)  [DATA LOSS RISK]\n"
+        '      deploymentType: "PERSISTENT_2" -> "PERSISTENT_1"  (forces replacement)\n'
+    ) in to_text(cmp, "base.json")
 
 
 # --- Moves, replaceOnChanges, ignoreChanges --------------------------------------------------
@@ -1243,6 +1259,37 @@ def test_a_revision_change_seeds_beside_the_old_and_replaces_no_volume(tmp_path,
     assert f"revisions/{NEW_REVISION}" in json.dumps(after["outputs"])
 
 
+def test_a_revision_change_reads_in_the_order_pulumi_up_runs_it(tmp_path, capsys):
+    """Issue 25: --compare of a revision change says per store what changes for readers, and
+    lists the steps in the order pulumi up runs them: creates and updates in dependency order
+    as the program registers them, the deletes of removed resources at the end (pulumi/pulumi
+    pkg/resource/deploy/deployment_executor.go, 1b594989, lines 486-501)."""
+    base_file = tmp_path / "base.json"
+    argv = ["plan", "--stack", "local"]
+    base_dir = stack_dir(tmp_path, "local")
+    options = ("--format", "json", "--fill-outputs", "--out", str(base_file))
+    assert main([*argv, "--cwd", str(base_dir), *options]) == 0
+    capsys.readouterr()
+    changed = stack_dir(tmp_path, "local", model_revision(NEW_REVISION))
+    assert main([*argv, "--cwd", str(changed), "--compare", str(base_file)]) == 0
+    lines = capsys.readouterr()[0].splitlines()
+    assert lines[1:3] == [
+        "Model revisions:",
+        "  models: model revision 0e9e39f249a1 -> 5206a32e0bd3: seeded beside the old, then "
+        "verified in inference; readers move when their pods take the store's new mounts "
+        "(mount_for), each pod waiting until it is published; then the old revision's 2 Jobs "
+        "are deleted",
+    ]
+    steps = [line for line in lines if line[:3] in (" + ", " - ", " ~ ", "+- ")]
+    assert steps == [
+        " ~ update kubernetes:rbac.authorization.k8s.io/v1:Role models-manifest-record",
+        " + create kubernetes:batch/v1:Job models-seed-5206a32e0bd3",
+        " + create kubernetes:batch/v1:Job models-verify-inference-5206a32e0bd3",
+        " - delete kubernetes:batch/v1:Job models-verify-inference-0e9e39f249a1",
+        " - delete kubernetes:batch/v1:Job models-seed-0e9e39f249a1",
+    ]
+
+
 def test_an_fsx_s3_model_revision_change_adds_an_association_and_replaces_no_volume(
     tmp_path, capsys
 ):
@@ -1316,9 +1363,16 @@ def test_an_fsx_examples_next_revision_replaces_no_volume(tmp_path, capsys, exam
     touched = {c.type for c in cmp.changes if c.op in ("replace", "delete")}
     assert touched.isdisjoint({PV, PVC, FSX}), touched
     assert {c.op for c in by_type(cmp, PV) + by_type(cmp, PVC) + by_type(cmp, FSX)} == {"same"}
-    # The readers move: the workload is updated in place onto the new revision.
+    # The readers move: the workload is updated in place onto the new revision, after the new
+    # verify Jobs (it depends on the store), and the summary says so (issue 25).
     (moved,) = by_type(cmp, workload)
     assert moved.op == "update"
+    assert cmp.revisions == [
+        f"{store}: model revision v1 -> v2: seeded beside the old, then verified in {reader}; "
+        "readers move when the new verify Jobs pass "
+        f"({workload.rsplit(':', 1)[-1]} {moved.name} updated then); then the old revision's 2 "
+        "Jobs are deleted"
+    ]
     assert "revisions/v2" in after and "revisions/v1" not in after
 
 

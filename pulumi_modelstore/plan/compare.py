@@ -161,6 +161,9 @@ class Comparison:
     project: str
     stack: str
     changes: list[Change]
+    # BASE's URNs in its step order (dependency order): deletes run in its reverse.
+    base_order: dict[str, int] = field(default_factory=dict)
+    revisions: list[str] = field(default_factory=list)  # a line per store whose model moves
 
     @property
     def data_loss(self) -> list[Change]:
@@ -178,22 +181,37 @@ class Comparison:
         return EXIT_BLOCKED if self.blocked else 0
 
     def ordered(self) -> list[Change]:
-        """Steps that may lose data first, then blocked ones, then other noted ones (retained
-        data, claims whose pods must restart), then the rest by kind of step; unchanged
-        resources left out."""
+        """The steps in the order ``pulumi up`` runs them (unchanged resources left out): the
+        creates, updates, replacements and moves in dependency order, as the program registers
+        them (the new plan's order); then the deletes of removed resources in reverse
+        dependency order, dependents first (BASE's order reversed).
+
+        The engine issues a resource's step as the program registers it and generates the
+        deletes once the program has exited, scheduled in reverse dependency order (pulumi/pulumi
+        pkg/resource/deploy/deployment_executor.go, 1b594989, lines 486-501;
+        pkg/resource/deploy/step_generator.go, ScheduleDeletes, lines 2723-2747). A replacement
+        creates the new resource at its place and deletes the old one with those deletes
+        (step_generator.go line 2164, :meth:`deleted_last`), unless it deletes first
+        (``deleteBeforeReplace``, or a provider's rule: :attr:`Change.delete_first`), where the
+        old one is deleted just before the new one is created (step_generator.go, lines
+        2080-2160)."""
         shown = [c for c in self.changes if c.op != "same" or c.old_urn]
+        deletes = sorted(
+            (c for c in shown if c.op == "delete"),
+            key=lambda c: -self.base_order.get(c.urn, 0),
+        )
+        return [c for c in shown if c.op != "delete"] + deletes
 
-        def key(c: Change) -> tuple[int, int, str]:
-            if c.loses_data:
-                first = 0
-            elif c.blocked:
-                first = 1
-            else:
-                first = 2 if c.note or c.pods else 3
-            op = "move" if c.op == "same" else c.op
-            return (first, ORDER.index(op), c.urn)
-
-        return sorted(shown, key=key)
+    def deleted_last(self) -> list[Change]:
+        """What the deletes at the end of ``pulumi up`` remove, in their order: the removed
+        resources and the old copies of resources replaced create-before-delete (Pulumi's
+        default), dependents first."""
+        going = [
+            c
+            for c in self.changes
+            if c.op == "delete" or (c.op == "replace" and not c.delete_first and not c.refused)
+        ]
+        return sorted(going, key=lambda c: -self.base_order.get(c.old_urn or c.urn, 0))
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -588,7 +606,104 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
                 )
             )
     _claims_and_volumes(changes, base, new)
-    return Comparison(project, stack, changes)
+    order = {step["urn"]: i for i, step in enumerate(base_doc["steps"])}
+    return Comparison(project, stack, changes, order, _revisions(changes, base, new))
+
+
+# The labels of a store's model Jobs (kube/model_jobs.py ROLE_LABEL and REVISION_LABEL,
+# store.py STORE_LABEL; not imported: the Kubernetes SDK stays out of the CLI's start-up).
+STORE_LABEL = "modelstore.pulumi.com/store"
+ROLE_LABEL = "modelstore.pulumi.com/role"
+REVISION_LABEL = "modelstore.pulumi.com/revision"
+JOB = "kubernetes:batch/v1:Job"
+
+
+def _model_jobs(states: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
+    """Store -> revision label -> the URNs of its model Jobs (seed, manifest, verify)."""
+    found: dict[str, dict[str, list[str]]] = {}
+    for urn, state in states.items():
+        labels = _labels(state)
+        store, revision = labels.get(STORE_LABEL), labels.get(REVISION_LABEL)
+        if state["type"] == JOB and isinstance(store, str) and isinstance(revision, str):
+            found.setdefault(store, {}).setdefault(revision, []).append(urn)
+    return found
+
+
+def _labels(state: Mapping[str, Any]) -> dict[str, Any]:
+    labels = _get(state.get("inputs") or {}, "metadata.labels")
+    return labels if isinstance(labels, dict) else {}
+
+
+def _revisions(
+    changes: list[Change], base: Mapping[str, dict[str, Any]], new: Mapping[str, dict[str, Any]]
+) -> list[str]:
+    """A line per store whose model revision moves, saying what changes for its readers in the
+    order it happens: the new revision made beside the old and verified, the readers' move, the
+    old revision's Jobs deleted at the end (:meth:`Comparison.ordered`). The revisions are the
+    store's model Jobs' revision labels (what their names carry)."""
+    before, after = _model_jobs(base), _model_jobs(new)
+    ops = {c.urn: c.op for c in changes}
+    lines = []
+    for store in sorted(set(before) & set(after)):
+        old = [r for r in sorted(before[store]) if r not in after[store]]
+        fresh = [r for r in sorted(after[store]) if r not in before[store]]
+        if not old or not fresh:
+            continue
+        made = [u for r in fresh for u in after[store][r] if ops.get(u) == "create"]
+        roles = {_labels(new[u]).get(ROLE_LABEL) for u in made}
+        verified = sorted(
+            str(_get(new[u]["inputs"], "metadata.namespace"))
+            for u in made
+            if _labels(new[u]).get(ROLE_LABEL) == "verify"
+        )
+        how = "seeded beside the old" if "seed" in roles else "made beside the old"
+        if verified:
+            how += f", then verified in {', '.join(verified)}"
+        gone = sum(ops.get(u) == "delete" for r in old for u in before[store][r])
+        parts = [
+            f"{store}: model revision {', '.join(old)} -> {', '.join(fresh)}: {how}",
+            _readers(changes, new, made),
+        ]
+        if gone:
+            parts.append(
+                f"then the old revision's {gone} Jobs are deleted"
+                if gone > 1
+                else "then the old revision's Job is deleted"
+            )
+        lines.append("; ".join(parts))
+    return lines
+
+
+def _readers(changes: list[Change], new: Mapping[str, dict[str, Any]], made: list[str]) -> str:
+    """How readers move to a new revision whose model Jobs are ``made``: the program's workloads
+    updated onto it (an update or replacement depending on the new Jobs) after the new verify
+    Jobs where they depend on them; else as their pods take the store's new mounts."""
+    verify = {u for u in made if _labels(new[u]).get(ROLE_LABEL) == "verify"}
+    moved = [
+        c
+        for c in changes
+        if c.op in ("update", "replace") and set(new[c.urn].get("dependencies") or []) & set(made)
+    ]
+    if not moved:
+        return (
+            "readers move when their pods take the store's new mounts (mount_for), each pod "
+            "waiting until it is published"
+        )
+
+    def named(moving: list[Change]) -> str:
+        return ", ".join(f"{c.type.rsplit(':', 1)[-1]} {c.name}" for c in moving)
+
+    after = [c for c in moved if verify <= set(new[c.urn].get("dependencies") or [])]
+    early = [c for c in moved if c not in after]
+    out = []
+    if after:
+        out.append(f"readers move when the new verify Jobs pass ({named(after)} updated then)")
+    if early:
+        out.append(
+            f"{named(early)} moves before verification (it does not depend on the verify "
+            "Jobs), its pods waiting until the revision is published"
+        )
+    return "; ".join(out)
 
 
 def _name(urn: str) -> str:
@@ -775,28 +890,61 @@ def _summary(cmp: Comparison) -> str:
 
 
 def _verdicts(cmp: Comparison) -> list[str]:
+    """The verdicts, each naming its steps: the steps follow in the order they run, not
+    riskiest first."""
+
+    def named(changes: list[Change]) -> str:
+        return ", ".join(f"{c.op} {c.name}" for c in changes)
+
     out = []
     if cmp.data_loss:
         out.append(
             f"DATA LOSS RISK: {len(cmp.data_loss)} step(s) replace or delete data that is neither "
-            "protected nor retained"
+            f"protected nor retained ({named(cmp.data_loss)})"
         )
     if cmp.blocked:
         out.append(
             f"BLOCKED: {len(cmp.blocked)} step(s) pulumi up cannot carry out, so the update "
-            "would fail: each says what to do"
+            f"would fail ({named(cmp.blocked)}): each says what to do"
         )
     return out
 
 
+def _when(c: Change) -> str:
+    """When a replacement deletes the old resource (:meth:`Comparison.ordered`)."""
+    if c.op != "replace" or c.refused:
+        return ""
+    return "the old one deleted first" if c.delete_first else "the old one deleted at the end"
+
+
 def to_text(cmp: Comparison, base_name: str) -> str:
+    """The verdicts, a line per store whose model revision moves, then the steps in the order
+    ``pulumi up`` runs them, the old copies of replaced resources among the deletes at the
+    end."""
     lines = [f"Comparing stack {cmp.stack} (project {cmp.project}) with {base_name}"]
     lines += _verdicts(cmp)
-    for c in cmp.ordered():
+    if cmp.revisions:
+        lines.append("Model revisions:")
+        lines += [f"  {line}" for line in cmp.revisions]
+    ordered = cmp.ordered()
+    if ordered:
+        lines.append("In the order pulumi up runs them (the deletes last, dependents first):")
+    for c in ordered:
+        if c.op == "delete":
+            continue
         op = "move" if c.op == "same" else c.op
         note = f"  [{c.note}]" if c.note else ""
-        lines.append(f"{SYMBOLS.get(op, '>'):>2} {_label(c)}{note}")
+        when = f" ({_when(c)})" if _when(c) else ""
+        lines.append(f"{SYMBOLS.get(op, '>'):>2} {_label(c)}{when}{note}")
         lines += [f"      {d}" for d in _detail(c)]
+        if c.pods:
+            lines.append(f"      ! {c.pods}")
+    for c in cmp.deleted_last():
+        if c.op == "replace":
+            lines.append(f" - delete {c.type} {c.name} (the old one, replaced above)")
+            continue
+        note = f"  [{c.note}]" if c.note else ""
+        lines.append(f" - {_label(c)}{note}")
         if c.pods:
             lines.append(f"      ! {c.pods}")
     lines.append(f"Resources: {_summary(cmp)}")
@@ -818,14 +966,23 @@ def to_markdown(cmp: Comparison, base_name: str) -> str:
     if not verdicts:
         lines.append("No unprotected data-loss step, nothing pulumi up would refuse.")
     lines += ["", f"**{_summary(cmp)}**", ""]
+    if cmp.revisions:
+        lines += ["Model revisions:", "", *(f"- {_md(line)}" for line in cmp.revisions), ""]
     ordered = cmp.ordered()
     if ordered:
-        lines += ["| Step | Resource | Type | Changes | Data |", "|---|---|---|---|---|"]
+        lines += [
+            "In the order `pulumi up` runs them (the deletes last, dependents first):",
+            "",
+            "| Step | Resource | Type | Changes | Data |",
+            "|---|---|---|---|---|",
+        ]
         for c in ordered:
             op = "move" if c.op == "same" else c.op
             name = f"`{c.name}`" + (f" (from `{c.old_urn}`)" if c.old_urn else "")
             details = "<br>".join(f"`{_md(d)}`" for d in _detail(c))
             note = f"**{c.note}**" if c.loses_data or c.blocked else c.note
+            if _when(c):
+                note = f"{note}<br>{_when(c)}" if note else _when(c)
             if c.pods:
                 note = f"{note}<br>{c.pods}" if note else c.pods
             lines.append(f"| {op} | {_md(name)} | `{c.type}` | {details} | {_md(note)} |")
@@ -840,6 +997,7 @@ def to_json(cmp: Comparison, base_name: str) -> str:
         "summary": cmp.counts(),
         "dataLossRisk": [c.urn for c in cmp.data_loss],
         "blocked": [c.urn for c in cmp.blocked],
+        "modelRevisions": cmp.revisions,
         "steps": [
             {
                 "op": c.op,
