@@ -401,3 +401,22 @@ def test_what_a_created_aks_cluster_does_not_declare_is_said_not_checked():
         "cluster 'ml-aks' is made in this program and its storage_profile.blob_csi_driver."
         "enabled is not known before deploy: not checked"
     ]
+
+
+def test_irsa_on_a_created_oidc_provider_without_the_sts_audience_fails_the_preview():
+    def program() -> None:
+        cluster = _cluster()
+        oidc = aws.iam.OpenIdConnectProvider(
+            "ml-eks-oidc",
+            url="https://oidc.eks.us-west-2.amazonaws.com/id/ABC",
+            client_id_lists=["api://other"],
+        )
+        eks = EksCluster.from_cluster("ml-eks", cluster, oidc_provider=oidc)
+        MountpointS3ModelStore("embeddings", {"cluster": eks, "readers": ["inference"]})
+
+    with pytest.raises(PlanError) as err:
+        plan(program)
+    assert str(err.value) == (
+        "embeddings: identity must be irsa on an OIDC provider whose audiences include "
+        "sts.amazonaws.com (it has ['api://other']), got 'irsa'"
+    )

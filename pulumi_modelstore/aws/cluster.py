@@ -27,7 +27,7 @@ from ..kube.velero import PREFLIGHT
 from ..validation import is_output, string_list
 from . import validation as aws_v
 from .facts import EksClusterFacts, invoke_options
-from .identity import IDENTITIES, IdentityFacts, resolve_identity
+from .identity import IDENTITIES, IdentityFacts, require_sts_audience, resolve_identity
 
 
 def resolve_cluster(
@@ -337,6 +337,7 @@ class EksCluster(ClusterScope[EksClusterFacts, EksClusterArgs], kind="eks"):
             zones=zones,
             oidc_provider_arn=oidc_provider_arn,
             oidc_provider_url=oidc_provider_url,
+            oidc_audiences=oidc_provider.client_id_lists if oidc_provider is not None else None,
         )
         scope.kubeconfig = pulumi.Output.from_input(kubeconfig)
         scope.node_groups = tuple(node_groups)
@@ -586,6 +587,8 @@ class CreatedEks:
     """Availability zone -> the subnet the nodes there run in (``subnets_by_zone``)."""
     oidc_provider_arn: pulumi.Input[str] | None
     oidc_provider_url: pulumi.Input[str] | None
+    oidc_audiences: pulumi.Output[Sequence[str]] | None = None
+    """The declared audiences (``client_id_lists``) of the OIDC provider resource given."""
 
     def identity(self, store: str, kind: str, field: str) -> IdentityFacts:
         """What a role's trust needs, from the created cluster's Outputs: the OIDC provider's
@@ -602,6 +605,11 @@ class CreatedEks:
                 kind,
                 "pod-identity, or irsa on a cluster made in this program with its IAM OIDC "
                 "provider given (EksCluster.from_cluster(..., oidc_provider=...))",
+            )
+        if self.oidc_audiences is not None:
+            self.oidc_audiences.apply(
+                lambda audiences: require_sts_audience(store, field, kind, audiences),
+                run_with_unknowns=True,
             )
         host = pulumi.Output.from_input(self.oidc_provider_url).apply(
             lambda url: url.removeprefix("https://")

@@ -15,6 +15,7 @@ from typing import Any
 
 import pulumi
 import pulumi_aws as aws
+from pulumi.output import Unknown
 
 from ..access import Consumer, Grant
 from ..errors import ModelStoreInputError
@@ -77,20 +78,29 @@ def resolve_identity(
             f"(none found: {' '.join(str(exc).split())[:200]}); create one with "
             "`eksctl utils associate-iam-oidc-provider`",
         ) from exc
-    if IRSA_AUDIENCE not in (provider.client_id_lists or []):
-        raise ModelStoreInputError(
-            store,
-            field,
-            kind,
-            f"irsa on an OIDC provider whose audiences include {IRSA_AUDIENCE} "
-            f"(it has {list(provider.client_id_lists or [])})",
-        )
+    require_sts_audience(store, field, kind, provider.client_id_lists or [])
     return IdentityFacts(
         kind=kind,
         cluster_name=cluster.name,
         oidc_provider_arn=provider.arn,
         issuer_host_path=issuer.removeprefix("https://"),
     )
+
+
+def require_sts_audience(store: str, field: str, kind: str, audiences: Any) -> None:
+    """IRSA's tokens carry the audience sts.amazonaws.com: the cluster's OIDC provider (looked
+    up, or created in the program and read back in the preview) must list it. Audiences not
+    known before deploy (an Unknown) are not checked."""
+    if audiences is None or isinstance(audiences, Unknown):
+        return
+    if IRSA_AUDIENCE not in audiences:
+        raise ModelStoreInputError(
+            store,
+            field,
+            kind,
+            f"irsa on an OIDC provider whose audiences include {IRSA_AUDIENCE} "
+            f"(it has {list(audiences)})",
+        )
 
 
 def trust_policy(facts: IdentityFacts, namespace: str, service_account: str) -> dict[str, Any]:
