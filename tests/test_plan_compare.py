@@ -1273,9 +1273,11 @@ def test_a_revision_change_reads_in_the_order_pulumi_up_runs_it(tmp_path, capsys
     changed = stack_dir(tmp_path, "local", model_revision(NEW_REVISION))
     assert main([*argv, "--cwd", str(changed), "--compare", str(base_file)]) == 0
     lines = capsys.readouterr()[0].splitlines()
+    stack = yaml.safe_load((ROOT / "stacks" / "Pulumi.local.yaml").read_text())["config"]
+    old = stack["modelstore:stores"]["models"]["model"]["revision"][:12]  # the Jobs' label
     assert lines[1:3] == [
         "Model revisions:",
-        "  models: model revision 0e9e39f249a1 -> 5206a32e0bd3: seeded beside the old, then "
+        f"  models: model revision {old} -> 5206a32e0bd3: seeded beside the old, then "
         "verified in inference; readers move when their pods take the store's new mounts "
         "(mount_for), each pod waiting until it is published; then the old revision's 2 Jobs "
         "are deleted",
@@ -1285,8 +1287,8 @@ def test_a_revision_change_reads_in_the_order_pulumi_up_runs_it(tmp_path, capsys
         " ~ update kubernetes:rbac.authorization.k8s.io/v1:Role models-manifest-record",
         " + create kubernetes:batch/v1:Job models-seed-5206a32e0bd3",
         " + create kubernetes:batch/v1:Job models-verify-inference-5206a32e0bd3",
-        " - delete kubernetes:batch/v1:Job models-verify-inference-0e9e39f249a1",
-        " - delete kubernetes:batch/v1:Job models-seed-0e9e39f249a1",
+        f" - delete kubernetes:batch/v1:Job models-verify-inference-{old}",
+        f" - delete kubernetes:batch/v1:Job models-seed-{old}",
     ]
 
 
