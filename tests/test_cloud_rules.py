@@ -91,8 +91,9 @@ def test_a_cluster_name_to_look_up_is_a_plain_string_before_anything_registers(
         asyncio.set_event_loop(None)
         loop.close()
     assert str(err.value) == (
-        "llama: cluster_name must be a plain string so the cluster can be looked up before "
-        "deploy, got '<Output>'"
+        "llama: cluster_name must be the name of an existing EKS cluster, a plain string (it is "
+        "looked up before deploy); for a cluster this program makes, give "
+        "cluster=EksCluster.from_cluster('<name>', <the cluster>, ...), got '<Output>'"
     )
 
 

@@ -11,6 +11,7 @@ import pulumi
 import pulumi_azure_native as azure_native
 
 from pulumi_modelstore.azure import AksCluster, AzureBlobModelStore, cluster_settings
+from pulumi_modelstore.modelsection import ModelSection
 
 config = pulumi.Config()
 location = pulumi.Config("azure-native").require("location")
@@ -73,22 +74,22 @@ stores = {
             "llama",
             ["inference"],
             "llama-3-8b-instruct",
-            {
-                "source": "hf://meta-llama/Llama-3.1-8B-Instruct",
-                "revision": "0e9e39f249a16976918f6564b8830bc894c89659",
-                "include": ["*.safetensors", "*.json", "tokenizer*"],
-                "token_secret": {"name": "hf-token", "key": "token"},
-            },
+            ModelSection(
+                source="hf://meta-llama/Llama-3.1-8B-Instruct",
+                revision="0e9e39f249a16976918f6564b8830bc894c89659",
+                include=["*.safetensors", "*.json", "tokenizer*"],
+                token_secret={"name": "hf-token", "key": "token"},
+            ),
         ),
         (
             "embeddings",
             ["inference", "search"],
             "bge-large-en-v1-5",
-            {
-                "source": "hf://BAAI/bge-large-en-v1.5",
-                "revision": "d4aa6901d3a41ba39fb536a557fa166f842b0e09",
-                "include": ["*.safetensors", "*.json", "vocab.txt"],
-            },
+            ModelSection(
+                source="hf://BAAI/bge-large-en-v1.5",
+                revision="d4aa6901d3a41ba39fb536a557fa166f842b0e09",
+                include=["*.safetensors", "*.json", "vocab.txt"],
+            ),
         ),
     )
 }

@@ -287,7 +287,10 @@ class _ExportDirectories:
         self.server = server if isinstance(server, str) else ""
         self.share = posixpath.normpath(share) if isinstance(share, str) else ""
         self.export = (self.server.lower(), self.share)
-        self.sub_dir = posixpath.normpath(sub_dir).strip("/") if sub_dir else None
+        # An Output (known only at deploy) leaves the store out of the check: ``unknown``.
+        self.sub_dir = (
+            posixpath.normpath(sub_dir).strip("/") if isinstance(sub_dir, str) and sub_dir else None
+        )
 
     def sees(self, directory: str) -> bool:
         """Whether the store's mount shows ``directory`` of the share: its ``sub_dir`` is it,
