@@ -324,6 +324,7 @@ def _run(argv: list[str] | None) -> int:
                 file=sys.stderr,
             )
             return 1
+        result.placeholders = plan.placeholders
         text = comparing.COMPARE_FORMATS[args.format](result, Path(args.compare).name)
         code = result.exit_code
     elif args.policy:

@@ -1066,6 +1066,18 @@ def test_cli_exit_codes_and_formats(tmp_path, capsys):
     assert code == EXIT_DATA_LOSS == 3
     assert out.startswith("### modelstore plan: `aws-prod` compared with `base.json`")
     assert "**DATA LOSS RISK**" in out
+    # The values the plan made up (BASE's placeholder ids, --fill-outputs) are marked, as in
+    # the tree (issue 25).
+    code, out = compare(changed)
+    assert code == 3
+    assert (
+        '      spec.csi.volumeHandle: "fs-2fa32b377424e81ec::inference" -> (known after apply: '
+        "llama-fs is replaced)  (forces replacement)  (placeholder)\n" in out
+    )
+    assert out.splitlines()[-2] == (
+        "(placeholder): holds a value modelstore plan made up, not the stack's own (from "
+        "--fill-outputs): pulumi up uses what the cloud answers"
+    )
     code, out = compare(changed, "--format", "json")
     assert code == 3
     assert json.loads(out)["dataLossRisk"] == [

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..validation import quantity
 from .engine import UNKNOWN
+from .render import Placeholders
 from .replacement import deletes_before_replacing, forcing, refused_update
 
 # Exit codes of `modelstore plan --compare` (CI fails on both). When a change has both kinds of
@@ -164,6 +165,10 @@ class Comparison:
     # BASE's URNs in its step order (dependency order): deletes run in its reverse.
     base_order: dict[str, int] = field(default_factory=dict)
     revisions: list[str] = field(default_factory=list)  # a line per store whose model moves
+    # The values the new plan made up (Plan.placeholders; the CLI sets them): the text and
+    # markdown renderings mark what holds one, as the tree does. Plans are deterministic, so
+    # BASE's placeholder values are among them.
+    placeholders: dict[str, str] = field(default_factory=dict)
 
     @property
     def data_loss(self) -> list[Change]:
@@ -853,8 +858,9 @@ def _pair(old: Any, new: Any) -> tuple[str, str]:
     return clip(a), clip(b)
 
 
-def _detail(c: Change) -> list[str]:
-    """One line per changed leaf path: old and new value, and why it forces replacement."""
+def _detail(c: Change, made_up: Placeholders | None = None) -> list[str]:
+    """One line per changed leaf path: old and new value, and why it forces replacement; a
+    value the plan made up is marked ``(placeholder)``."""
     lines = []
     forced = {r.split(" (", 1)[0] for r in c.forcing}
     for path in c.paths:
@@ -869,6 +875,8 @@ def _detail(c: Change) -> list[str]:
             why = next(r for r in c.forcing if r.split(" (", 1)[0] == path)
             if " (" in why:
                 mark = f"  (forces replacement: {why.split(' (', 1)[1].rstrip(')')})"
+        if made_up is not None:
+            mark += made_up.mark(*(_shown(v) for v in c.values.get(path, ())))
         lines.append(f"{path}: {old} -> {new}{mark}")
     lines += [
         f"replaceWith: {r.split(' (', 1)[1].rstrip(')')}  (forces replacement)"
@@ -926,6 +934,7 @@ def to_text(cmp: Comparison, base_name: str) -> str:
     if cmp.revisions:
         lines.append("Model revisions:")
         lines += [f"  {line}" for line in cmp.revisions]
+    made_up = Placeholders(cmp.placeholders)
     ordered = cmp.ordered()
     if ordered:
         lines.append("In the order pulumi up runs them (the deletes last, dependents first):")
@@ -936,7 +945,7 @@ def to_text(cmp: Comparison, base_name: str) -> str:
         note = f"  [{c.note}]" if c.note else ""
         when = f" ({_when(c)})" if _when(c) else ""
         lines.append(f"{SYMBOLS.get(op, '>'):>2} {_label(c)}{when}{note}")
-        lines += [f"      {d}" for d in _detail(c)]
+        lines += [f"      {d}" for d in _detail(c, made_up)]
         if c.pods:
             lines.append(f"      ! {c.pods}")
     for c in cmp.deleted_last():
@@ -947,6 +956,7 @@ def to_text(cmp: Comparison, base_name: str) -> str:
         lines.append(f" - {_label(c)}{note}")
         if c.pods:
             lines.append(f"      ! {c.pods}")
+    lines += made_up.legend()
     lines.append(f"Resources: {_summary(cmp)}")
     return "\n".join(lines) + "\n"
 
@@ -968,6 +978,7 @@ def to_markdown(cmp: Comparison, base_name: str) -> str:
     lines += ["", f"**{_summary(cmp)}**", ""]
     if cmp.revisions:
         lines += ["Model revisions:", "", *(f"- {_md(line)}" for line in cmp.revisions), ""]
+    made_up = Placeholders(cmp.placeholders)
     ordered = cmp.ordered()
     if ordered:
         lines += [
@@ -979,13 +990,14 @@ def to_markdown(cmp: Comparison, base_name: str) -> str:
         for c in ordered:
             op = "move" if c.op == "same" else c.op
             name = f"`{c.name}`" + (f" (from `{c.old_urn}`)" if c.old_urn else "")
-            details = "<br>".join(f"`{_md(d)}`" for d in _detail(c))
+            details = "<br>".join(f"`{_md(d)}`" for d in _detail(c, made_up))
             note = f"**{c.note}**" if c.loses_data or c.blocked else c.note
             if _when(c):
                 note = f"{note}<br>{_when(c)}" if note else _when(c)
             if c.pods:
                 note = f"{note}<br>{c.pods}" if note else c.pods
             lines.append(f"| {op} | {_md(name)} | `{c.type}` | {details} | {_md(note)} |")
+    lines += ["", *(_md(line) for line in made_up.legend())] if made_up.used else []
     return "\n".join(lines) + "\n"
 
 

@@ -6,6 +6,7 @@ import functools
 import json
 import re
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -74,11 +75,12 @@ PLACEHOLDER = "(placeholder)"
 """The mark of a tree line holding a value the plan made up (``Plan.placeholders``)."""
 
 
-class _Placeholders:
-    """Which texts hold a value the plan made up, and where the marked ones came from."""
+class Placeholders:
+    """Which texts hold a value the plan made up (``Plan.placeholders``), and where the marked
+    ones came from: the tree's and ``--compare``'s marks and legend."""
 
-    def __init__(self, plan: Plan) -> None:
-        self.values = plan.placeholders
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self.values = values
         self.used: set[str] = set()
 
     def mark(self, *texts: str) -> str:
@@ -113,7 +115,7 @@ def to_tree(plan: Plan, *, outputs: bool = False) -> str:
     children = _children(plan)
     ops = {"create": "+", "read": ">", "import": "="}
     lines: list[str] = []
-    made_up = _Placeholders(plan)
+    made_up = Placeholders(plan.placeholders)
 
     def walk(step: dict[str, Any], prefix: str, last: bool, root: bool) -> None:
         state = step["newState"]
@@ -159,7 +161,7 @@ def _folded(key: str, values: list[str]) -> str:
     return f"  {key}: {len(values)} values" + (f", {made} made up  {PLACEHOLDER}" if made else "")
 
 
-def _output_lines(key: str, value: Any, made_up: _Placeholders) -> list[str]:
+def _output_lines(key: str, value: Any, made_up: Placeholders) -> list[str]:
     """An output one leaf a line (``  llama.claimNames.inference: "llama"``), so a pull-request
     comment reads it and a diff shows the one value that changed; a list of plain values stays
     on its line. A made-up value is marked."""
