@@ -293,6 +293,8 @@ class Transfer:
         # Made when first needed (a buffer is a 16 MiB allocation): a revision of small
         # files uses one per worker.
         self.unmade = min(BUFFERS, self.workers * 2)
+        # No larger than the largest file: a revision of small files holds small buffers.
+        self.buffer_size = max(1, min(PART, max((j.file.size for j in jobs), default=0)))
         self.policy = policy or net.RETRY
         self.http = hasattr(source, "request")
 
@@ -367,7 +369,7 @@ class Transfer:
             with self.lock:
                 if self.unmade > 0:
                     self.unmade -= 1
-                    return bytearray(PART)
+                    return bytearray(self.buffer_size)
             try:
                 return self.pool.get(timeout=0.5)
             except queue.Empty:
