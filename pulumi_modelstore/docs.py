@@ -11,6 +11,7 @@ regenerated.
 from __future__ import annotations
 
 import argparse
+import functools
 import inspect
 import json
 import sys
@@ -39,22 +40,45 @@ class DocsError(Exception):
 # ---- the picture -------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=2)
+def _picture_plan(root: Path, stack: str) -> Any:
+    """The plan of ``stack`` (this repository's program), planned once for the graph and the
+    tree."""
+    from .plan.engine import plan_directory
+
+    return plan_directory(root, stack)
+
+
 def store_graph(root: Path = ROOT, stack: str = PICTURE_STACK) -> str:
     """The plan of ``stack`` (this repository's program) as a Mermaid flowchart."""
-    from .plan.engine import plan_directory
     from .plan.render import to_mermaid
 
-    return to_mermaid(plan_directory(root, stack))
+    return to_mermaid(_picture_plan(root, stack))
 
 
-def picture_block(graph: str, stack: str = PICTURE_STACK) -> str:
-    """What goes between the picture page's markers."""
+def store_tree(root: Path = ROOT, stack: str = PICTURE_STACK) -> str:
+    """The plan of ``stack`` as ``modelstore plan`` prints it: the tree, outputs folded."""
+    from .plan.render import to_tree
+
+    return to_tree(_picture_plan(root, stack))
+
+
+def picture_block(graph: str, tree: str = "", stack: str = PICTURE_STACK) -> str:
+    """What goes between the picture page's markers: the graph, then the tree (when given)."""
+    shown = (
+        f"\n`modelstore plan --stack {stack}` prints the same plan as a tree, the stack outputs\n"
+        "folded (`--outputs` lists every value):\n\n"
+        f"```text\n{tree}```\n"
+        if tree
+        else ""
+    )
     return (
         f"{BEGIN}\n"
         f"`modelstore plan --stack {stack} --format mermaid`: subgraphs are components (the\n"
         "cluster scope, the store), boxes their resources, cylinders protected resources, arrows\n"
         "run from a dependency to what depends on it.\n\n"
         f"```mermaid\n{graph}```\n"
+        f"{shown}"
         f"{END}"
     )
 
@@ -456,7 +480,7 @@ def generate(root: Path = ROOT) -> dict[Path, str]:
     page = root / PICTURE_PAGE
     text = page.read_text()
     return {
-        page: replace_block(text, picture_block(store_graph(root))),
+        page: replace_block(text, picture_block(store_graph(root), store_tree(root))),
         root / REFERENCE: reference(),
         root / COMPATIBILITY: compatibility(root),
     }

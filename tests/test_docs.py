@@ -33,7 +33,7 @@ def ref() -> str:
 
 def test_the_picture_is_the_current_plan(graph):
     have = docs.current_block((ROOT / docs.PICTURE_PAGE).read_text())
-    want = docs.picture_block(graph)
+    want = docs.picture_block(graph, docs.store_tree(ROOT))
     assert have == want, "the store graph is stale: run ./scripts/docs\n" + _diff(
         have, want, docs.PICTURE_PAGE
     )
@@ -186,6 +186,7 @@ def _copy(tmp_path: Path, readme: str, monkeypatch, ref: str) -> Path:
 
 def test_check_fails_on_a_stale_picture_and_writing_fixes_it(tmp_path, monkeypatch, capsys, ref):
     monkeypatch.setattr(docs, "store_graph", lambda root: "flowchart LR\n  r0\n")
+    monkeypatch.setattr(docs, "store_tree", lambda root: "+ pulumi:pulumi:Stack  x\n")
     stale = f"# x\n\n{docs.BEGIN}\nold\n{docs.END}\n\nafter\n"
     root = _copy(tmp_path, stale, monkeypatch, ref)
     assert docs.main(["--root", str(root), "--check"]) == 1
@@ -210,6 +211,7 @@ def test_a_readme_without_its_markers_is_refused(
     tmp_path, monkeypatch, capsys, ref, readme, message
 ):
     monkeypatch.setattr(docs, "store_graph", lambda root: "flowchart LR\n")
+    monkeypatch.setattr(docs, "store_tree", lambda root: "")
     root = _copy(tmp_path, readme, monkeypatch, ref)
     assert docs.main(["--root", str(root)]) == 1
     assert message in capsys.readouterr().err
