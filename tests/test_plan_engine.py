@@ -14,6 +14,7 @@ import yaml
 from pulumi_modelstore.cli import main
 from pulumi_modelstore.plan.engine import (
     UNKNOWN,
+    Plan,
     PlanError,
     plan_directory,
     plan_program,
@@ -167,6 +168,21 @@ def test_tree_marks_the_values_the_plan_made_up(capsys):
     lines = out.splitlines()
     assert '  llama.fileSystemId: "fs-2fa32b377424e81ec"  (placeholder)' in lines
     assert '  llama.claimNames.inference: "llama"' in lines  # the stack's own
+    # An output keyed by a made-up value (a mount target per zone) is marked by its key too.
+    made_up = Plan(
+        "p",
+        "s",
+        [],
+        {"t5": {"mountTargetIds": {"eu-west-1b": "fsmt-1", "x": "y"}}},
+        [],
+        [],
+        False,
+        placeholders={"eu-west-1b": "the data source aws:ec2/getSubnet:getSubnet"},
+    )
+    assert render(made_up, "tree", outputs=True).splitlines()[1:3] == [
+        '  t5.mountTargetIds.eu-west-1b: "fsmt-1"  (placeholder)',
+        '  t5.mountTargetIds.x: "y"',
+    ]
     assert "(from --fill-outputs)" in lines[-2]
     # The JSON plan (the goldens, tools) holds values only: nothing is marked there.
     code, out, _ = run_cli(

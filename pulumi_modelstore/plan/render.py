@@ -175,7 +175,7 @@ def _output_lines(key: str, value: Any, made_up: Placeholders) -> list[str]:
         return [
             line for i, v in enumerate(value) for line in _output_lines(f"{key}[{i}]", v, made_up)
         ]
-    return [f"  {key}: {json.dumps(value, sort_keys=True)}{made_up.mark(*strings(value))}"]
+    return [f"  {key}: {json.dumps(value, sort_keys=True)}{made_up.mark(key, *strings(value))}"]
 
 
 def _shown(value: Any) -> Any:
