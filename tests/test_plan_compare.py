@@ -22,6 +22,7 @@ from pulumi_modelstore.plan.compare import (
     EXIT_BLOCKED,
     EXIT_DATA_LOSS,
     Comparison,
+    _detail,
     compare,
     filled_outputs,
     to_markdown,
@@ -545,6 +546,18 @@ def test_a_nested_change_shows_its_leaf_paths_and_where_long_values_differ():
         '      spec.mountOptions[1]: (none) -> "noresvport"',
         "Resources: 1 to replace",
     ]
+
+
+def test_a_key_with_dots_shows_its_old_and_new_values():
+    """A ConfigMap's data keys are file names (``seed.py``): the changed leaf shows both values,
+    not ``(none) -> (none)`` (the path's dots are the key's own)."""
+    inputs = {"metadata": {"name": "p"}, "data": {"seed.py": "a", "x": {"b.c": {"d": 1}}}}
+    base = _doc("dev", [_state("kubernetes:core/v1:ConfigMap", "programs", inputs)])
+    new = copy.deepcopy(base)
+    new["steps"][0]["newState"]["inputs"]["data"]["seed.py"] = "b"
+    new["steps"][0]["newState"]["inputs"]["data"]["x"]["b.c"]["d"] = 2
+    (change,) = compare(base, new).changes
+    assert _detail(change) == ['data.seed.py: "a" -> "b"', "data.x.b.c.d: 1 -> 2"]
 
 
 def test_a_label_on_a_persistent_volume_is_an_update():

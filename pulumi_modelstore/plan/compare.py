@@ -365,15 +365,25 @@ ABSENT = object()
 
 
 def _get(value: Any, path: str) -> Any:
-    """The value at ``path``, or ``ABSENT``."""
-    for part in path.replace("[", ".[").split("."):
-        if not part:
-            continue
+    """The value at ``path``, or ``ABSENT``. A key may hold dots of its own (a ConfigMap's
+    ``data.seed.py``): where a part is no key, it is joined with the parts after it."""
+    parts = [p for p in path.replace("[", ".[").split(".") if p]
+    i = 0
+    while i < len(parts):
+        part = parts[i]
         if part.startswith("["):
             index = int(part[1:-1])
             value = value[index] if isinstance(value, list) and index < len(value) else ABSENT
+        elif not isinstance(value, dict):
+            return ABSENT
         else:
-            value = value.get(part, ABSENT) if isinstance(value, dict) else ABSENT
+            j = i
+            while part not in value and j + 1 < len(parts) and not parts[j + 1].startswith("["):
+                j += 1
+                part = f"{part}.{parts[j]}"
+            value = value.get(part, ABSENT)
+            i = j
+        i += 1
     return value
 
 
