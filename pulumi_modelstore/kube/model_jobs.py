@@ -76,14 +76,14 @@ RESOURCES = {
     "requests": {"cpu": "500m", "memory": "256Mi", "ephemeral-storage": "64Mi"},
     "limits": {"cpu": "1", "memory": "512Mi", "ephemeral-storage": "256Mi"},
 }
-# The seed downloads 8 files or 16 MiB ranges at once (model/transfer.py) and hashes up to 4
+# The seed downloads 8 files or 8 MiB ranges at once (model/transfer.py) and hashes up to 4
 # files side by side (sha256 is about 1 GB/s a core), so it asks for 2 CPUs and may use 4;
 # its memory is the transfer's buffer pool (BUFFERS parts of PART bytes) and the interpreter,
 # with room for the page cache its writes dirty (charged to the pod's memory cgroup).
 _SEED_BUFFERS_MIB = (BUFFERS * PART) >> 20
 SEED_RESOURCES = {
-    "requests": {"cpu": "2", "memory": f"{_SEED_BUFFERS_MIB + 256}Mi", "ephemeral-storage": "64Mi"},
-    "limits": {"cpu": "4", "memory": f"{_SEED_BUFFERS_MIB + 768}Mi", "ephemeral-storage": "256Mi"},
+    "requests": {"cpu": "2", "memory": f"{_SEED_BUFFERS_MIB + 384}Mi", "ephemeral-storage": "64Mi"},
+    "limits": {"cpu": "4", "memory": f"{_SEED_BUFFERS_MIB + 896}Mi", "ephemeral-storage": "256Mi"},
 }
 GATE_RESOURCES = {
     "requests": {"cpu": "10m", "memory": "16Mi"},

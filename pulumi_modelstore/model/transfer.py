@@ -58,7 +58,8 @@ from .net import (
 )
 from .runs import say
 
-PART = 16 << 20  # a ranged request's size: large enough that a request's cost vanishes
+PART = 8 << 20  # a ranged request's size: what Mountpoint for S3 reads a part at; the
+# request's cost vanishes, and the buffers of a mid-sized model are few to fill
 WORKERS = 8  # threads, each with its own connections: a node's NIC, not one TCP stream
 WIDTH = 4  # large files in flight at once: their sha256s run side by side
 BUFFERS = 2 * WORKERS  # parts held in memory at most (BUFFERS * PART bytes)
@@ -290,7 +291,7 @@ class Transfer:
         self.failure: BaseException | None = None
         self.workers = max(1, min(workers, sum(j.parts for j in jobs)))
         self.pool: queue.SimpleQueue[bytearray] = queue.SimpleQueue()
-        # Made when first needed (a buffer is a 16 MiB allocation): a revision of small
+        # Made when first needed (a buffer is a PART-byte allocation): a revision of small
         # files uses one per worker.
         self.unmade = min(BUFFERS, self.workers * 2)
         # No larger than the largest file: a revision of small files holds small buffers.
