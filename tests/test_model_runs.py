@@ -592,3 +592,34 @@ def test_the_same_files_published_meanwhile_count_as_done(tmp_path: Path) -> Non
     assert (result.seeded, result.digest) == (False, expected)
     assert verify(store, "v1", sample=0).hashed == 5
     assert list((store / ".modelstore/partial").iterdir()) == []
+
+
+def test_an_object_store_rerun_keeps_the_files_a_failed_run_checked(tmp_path: Path) -> None:
+    """--publish manifest-last writes straight into revisions/<rev>/: a run that fails before
+    its manifest (here, files that are not the pinned ones) leaves its files and a record per
+    file; the rerun keeps them, downloads what changed, and removes what is no longer listed."""
+    src = make_model(tmp_path / "src")
+    store = tmp_path / "store"
+    source = open_source(f"file://{src}", "v1")
+    wrong = "sha256:" + "0" * 64
+    with pytest.raises(seed_mod.SeedError, match="nothing published"):
+        seed_mod.seed(
+            source, store, include=INCLUDE, publish="manifest-last", manifest_sha256=wrong
+        )
+    assert len(list((store / ".modelstore/partial/v1/done").iterdir())) == 5
+    (src / "config.json").write_bytes(b'{"changed": true}')
+    (store / "revisions/v1/stray.bin").write_bytes(b"left by nobody knows")
+    opened: list[str] = []
+    real_open = source.open
+
+    def spy(file: Any) -> Any:
+        opened.append(file.path)
+        return real_open(file)
+
+    source.open = spy  # type: ignore[method-assign]
+    result = seed_mod.seed(source, store, include=INCLUDE, publish="manifest-last")
+    assert result.seeded and result.files == 5
+    assert sorted(set(opened)) == ["config.json"]  # only the file the source changed
+    assert not (store / "revisions/v1/stray.bin").exists()
+    assert verify(store, "v1", sample=0).hashed == 5
+    assert not (store / ".modelstore/partial/v1").exists()

@@ -27,6 +27,7 @@ over another whatever starts them.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import re
@@ -272,3 +273,47 @@ def clean_other_revisions(partial_root: Path, keep: Sequence[str]) -> list[str]:
         remove(entry)
         removed.append(entry.name)
     return removed
+
+
+class InPlaceRecords:
+    """Per-file records for a seed that writes straight into ``revisions/<revision>/``
+    (``--publish manifest-last``, object-store mounts): one small file per file checked under
+    ``folder`` (``.modelstore/partial/<revision>/done/``), each written once, since an object
+    store mount cannot append to a file. A rerun keeps the files they record (where the source
+    lists them alike and the file is there at its size) and removes every other file."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _record(self, path: str) -> Path:
+        return self.folder / (hashlib.sha256(path.encode()).hexdigest() + ".json")
+
+    def done(self, entry: dict[str, Any], listed: dict[str, Any]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        record = self._record(entry["path"])
+        record.unlink(missing_ok=True)  # a file the source changed: its new record
+        record.write_text(json.dumps({**entry, "listed": listed}, sort_keys=True) + "\n")
+
+    def keep(
+        self, target: Path, wanted: dict[str, dict[str, Any]], remove_file: Any
+    ) -> dict[str, dict[str, Any]]:
+        """The files under ``target`` recorded as checked and still listed alike (path ->
+        manifest entry); every other file under it goes through ``remove_file``."""
+        recorded: dict[str, dict[str, Any]] = {}
+        if self.folder.is_dir():
+            for record in self.folder.glob("*.json"):
+                for entry, listed in _records(record):
+                    if wanted.get(entry["path"]) == listed:
+                        recorded[entry["path"]] = entry
+        kept: dict[str, dict[str, Any]] = {}
+        if target.is_dir():
+            for dirpath, _dirs, names in os.walk(target):
+                for name in names:
+                    full = Path(dirpath, name)
+                    rel = full.relative_to(target).as_posix()
+                    found = recorded.get(rel)
+                    if found is not None and full.stat().st_size == found["size"]:
+                        kept[rel] = found
+                    else:
+                        remove_file(full)
+        return kept

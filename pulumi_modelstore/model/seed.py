@@ -28,7 +28,9 @@ What it does, in order:
    manifest (atomically, last): a revision without a manifest is never published.
    With ``--publish manifest-last`` (object-store mounts: Mountpoint for S3 cannot rename, and
    Cloud Storage FUSE and blobfuse2 rename a directory object by object) the files are written
-   straight into ``revisions/<revision>/`` and the manifest, written last, is what publishes.
+   straight into ``revisions/<revision>/`` and the manifest, written last, is what publishes;
+   a rerun keeps the files an earlier run recorded as checked
+   (:class:`.runs.InPlaceRecords`) and removes the others.
    With ``--publish imported`` (a store that fills itself: FSx for Lustre's data repository
    association imports the source into ``revisions/<revision>/``) nothing is downloaded and the
    source is not opened: every file already there is read whole, each hashed, and the
@@ -81,7 +83,16 @@ from .record import (
     parse_label,
     record_digest,
 )
-from .runs import LOCK, RevisionLock, Run, clean_other_revisions, new_run_id, remove, say
+from .runs import (
+    LOCK,
+    InPlaceRecords,
+    RevisionLock,
+    Run,
+    clean_other_revisions,
+    new_run_id,
+    remove,
+    say,
+)
 from .sources import (
     CHUNK,
     Source,
@@ -168,20 +179,37 @@ def seed(
     if publish == "manifest-last":
         wanted = _wanted(source, layout, include, in_use)
         target = layout.revision_dir(revision)
-        _unpublish(layout, revision)
+        if layout.manifest(revision).exists():
+            layout.manifest(revision).unlink()  # unpublished before anything is replaced
+        # The files an earlier run wrote and checked stay; every other file goes.
+        records = InPlaceRecords(layout.partial(revision) / "done")
+        kept = records.keep(target, {f.path: _listing(f) for f in wanted}, _remove_file)
+        if kept:
+            say(f"kept {len(kept)} files an earlier run downloaded and checked")
+        new = not target.exists()
         # exist_ok: on Mountpoint a directory emptied by remove_tree may still be found by a
         # lookup the mount serves from its metadata cache (layout.remove_tree).
         target.mkdir(parents=True, exist_ok=True)
-        _set_layout(target, read_layout)
-        entries = transfer.download(source, wanted, target, safe_relative)
-        manifest = make_manifest(
-            source.uri, revision, entries, datetime.now(UTC).isoformat(), include
+        if new:
+            _set_layout(target, read_layout)
+        fresh = transfer.download(
+            source,
+            [f for f in wanted if f.path not in kept],
+            target,
+            safe_relative,
+            done=lambda entry, file: records.done(entry, _listing(file)),
         )
+        manifest = make_manifest(
+            source.uri, revision, [*kept.values(), *fresh], datetime.now(UTC).isoformat(),
+            include,
+        )  # fmt: skip
         check_new(manifest, manifest_sha256)
         # An object is visible whole or not at all once written: no rename needed (and
         # Mountpoint for S3 cannot rename).
         layout.manifest(revision).parent.mkdir(parents=True, exist_ok=True)
         layout.manifest(revision).write_bytes(json.dumps(manifest, indent=1).encode())
+        remove_tree(layout.partial(revision))
+        _remove_if_empty(layout.partial(revision).parent)
     else:
         run_id = new_run_id()
         with contextlib.ExitStack() as after:
@@ -212,6 +240,10 @@ def seed(
         True, revision, len(manifest["files"]), manifest["total_bytes"], manifest["digest"],
         removed,
     )  # fmt: skip
+
+
+def _remove_file(path: Path) -> None:
+    path.unlink(missing_ok=True)
 
 
 def _remove_if_empty(directory: Path) -> None:
