@@ -196,9 +196,13 @@ def test_the_readme_indexes_every_example_and_stack() -> None:
     index = readme.split("## Examples and stacks", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in index.splitlines() if line.startswith("| [")]
     linked = {row.split("](", 1)[1].split(")", 1)[0] for row in rows}
-    assert linked == {f"examples/{e.name}/" for e in EXAMPLES} | {
-        f"stacks/Pulumi.{s}.yaml" for s in STACKS
-    }
+    wanted = {f"examples/{e.name}/" for e in EXAMPLES} | {f"stacks/Pulumi.{s}.yaml" for s in STACKS}
+    missing = sorted(wanted - linked)
+    assert not missing, (
+        f"README.md's index (## Examples and stacks) lacks {missing}: add a row each, "
+        "`| [<path>](<path>) | <use case> | <backend> | <cloud> |`"
+    )
+    assert linked == wanted
     assert len(rows) == len(EXAMPLES) + len(STACKS), "one line each"
     for row in rows:
         cells = [c.strip() for c in row.strip("|").split("|")]

@@ -193,6 +193,13 @@ def test_the_preview_matrix_lists_exactly_the_stacks_with_their_cloud(job_id: st
     entries = matrix_stacks(load("preview.yml")["jobs"][job_id])
     listed = [e["stack"] for e in entries]
     assert len(listed) == len(set(listed)), f"a stack twice in {job_id}: {listed}"
+    missing = [s for s in STACKS if s not in listed]
+    assert not missing, (
+        f"stacks/ has {missing}, which .github/workflows/preview.yml's {job_id} matrix does not "
+        "list: add "
+        + ", ".join(f"{{stack: {s}, cloud: {stack_cloud(s)}}}" for s in missing)
+        + f" to jobs.{job_id}.strategy.matrix.include"
+    )
     assert sorted(listed) == STACKS, f"{job_id} matrix lists {sorted(listed)}, stacks/ has {STACKS}"
     assert {e["stack"]: e["cloud"] for e in entries} == {s: stack_cloud(s) for s in STACKS}
 
