@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import zlib
 from collections.abc import Iterator
@@ -580,11 +581,14 @@ def test_the_same_files_published_meanwhile_count_as_done(tmp_path: Path) -> Non
     store = tmp_path / "store"
     source = open_source(f"file://{src}", "v1")
     real_open = source.open
+    # The transfer's workers open files at once: the other run publishes once.
+    other_run = threading.Lock()
 
     def published_meanwhile(file: Any) -> Any:
-        if not (store / "revisions/v1").exists():
-            shutil.copytree(elsewhere / "revisions/v1", store / "revisions/v1")
-            shutil.copytree(elsewhere / ".modelstore/v1", store / ".modelstore/v1")
+        with other_run:
+            if not (store / "revisions/v1").exists():
+                shutil.copytree(elsewhere / "revisions/v1", store / "revisions/v1")
+                shutil.copytree(elsewhere / ".modelstore/v1", store / ".modelstore/v1")
         return real_open(file)
 
     source.open = published_meanwhile  # type: ignore[method-assign]
