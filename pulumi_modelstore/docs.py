@@ -282,49 +282,15 @@ def _velero() -> list[str]:
     return out
 
 
-# ---- the command -------------------------------------------------------------------------------
-
-
 # ---- the installed reference (modelstore fields) -------------------------------------------------
 
 
 def _installed_components() -> dict[str, type]:
     """Class name -> every public component whose room is installed (the reference's
     components, less the rooms whose extra is missing)."""
-    import importlib
+    from .schema import components
 
-    import pulumi
-
-    from .cluster import ClusterScope
-    from .extras import MissingExtraError
-    from .schema import ROOMS
-    from .store import ModelStore
-
-    modules = [importlib.import_module(__package__)]
-    for room in ROOMS:
-        try:
-            modules.append(importlib.import_module(f"{__package__}.{room}"))
-        except MissingExtraError:
-            continue
-    found: set[type] = set(ModelStore.backends().values())
-    pending: list[type] = [ClusterScope]
-    while pending:
-        sub: type
-        for sub in pending.pop().__subclasses__():
-            found.add(sub)
-            pending.append(sub)
-    for module in modules:
-        for name in getattr(module, "__all__", ()):
-            value = getattr(module, name)
-            if isinstance(value, type) and issubclass(value, pulumi.ComponentResource):
-                found.add(value)
-    return {
-        cls.__name__: cls
-        for cls in found
-        if cls.__module__.startswith(f"{__package__}.")
-        and cls not in (ModelStore, ClusterScope)
-        and "args" in typing.get_type_hints(vars(cls).get("__init__") or cls.__init__)  # type: ignore[misc]
-    }
+    return {cls.__name__: cls for cls in components(installed_only=True)}
 
 
 def _sections() -> dict[str, type]:
@@ -473,6 +439,9 @@ def compatibility(root: Path = ROOT) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+# ---- the command -------------------------------------------------------------------------------
 
 
 def generate(root: Path = ROOT) -> dict[Path, str]:

@@ -50,20 +50,28 @@ ROOMS = ("aws", "azure", "gcp", "local", "nfs")
 """The package's rooms (subpackages) that define components."""
 
 
-def components() -> list[type]:
+def components(installed_only: bool = False) -> list[type]:
     """Every public component of the package, found rather than listed, so a new store or
     cluster scope needs no edit here: every registered store backend
     (``ModelStore.backends()``), every cluster scope (subclasses of ``ClusterScope``, at any
     depth) and every other ``ComponentResource`` the package or a room exports in
     ``__all__`` (``aws.EbsCsiDriver``...), each room imported first. Classes defined outside
-    the package (a test's fake backend) and the two abstract bases are left out."""
+    the package (a test's fake backend) and the two abstract bases are left out.
+    ``installed_only``: a room whose extra is not installed is left out instead of failing
+    (``modelstore fields`` on an install with one cloud's extra)."""
     import pulumi
 
     from .cluster import ClusterScope
+    from .extras import MissingExtraError
     from .store import ModelStore
 
-    package = importlib.import_module(__package__)
-    modules = [package] + [importlib.import_module(f"{__package__}.{room}") for room in ROOMS]
+    modules = [importlib.import_module(__package__)]
+    for room in ROOMS:
+        try:
+            modules.append(importlib.import_module(f"{__package__}.{room}"))
+        except MissingExtraError:
+            if not installed_only:
+                raise
     found: set[type] = set(ModelStore.backends().values())
     pending: list[type] = [ClusterScope]
     while pending:
