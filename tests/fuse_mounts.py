@@ -29,7 +29,7 @@ from __future__ import annotations
 import errno
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -287,3 +287,34 @@ class MountpointFs:
     def __exit__(self, *exc: Any) -> None:
         for name in ("unlink", "rmdir", "rename", "replace", "remove"):
             setattr(os, name, self._real[name])
+
+
+def assert_seed_writes_and_readers_read(
+    plan: Any, view: Callable[[Mapping[str, Any], int | None], View], loader: str = "llama-loader"
+) -> None:
+    """The store's seed Job (65532, its pod's fsGroup) writes its loader namespace's PV and
+    reads it back, as ``view`` (a driver's) presents it; readers of any uid, with an fsGroup of
+    their own or none, read the ``inference`` PV and cannot write it."""
+    from pulumi_modelstore.kube import model_jobs
+    from tests.conftest import PV, by_namespace
+
+    pvs = {ns: s["inputs"]["spec"] for ns, s in by_namespace(plan, PV).items()}
+    (seed,) = [
+        j["inputs"]["spec"]["template"]["spec"]
+        for j in plan.by_type("kubernetes:batch/v1:Job")
+        if j["inputs"]["metadata"]["labels"].get(model_jobs.ROLE_LABEL) == "seed"
+    ]
+    uid, groups, fs_group = pod_identity(seed)
+    seed_view = view(pvs[loader], fs_group)
+    assert seed_view.may(uid, groups, "write", "dir"), seed_view
+    assert seed_view.may(uid, groups, "read", "file"), seed_view
+    for reader_uid in (1000, model_jobs.RUN_AS, 4242):
+        for reader_fs_group in (None, 2000):
+            reader_view = view(pvs["inference"], reader_fs_group)
+            reader_groups = [reader_uid] + ([reader_fs_group] if reader_fs_group else [])
+            for kind in ("dir", "file"):
+                assert reader_view.may(reader_uid, reader_groups, "read", kind), (
+                    reader_uid,
+                    reader_view,
+                )
+            assert not reader_view.may(reader_uid, reader_groups, "write", "dir")

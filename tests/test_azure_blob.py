@@ -15,12 +15,11 @@ from pulumi_modelstore.azure import blob as b
 from pulumi_modelstore.azure import identity as ident
 from pulumi_modelstore.azure import validation as az_v
 from pulumi_modelstore.errors import ModelStoreInputError
-from pulumi_modelstore.kube import model_jobs
 from pulumi_modelstore.plan.engine import Plan
 from pulumi_modelstore.plan.placeholders import INVOKES
 from pulumi_modelstore.plan.placeholders import azure as placeholders
 from tests.conftest import assert_refused, by_namespace, consumer_mounts, plan
-from tests.fuse_mounts import blobfuse_view, pod_identity
+from tests.fuse_mounts import assert_seed_writes_and_readers_read, blobfuse_view
 from tests.rules import RG_RULE, SUBNET_ID_RULE
 
 ACCOUNT = "azure-native:storage:StorageAccount"
@@ -814,19 +813,4 @@ def test_the_seed_writes_the_store_root_and_every_reader_reads_it(extra):
     # checks no mode (default_permissions is dropped), so the seed (65532) writes and every
     # uid reads as long as each PV keeps -o allow_other. A umask changes only what is shown.
     _, p = run(model=QWEN, extra_mount_options=extra)
-    pvs = {ns: s["inputs"]["spec"] for ns, s in by_namespace(p, PV).items()}
-    (seed,) = [
-        j["inputs"]["spec"]["template"]["spec"]
-        for j in p.by_type(JOB)
-        if j["inputs"]["metadata"]["labels"].get(model_jobs.ROLE_LABEL) == "seed"
-    ]
-    uid, groups, fs_group = pod_identity(seed)
-    view = blobfuse_view(pvs["llama-loader"], fs_group)
-    assert view.may(uid, groups, "write", "dir") and view.may(uid, groups, "read", "file"), view
-    for reader_uid in (1000, model_jobs.RUN_AS, 4242):
-        for reader_fs_group in (None, 2000):
-            view = blobfuse_view(pvs["inference"], reader_fs_group)
-            reader_groups = [reader_uid] + ([reader_fs_group] if reader_fs_group else [])
-            for kind in ("dir", "file"):
-                assert view.may(reader_uid, reader_groups, "read", kind), (reader_uid, view)
-            assert not view.may(reader_uid, reader_groups, "write", "dir")
+    assert_seed_writes_and_readers_read(p, blobfuse_view)

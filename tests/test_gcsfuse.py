@@ -16,12 +16,11 @@ from pulumi_modelstore.gcp import gcsfuse as g
 from pulumi_modelstore.gcp import gcsfuse_options as gopts
 from pulumi_modelstore.gcp import validation as gcp_v
 from pulumi_modelstore.gcp.cluster import gke_version, ships
-from pulumi_modelstore.kube import model_jobs
 from pulumi_modelstore.plan.engine import UNKNOWN, Plan, PlanError
 from pulumi_modelstore.plan.placeholders import gcp as placeholders
 from pulumi_modelstore.validation import SIZE_RULE
 from tests.conftest import assert_refused, by_namespace, plan
-from tests.fuse_mounts import gcsfuse_view, pod_identity
+from tests.fuse_mounts import assert_seed_writes_and_readers_read, gcsfuse_view
 
 BUCKET = "gcp:storage/bucket:Bucket"
 BUCKET_IAM = "gcp:storage/bucketIAMMember:BucketIAMMember"
@@ -963,19 +962,4 @@ def test_the_seed_writes_the_store_root_and_every_reader_reads_it(extra):
     # group and 775/664, unless the PV's own options (extra_mount_options: every PV's) say
     # otherwise. The seed runs as 65532; readers run as any uid.
     _, p = run(model=QWEN, extra_mount_options=extra)
-    pvs = {ns: s["inputs"]["spec"] for ns, s in by_namespace(p, PV).items()}
-    (seed,) = [
-        j["inputs"]["spec"]["template"]["spec"]
-        for j in p.by_type(JOB)
-        if j["inputs"]["metadata"]["labels"].get(model_jobs.ROLE_LABEL) == "seed"
-    ]
-    uid, groups, fs_group = pod_identity(seed)
-    view = gcsfuse_view(pvs["llama-loader"], fs_group)
-    assert view.may(uid, groups, "write", "dir") and view.may(uid, groups, "read", "file"), view
-    for reader_uid in (1000, model_jobs.RUN_AS, 4242):
-        for reader_fs_group in (None, 2000):
-            view = gcsfuse_view(pvs["inference"], reader_fs_group)
-            reader_groups = [reader_uid] + ([reader_fs_group] if reader_fs_group else [])
-            for kind in ("dir", "file"):
-                assert view.may(reader_uid, reader_groups, "read", kind), (reader_uid, view)
-            assert not view.may(reader_uid, reader_groups, "write", "dir")
+    assert_seed_writes_and_readers_read(p, gcsfuse_view)

@@ -28,9 +28,9 @@ from tests.aws_replay import Replay
 from tests.conftest import CLUSTER, assert_refused, bad_inputs, by_namespace, plan
 from tests.fuse_mounts import (
     MountpointFs,
+    assert_seed_writes_and_readers_read,
     mountpoint_negative_ttl,
     mountpoint_view,
-    pod_identity,
 )
 
 BUCKET = "aws:s3/bucket:Bucket"
@@ -1361,18 +1361,7 @@ def test_the_seed_writes_the_store_root_and_every_reader_reads_it():
     # The seed runs as 65532 with no fsGroup of the store's; readers run as any uid, some with
     # an fsGroup of their own (the driver then turns unset modes into 0770/0660).
     p = plan(s3(readers=["inference"], model=QWEN), fill=True)
-    pvs = {ns: s["inputs"]["spec"] for ns, s in by_namespace(p, PV).items()}
-    uid, groups, fs_group = pod_identity(_seed_pod(p))
-    seed_view = mountpoint_view(pvs["llama-loader"], fs_group)
-    assert seed_view.may(uid, groups, "write", "dir"), seed_view
-    assert seed_view.may(uid, groups, "read", "file"), seed_view
-    for reader_uid in (1000, model_jobs.RUN_AS, 4242):
-        for reader_fs_group in (None, 2000):
-            view = mountpoint_view(pvs["inference"], reader_fs_group)
-            reader_groups = [reader_uid] + ([reader_fs_group] if reader_fs_group else [])
-            for kind in ("dir", "file"):
-                assert view.may(reader_uid, reader_groups, "read", kind), (reader_uid, view)
-            assert not view.may(reader_uid, reader_groups, "write", "dir")
+    assert_seed_writes_and_readers_read(p, mountpoint_view)
 
 
 def test_a_reader_mounted_before_its_revision_is_published_sees_it_within_the_gates_poll():
