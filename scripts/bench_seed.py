@@ -12,12 +12,12 @@ sha256) and ``--small-files`` small ones (``--small-kib`` each, Git blobs: check
 Each client downloads each repository ``--runs`` times into an empty folder; the table gives
 the median wall time, the CPU seconds per GB the client's process used (user + system, its
 children's accounting), the CPU seconds the stand-in Hub's process used serving it (on the
-same cores: a ranged request costs it more than one byte range of a whole file), and the
-ratios. Clients: this checkout's seed (``python -I -S -m
-pulumi_modelstore.model.seed``, the image's Python with the standard library only), the seed
-of ``--baseline REF`` (a git ref, e.g. the commit before the parallel transfer) when given,
-and ``snapshot_download(..., local_dir=..., max_workers=8)`` run by ``--hf-python`` (a Python
-with the ``bench`` extra: ``pip install -e '.[bench]'``), with Xet and progress bars off.
+same cores: many ranged requests cost it more than one request per file), and the ratios.
+Clients: this checkout's seed (``python -I -S -m pulumi_modelstore.model.seed``, the image's
+Python with the standard library only), the seed of ``--baseline REF`` (a git ref, e.g. the
+commit before the parallel transfer) when given, and ``snapshot_download(..., local_dir=...,
+max_workers=8)`` run by ``--hf-python`` (a Python with the ``bench`` extra: ``pip install -e
+'.[bench]'``), with Xet and progress bars off.
 ``--quick``: 4 x 64 MiB and 200 small files, one run each.
 
 A fourth row, ``floor``, is what this machine allows: the least work a checked download does
@@ -391,8 +391,9 @@ def main() -> int:
                 f"{reporting}): a write into a fresh page costs a host fault, and runs swing; "
                 "compare rows of one run only"
             )
-        sys.path.insert(0, str(ROOT))
-        from pulumi_modelstore.model.transfer import WORKERS  # the seed's thread count
+        # The seed's thread count, from the bundle (whose package __init__ imports nothing).
+        sys.path.insert(0, str(bundle))
+        from pulumi_modelstore.model.transfer import WORKERS
 
         for repo, path in repos.items():
             size = sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
