@@ -24,6 +24,7 @@ from tests.conftest import ROOT, assert_refused
 from tests.test_aks_cluster import GET_CLUSTER, cluster_answer
 from tests.test_config_clusters import _project
 from tests.test_helm import manifests, release_of, render
+from tests.test_model_section import GCS_RULE, S3_RULE
 from tests.validators.kube_schema import validator
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -380,17 +381,6 @@ V = "modelstore:clusters.prod.velero"
 CRON_ALLOWED = (
     "a cron expression of five numeric fields (minute 0-59, hour 0-23, day-of-month 1-31, "
     "month 1-12, day-of-week 0-6 with Sunday 0; UTC), e.g. '0 3 * * *'"
-)
-S3_RULE = (
-    "a valid S3 bucket name (3-63 lowercase letters, digits, '.' and '-', starting and ending "
-    "with a letter or digit, no '..', not an IP address, not starting with xn--, sthree- or "
-    "amzn-s3-demo-, not ending with -s3alias, --ol-s3, .mrap, --x-s3 or --table-s3)"
-)
-GCS_RULE = (
-    "a valid Cloud Storage bucket name (3-63 lowercase letters, digits, '-', '_' and '.', "
-    "starting and ending with a letter or digit; up to 222 with dots, 63 between dots; not "
-    "starting with 'goog', without 'google' or a close misspelling such as 'g00gle', not an IP "
-    "address)"
 )
 REFUSALS: list[tuple[str, str, str, list[str]]] = [
     (
