@@ -67,6 +67,7 @@ from .kube.workload import (
     hf_home_volume,
     reader_env,
 )
+from .labels import STORE_LABEL
 from .modelsection import (
     OBJECT_SCHEMES,
     SAMPLE_FILES,
@@ -80,7 +81,6 @@ from .registry import Registry
 
 DEFAULT_MOUNT_PATH = "/mnt/models"
 MANAGED_BY = "pulumi-modelstore"
-STORE_LABEL = "modelstore.pulumi.com/store"
 ACCESS_LABEL = "modelstore.pulumi.com/access"
 UNPROTECTED_MARK = "modelstore-unprotected"
 """Tag, label (value ``"true"``) or, where keys must be identifiers, metadata key (dashes as

@@ -4,7 +4,7 @@ pointing up the layers. A module imports only its own layer or the ones below.
 
 The layers, bottom up:
 
-0. core: errors, the field machinery, the generic validators, the extras table;
+0. core: errors, the field machinery, the generic validators, the extras table, the label keys;
 1. kube: PV/PVC, storage and snapshot classes, driver installs, the workload mount;
 2. the contract on Kubernetes: the ``ModelStore`` template, its consumer access layer and the
    cluster scopes (they make PVs, claims and namespaces, so they sit on ``kube``), the clusters
@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "fields": 0,
     "validation": 0,
     "extras": 0,
+    "labels": 0,  # the label keys on what the library makes: imports nothing
     "registry": 0,  # classes by name (store backends, cluster kinds)
     "modelsection": 0,  # the model section's fields and rules, on the programs' parser
     "model": 0,  # the seed and verify programs: the standard library only

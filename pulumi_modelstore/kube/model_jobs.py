@@ -39,6 +39,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..labels import REVISION_LABEL, ROLE_LABEL
 from ..model.bundle import bundle_digest, command, program_files
 from ..model.transfer import BUFFERS, PART
 
@@ -55,8 +56,6 @@ PREPARE_CONTAINER = "modelstore-prepare"
 # reach them whatever their mode (DAC_OVERRIDE) and set the mode of a root it no longer owns
 # (FOWNER).
 PREPARE_CAPABILITIES = ("CHOWN", "DAC_OVERRIDE", "FOWNER")
-ROLE_LABEL = "modelstore.pulumi.com/role"
-REVISION_LABEL = "modelstore.pulumi.com/revision"
 # pulumi-kubernetes replaces a Job that is not complete on the next up (module docstring).
 REPLACE_UNREADY = "pulumi.com/replaceUnready"
 RUN_AS = 65532  # the conventional "nonroot" uid/gid of distroless images

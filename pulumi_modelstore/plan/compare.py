@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..labels import REVISION_LABEL, ROLE_LABEL, STORE_LABEL
 from ..validation import quantity
 from .engine import UNKNOWN
 from .render import Placeholders
@@ -625,11 +626,6 @@ def compare(base_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Comparis
     return Comparison(project, stack, changes, order, _revisions(changes, base, new))
 
 
-# The labels of a store's model Jobs (kube/model_jobs.py ROLE_LABEL and REVISION_LABEL,
-# store.py STORE_LABEL; not imported: the Kubernetes SDK stays out of the CLI's start-up).
-STORE_LABEL = "modelstore.pulumi.com/store"
-ROLE_LABEL = "modelstore.pulumi.com/role"
-REVISION_LABEL = "modelstore.pulumi.com/revision"
 JOB = "kubernetes:batch/v1:Job"
 
 

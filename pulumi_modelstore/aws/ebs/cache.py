@@ -762,7 +762,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
             namespace=self._namespace,
             size=self._values["volume_size"],
             storage_class_name=self._seed_storage_class_name,
-            labels={**self._labels, "modelstore.pulumi.com/role": "seed"},
+            labels={**self._labels, model_jobs.ROLE_LABEL: "seed"},
             opts=self._child(*self._in_namespace),
         )
         if self._model_section is not None:
@@ -949,7 +949,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         }
         if values["loader_service_account_name"]:
             pod_spec["serviceAccountName"] = values["loader_service_account_name"]
-        labels = {**self._labels, "modelstore.pulumi.com/role": "loader"}
+        labels = {**self._labels, model_jobs.ROLE_LABEL: "loader"}
         job_metadata: Any = {
             "name": f"{base}-loader",
             "namespace": self._namespace,
@@ -969,7 +969,7 @@ class EbsModelCache(ModelStore[EbsModelCacheArgs, ClusterScope], backend="ebs-sn
         return {
             "metadata": {
                 "name": self._values["claim_template_name"],
-                "labels": {**self._labels, "modelstore.pulumi.com/role": "replica"},
+                "labels": {**self._labels, model_jobs.ROLE_LABEL: "replica"},
             },
             "spec": claim_spec(
                 self._name,
